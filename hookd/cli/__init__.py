@@ -1,0 +1,1 @@
+"""Command-line entry points: ``hookd`` (the daemon) and ``hookctl`` (the control tool)."""

@@ -1,0 +1,179 @@
+"""``hookctl``: fire events, validate configs, and (with a daemon) inspect and steer it.
+
+Exit codes scripts can rely on: 0 success; 1 a validation error or a failed
+request; 2 bad usage; 3 the daemon is not running.  ``fire --format claude``
+is the exception: it exits with the code a Claude Code hook must exit with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+from hookd_client.events import EventInputError, decode_event
+from hookd_client.results import FireResult
+
+from hookd.config.assemble import explicit_sources, load_config
+from hookd.config.loader import load_source
+from hookd.config.model import HookSpec
+from hookd.config.sources import SourceLayout
+from hookd.engine.claude_output import render_claude
+from hookd.engine.engine import Engine, SessionState
+from hookd.handlers.base import Invocation
+from hookd.logging import configure_logging
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NO_DAEMON = 0, 1, 2, 3
+
+
+def _read_input(value: str | None, event: str) -> dict[str, Any]:
+    if value is None:
+        raw: Any = {
+            "session_id": "hookctl",
+            "transcript_path": "",
+            "cwd": os.getcwd(),
+            "hook_event_name": event,
+        }
+    else:
+        text = sys.stdin.read() if value == "-" else Path(value).read_text(encoding="utf-8")
+        raw = json.loads(text) if text.strip() else {}
+    if not isinstance(raw, dict):
+        raise EventInputError("event input must be a JSON object")
+    return raw
+
+
+class _BackgroundSink:
+    """One-shot mode: async hooks run in the CLI's nursery and finish before exit."""
+
+    def __init__(self, nursery: trio.Nursery) -> None:
+        self.nursery = nursery
+
+    def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> None:
+        self.nursery.start_soon(engine.run_one, spec, invocation)
+
+
+async def _fire_local(args: argparse.Namespace) -> FireResult:
+    raw = _read_input(args.input, args.event)
+    event = decode_event(raw, args.event)
+    layout = None if args.settings and not args.with_defaults else SourceLayout()
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
+    config = load_config(layout, project, args.settings or ())
+    for error in config.errors:
+        print(f"hookctl: config: {error}", file=sys.stderr)
+    engine = Engine()
+    async with trio.open_nursery() as nursery:
+        result = await engine.fire(
+            config,
+            event,
+            session=SessionState(),
+            context=args.context,
+            async_sink=_BackgroundSink(nursery),
+        )
+        _print_result(result, args.format)
+    return result
+
+
+def _print_result(result: FireResult, fmt: str) -> None:
+    if fmt == "json":
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(result).decode(), indent=2) + "\n")
+        sys.stdout.flush()
+        return
+    rendered = render_claude(result)
+    sys.stdout.write(rendered.stdout)
+    sys.stdout.flush()
+    sys.stderr.write(rendered.stderr)
+    sys.stderr.flush()
+    _print_result.exit_code = rendered.exit_code  # type: ignore[attr-defined]
+
+
+def cmd_fire(args: argparse.Namespace) -> int:
+    if not args.local:
+        from hookd.cli import remote
+
+        return remote.fire(args)
+    try:
+        trio.run(_fire_local, args)
+    except (EventInputError, json.JSONDecodeError, OSError) as exc:
+        print(f"hookctl fire: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.format == "claude":
+        return int(getattr(_print_result, "exit_code", 0))
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    errors = 0
+    for spec in explicit_sources(args.files):
+        loaded = load_source(spec)
+        if not loaded.exists:
+            print(f"{spec.path}: no such file")
+            errors += 1
+            continue
+        for error in loaded.errors:
+            print(error)
+            errors += 1
+        if loaded.ok:
+            count = sum(len(g.hooks) for _, _, g in loaded.groups)
+            print(f"{spec.path}: ok ({count} hook{'s' if count != 1 else ''})")
+    return EXIT_ERROR if errors else EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hookctl", description=__doc__)
+    parser.add_argument(
+        "--socket", help="the daemon's socket (default: $HOOKD_SOCKET, then the runtime dir)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    fire = sub.add_parser("fire", help="fire one event and print the result")
+    fire.add_argument("event", help="event name, e.g. PreToolUse")
+    fire.add_argument(
+        "--local", action="store_true", help="run in this process, without the daemon"
+    )
+    fire.add_argument(
+        "--settings",
+        action="append",
+        metavar="FILE",
+        help="settings file or inline JSON (repeatable); replaces the default sources",
+    )
+    fire.add_argument(
+        "--with-defaults",
+        action="store_true",
+        help="with --settings: also load the default sources",
+    )
+    fire.add_argument("--input", metavar="FILE", help="event input JSON file, or - for stdin")
+    fire.add_argument("--format", choices=("claude", "json"), default="json")
+    fire.add_argument("--context", choices=("interactive", "batch"), default="interactive")
+    fire.set_defaults(func=cmd_fire)
+
+    validate = sub.add_parser("validate", help="check config files; exit 1 on any error")
+    validate.add_argument("files", nargs="+")
+    validate.set_defaults(func=cmd_validate)
+
+    try:
+        from hookd.cli import remote
+    except ImportError:
+        pass
+    else:
+        remote.add_commands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    configure_logging("auto", os.environ.get("HOOKCTL_LOG_LEVEL", "warning"))
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,339 @@
+"""Read hook configuration files and build a validated :class:`HookConfig`.
+
+Three formats reach the same model:
+
+* Claude Code settings JSON (``{"hooks": {Event: [group, …]}, …}``), also used
+  by hookd's own ``hooks.json`` files and plugins' ``hooks.json``;
+* the seeds' TOML (``[[hooks]]`` tables with ``event``, ``tool_matcher``,
+  ``[hooks.shell]`` / ``[hooks.webhook]``);
+* skill frontmatter: the ``hooks:`` key of a ``SKILL.md`` YAML header.
+
+Errors never raise: each one is recorded with file, line (when the parser
+knows it) and JSON path, the bad group is skipped, and every other group —
+in that file and in all others — stays in force.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import yaml
+from hookd_client.events import EVENTS
+
+from hookd.config.model import ConfigError, GroupSpec, HookConfig, HookSpec, Scope
+from hookd.config.schema import (
+    AgentHandler,
+    CommandHandler,
+    HttpHandler,
+    MatcherGroup,
+    PromptHandler,
+    SettingsFile,
+)
+from hookd.config.sources import SourceSpec
+
+__all__ = ["LoadedSource", "build_config", "load_source", "parse_source_text"]
+
+# Reference §1.5: which events accept prompt / agent / http handlers.
+_LLM_EVENTS = frozenset(
+    {
+        "PreToolUse",
+        "PermissionRequest",
+        "PermissionDenied",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "Stop",
+        "SubagentStop",
+        "TaskCreated",
+        "TaskCompleted",
+        "TeammateIdle",
+    }
+)
+_NO_HTTP_EVENTS = frozenset({"SessionStart", "Setup"})
+
+
+@dataclass(frozen=True)
+class LoadedSource:
+    """One file, parsed: its groups (only the valid ones) and its errors."""
+
+    spec: SourceSpec
+    exists: bool
+    groups: tuple[tuple[str, int, MatcherGroup], ...] = ()
+    settings: SettingsFile = field(default_factory=SettingsFile)
+    errors: tuple[ConfigError, ...] = ()
+    fatal: bool = False
+    """The whole file could not be read (syntax error): nothing from it applies."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def load_source(spec: SourceSpec) -> LoadedSource:
+    """Read and parse one source file; a missing file is simply empty."""
+    try:
+        text = spec.path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return LoadedSource(spec=spec, exists=False)
+    except (OSError, UnicodeDecodeError) as exc:
+        err = ConfigError(str(spec.path), f"cannot read file: {exc}")
+        return LoadedSource(spec=spec, exists=True, errors=(err,), fatal=True)
+    return parse_source_text(spec, text)
+
+
+def parse_source_text(spec: SourceSpec, text: str) -> LoadedSource:
+    file = str(spec.path)
+    try:
+        if spec.kind == "toml":
+            document = _toml_to_settings(file, text)
+        elif spec.kind == "skill":
+            document = _skill_frontmatter(file, text)
+        else:
+            document = _parse_json(file, text)
+    except _SyntaxProblem as problem:
+        return LoadedSource(spec=spec, exists=True, errors=(problem.error,), fatal=True)
+
+    errors: list[ConfigError] = []
+    if not isinstance(document, dict):
+        errors.append(ConfigError(file, "expected a JSON object at the top level", "$"))
+        return LoadedSource(spec=spec, exists=True, errors=tuple(errors), fatal=True)
+    try:
+        settings = msgspec.convert(document, SettingsFile, strict=True)
+    except msgspec.ValidationError as exc:
+        return LoadedSource(
+            spec=spec, exists=True, errors=(_validation_error(file, exc, "$"),), fatal=True
+        )
+
+    groups: list[tuple[str, int, MatcherGroup]] = []
+    for event, entries in settings.hooks.items():
+        base = f"$.hooks.{event}"
+        if not isinstance(entries, list):
+            errors.append(ConfigError(file, "expected an array of matcher groups", base))
+            continue
+        for index, entry in enumerate(entries):
+            where = f"{base}[{index}]"
+            try:
+                group = msgspec.convert(entry, MatcherGroup, strict=True)
+            except msgspec.ValidationError as exc:
+                errors.append(_validation_error(file, exc, where))
+                continue
+            misplaced = _check_handler_types(event, group)
+            if misplaced is not None:
+                errors.append(
+                    ConfigError(file, misplaced[1], f"{where}.hooks[{misplaced[0]}].type")
+                )
+                continue
+            groups.append((event, index, group))
+    return LoadedSource(
+        spec=spec, exists=True, groups=tuple(groups), settings=settings, errors=tuple(errors)
+    )
+
+
+def _check_handler_types(event: str, group: MatcherGroup) -> tuple[int, str] | None:
+    for i, handler in enumerate(group.hooks):
+        if isinstance(handler, PromptHandler | AgentHandler) and event in EVENTS:
+            if event not in _LLM_EVENTS:
+                kind = "prompt" if isinstance(handler, PromptHandler) else "agent"
+                return i, f"{event} does not accept `{kind}` hooks (only command-style hooks)"
+        if isinstance(handler, HttpHandler) and event in _NO_HTTP_EVENTS:
+            return i, f"{event} does not accept `http` hooks (Claude Code skips them there)"
+        if isinstance(handler, CommandHandler) and handler.async_ and handler.onFailure == "block":
+            return i, '`onFailure: "block"` has no effect on an async hook; remove one of them'
+    return None
+
+
+class _SyntaxProblem(Exception):
+    def __init__(self, error: ConfigError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, max(0, offset)) + 1
+
+
+def _parse_json(file: str, text: str) -> Any:
+    if not text.strip():
+        return {}
+    try:
+        return msgspec.json.decode(text.encode())
+    except msgspec.DecodeError as exc:
+        message = str(exc)
+        match = re.search(r"\(byte (\d+)\)", message)
+        line = _line_of(text, int(match.group(1))) if match else None
+        raise _SyntaxProblem(ConfigError(file, message, line=line)) from None
+
+
+def _validation_error(file: str, exc: msgspec.ValidationError, prefix: str) -> ConfigError:
+    """Turn msgspec's ``… - at `$.hooks[0].timeout``` into a path rooted at ``prefix``."""
+    message = str(exc)
+    path = prefix
+    match = re.search(r" - at `\$(.*)`$", message)
+    if match:
+        message = message[: match.start()]
+        path = prefix + match.group(1)
+    return ConfigError(file, message, path)
+
+
+_TOML_LINE = re.compile(r"at line (\d+)")
+
+
+def _toml_to_settings(file: str, text: str) -> dict[str, Any]:
+    """Translate the seeds' ``[[hooks]]`` TOML into the settings shape.
+
+    Each ``[[hooks]]`` table becomes one matcher group holding one handler, so
+    errors can still be reported per table (``$.hooks.<Event>[i]``) — and the
+    table's position in the file is kept in the message.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_LINE.search(str(exc))
+        raise _SyntaxProblem(
+            ConfigError(file, str(exc), line=int(match.group(1)) if match else None)
+        ) from None
+    tables = data.get("hooks", [])
+    settings: dict[str, Any] = {k: v for k, v in data.items() if k != "hooks"}
+    hooks: dict[str, list[Any]] = {}
+    if not isinstance(tables, list):
+        raise _SyntaxProblem(ConfigError(file, "`hooks` must be an array of tables ([[hooks]])"))
+    for position, table in enumerate(tables):
+        if not isinstance(table, dict) or not isinstance(table.get("event"), str):
+            raise _SyntaxProblem(
+                ConfigError(
+                    file, "every [[hooks]] table needs a string `event`", f"hooks[{position}]"
+                )
+            )
+        handler: dict[str, Any] = {}
+        if isinstance(table.get("shell"), dict):
+            handler = {"type": "command", **table["shell"]}
+        elif isinstance(table.get("webhook"), dict):
+            handler = {"type": "http", **table["webhook"]}
+        else:
+            for kind in ("command", "http", "prompt", "agent", "python"):
+                if isinstance(table.get(kind), dict):
+                    handler = {"type": kind, **table[kind]}
+                    break
+        for key, target in (
+            ("name", "name"),
+            ("once", "once"),
+            ("timeout_sec", "timeout"),
+            ("on_failure", "onFailure"),
+            ("if", "if"),
+        ):
+            if key in table:
+                handler[target] = table[key]
+        group: dict[str, Any] = {"hooks": [handler]}
+        if "tool_matcher" in table:
+            group["matcher"] = table["tool_matcher"]
+        elif "matcher" in table:
+            group["matcher"] = table["matcher"]
+        if table.get("sequential"):
+            group["sequential"] = True
+        hooks.setdefault(table["event"], []).append(group)
+    settings["hooks"] = hooks
+    return settings
+
+
+def _skill_frontmatter(file: str, text: str) -> dict[str, Any]:
+    """The ``hooks:`` of a SKILL.md YAML frontmatter block (between ``---`` lines)."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        raise _SyntaxProblem(
+            ConfigError(file, "frontmatter is not closed by a `---` line")
+        ) from None
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else None
+        raise _SyntaxProblem(ConfigError(file, f"YAML frontmatter: {exc}", line=line)) from None
+    if not isinstance(meta, dict):
+        raise _SyntaxProblem(ConfigError(file, "frontmatter must be a mapping", line=2))
+    hooks = meta.get("hooks") or {}
+    return {"hooks": hooks}
+
+
+def build_config(
+    loaded: Sequence[LoadedSource],
+    generation: int = 0,
+    extra_errors: Iterable[ConfigError] = (),
+) -> HookConfig:
+    """Merge sources into one config: hooks concatenate in scope order (policy first).
+
+    Scalars follow Claude Code: ``disableAllHooks`` takes the value of the
+    highest-precedence file that sets it; only a policy file can set
+    ``allowManagedHooksOnly``; the HTTP allowlists are unions.
+    """
+    ordered = sorted(loaded, key=lambda s: (s.spec.scope, s.spec.order))
+    per_event: dict[str, list[GroupSpec]] = {}
+    errors: list[ConfigError] = list(extra_errors)
+    disable: bool | None = None
+    policy_disable = False
+    managed_only = False
+    urls: list[str] | None = None
+    env_vars: list[str] | None = None
+    budget = 1.5
+    for source in ordered:
+        errors.extend(source.errors)
+        settings = source.settings
+        scope = source.spec.scope
+        if settings.disableAllHooks is not None:
+            if scope is Scope.POLICY:
+                policy_disable = settings.disableAllHooks
+            elif disable is None:
+                disable = settings.disableAllHooks
+        if scope is Scope.POLICY and settings.allowManagedHooksOnly:
+            managed_only = True
+        if settings.allowedHttpHookUrls is not None:
+            urls = [*(urls or []), *settings.allowedHttpHookUrls]
+        if settings.httpHookAllowedEnvVars is not None:
+            env_vars = [*(env_vars or []), *settings.httpHookAllowedEnvVars]
+        for event, index, group in source.groups:
+            specs = tuple(
+                HookSpec(
+                    event=event,
+                    matcher=group.matcher,
+                    handler=handler,
+                    scope=scope,
+                    source=str(source.spec.path),
+                    group_index=index,
+                    hook_index=i,
+                    group_timeout=group.timeout,
+                    plugin_root=source.spec.plugin_root,
+                    skill_root=source.spec.skill_root,
+                )
+                for i, handler in enumerate(group.hooks)
+            )
+            per_event.setdefault(event, []).append(
+                GroupSpec(
+                    event=event, matcher=group.matcher, hooks=specs, sequential=group.sequential
+                )
+            )
+            if event == "SessionEnd" and scope is not Scope.PLUGIN:
+                for spec in specs:
+                    if spec.timeout is not None:
+                        budget = max(budget, min(spec.timeout, 60.0))
+    return HookConfig(
+        groups={event: tuple(groups) for event, groups in per_event.items()},
+        disable_all_hooks=bool(disable),
+        policy_disables_all=policy_disable,
+        allow_managed_hooks_only=managed_only,
+        allowed_http_hook_urls=tuple(urls) if urls is not None else None,
+        http_hook_allowed_env_vars=tuple(env_vars) if env_vars is not None else None,
+        errors=tuple(errors),
+        sources=tuple(str(s.spec.path) for s in ordered),
+        generation=generation,
+        session_end_budget=budget,
+    )

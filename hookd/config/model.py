@@ -1,0 +1,133 @@
+"""The validated, immutable configuration the engine runs on.
+
+The loader builds one :class:`HookConfig` per *generation*; the engine never
+mutates it.  An event keeps the generation it started with even when a reload
+swaps in a newer one, because it holds a reference to this object and nothing
+else.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from hookd_client.results import HookRef
+
+from hookd.config.schema import Handler, handler_label
+
+__all__ = ["ConfigError", "GroupSpec", "HookConfig", "HookSpec", "Scope"]
+
+
+class Scope(enum.IntEnum):
+    """Configuration scopes, highest precedence first; hooks merge in this order."""
+
+    POLICY = 0
+    USER = 1
+    PROJECT = 2
+    LOCAL = 3
+    PLUGIN = 4
+    SESSION = 5
+    SKILL = 6
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigError:
+    """One problem in one file: where (file, line when known, JSON path) and what."""
+
+    file: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        if self.path:
+            where = f"{where}: {self.path}"
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class HookSpec:
+    """One handler, resolved: its event, group, effective timeout and origin."""
+
+    event: str
+    matcher: str | None
+    handler: Handler
+    scope: Scope
+    source: str
+    group_index: int
+    hook_index: int
+    group_timeout: float | None = None
+    plugin_root: str | None = None
+    skill_root: str | None = None
+
+    @property
+    def timeout(self) -> float | None:
+        return self.handler.timeout if self.handler.timeout is not None else self.group_timeout
+
+    @property
+    def hook_id(self) -> str:
+        """Stable within a generation: used for ``once`` bookkeeping and status."""
+        return f"{self.source}#{self.event}[{self.group_index}][{self.hook_index}]"
+
+    def ref(self) -> HookRef:
+        return HookRef(
+            name=handler_label(self.handler),
+            type=type(self.handler).__struct_config__.tag,  # type: ignore[arg-type]
+            scope=self.scope.label,
+            source=self.source,
+            event=self.event,
+            matcher=self.matcher,
+            group=self.group_index,
+            index=self.hook_index,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSpec:
+    event: str
+    matcher: str | None
+    hooks: tuple[HookSpec, ...]
+    sequential: bool = False
+
+
+@dataclass(frozen=True)
+class HookConfig:
+    """Everything the engine needs for one generation."""
+
+    groups: dict[str, tuple[GroupSpec, ...]] = field(default_factory=dict)
+    disable_all_hooks: bool = False
+    """True when a non-policy source disables hooks: only policy hooks run."""
+    policy_disables_all: bool = False
+    """True when policy disables hooks: nothing from settings files runs."""
+    allow_managed_hooks_only: bool = False
+    allowed_http_hook_urls: tuple[str, ...] | None = None
+    http_hook_allowed_env_vars: tuple[str, ...] | None = None
+    errors: tuple[ConfigError, ...] = ()
+    sources: tuple[str, ...] = ()
+    generation: int = 0
+    session_end_budget: float = 1.5
+
+    def groups_for(self, event: str) -> tuple[GroupSpec, ...]:
+        return self.groups.get(event, ())
+
+    def all_hooks(self) -> list[HookSpec]:
+        return [h for groups in self.groups.values() for g in groups for h in g.hooks]
+
+    def scope_allowed(self, scope: Scope) -> bool:
+        """``disableAllHooks`` / ``allowManagedHooksOnly`` (reference §10.1).
+
+        Session hooks (registered by a client, like Claude Code's SDK callbacks)
+        always run: the agent that registered them asked for them explicitly.
+        """
+        if scope is Scope.SESSION:
+            return True
+        if scope is Scope.POLICY:
+            return not self.policy_disables_all
+        if self.policy_disables_all or self.disable_all_hooks:
+            return False
+        return not self.allow_managed_hooks_only

@@ -1,0 +1,144 @@
+"""Where hook configuration lives: hookd's default sources, per scope.
+
+Every location is configurable (``SourceLayout``); the defaults are:
+
+========  =====================================================================
+policy    ``/etc/hookd/policy.json``
+user      ``~/.config/hookd/hooks.json`` and ``~/.config/hookd/hooks.toml``
+project   ``<project>/.claude/hooks.json``
+local     ``<project>/.claude/hooks.local.json``
+plugin    ``<project>/.claude/plugins/*/hooks.json``, ``~/.claude/plugins/*/hooks.json``
+========  =====================================================================
+
+With ``claude_settings`` on, the hooks inside Claude Code's own settings files
+are read too (for agents that are not Claude Code but share its config).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from hookd.config.model import Scope
+
+__all__ = ["SourceLayout", "SourceSpec", "default_layout"]
+
+SourceKind = Literal["settings", "toml", "skill"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSpec:
+    path: Path
+    scope: Scope
+    kind: SourceKind = "settings"
+    plugin_root: str | None = None
+    skill_root: str | None = None
+    order: int = 0
+    """Position within its scope, so merging is deterministic."""
+
+
+def _config_home() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+@dataclass(frozen=True)
+class SourceLayout:
+    """The file locations for each scope; ``{project}`` stands for the project dir."""
+
+    policy: tuple[str, ...] = ("/etc/hookd/policy.json",)
+    user: tuple[str, ...] = ()
+    project: tuple[str, ...] = ("{project}/.claude/hooks.json",)
+    local: tuple[str, ...] = ("{project}/.claude/hooks.local.json",)
+    plugin_dirs: tuple[str, ...] = ("{project}/.claude/plugins", "~/.claude/plugins")
+    claude_settings: bool = False
+    extra: tuple[tuple[str, Scope], ...] = field(default=())
+
+    def user_files(self) -> tuple[str, ...]:
+        if self.user:
+            return self.user
+        home = _config_home() / "hookd"
+        return (str(home / "hooks.json"), str(home / "hooks.toml"))
+
+    def global_sources(self) -> list[SourceSpec]:
+        """Sources that do not depend on a project: policy, user, user plugins."""
+        specs: list[SourceSpec] = []
+        for i, p in enumerate(self.policy):
+            specs.append(SourceSpec(Path(p), Scope.POLICY, order=i))
+        if self.claude_settings:
+            specs.append(
+                SourceSpec(
+                    Path("/etc/claude-code/managed-settings.json"),
+                    Scope.POLICY,
+                    order=len(self.policy),
+                )
+            )
+        for i, p in enumerate(self.user_files()):
+            path = Path(p).expanduser()
+            specs.append(SourceSpec(path, Scope.USER, kind=_kind(path), order=i))
+        if self.claude_settings:
+            specs.append(
+                SourceSpec(
+                    Path("~/.claude/settings.json").expanduser(),
+                    Scope.USER,
+                    order=len(self.user_files()),
+                )
+            )
+        for i, (p, scope) in enumerate(self.extra):
+            path = Path(p).expanduser()
+            specs.append(SourceSpec(path, scope, kind=_kind(path), order=100 + i))
+        specs.extend(self._plugins(None))
+        return specs
+
+    def project_sources(self, project: str) -> list[SourceSpec]:
+        """Sources inside one project directory."""
+        specs: list[SourceSpec] = []
+        for i, p in enumerate(self.project):
+            specs.append(SourceSpec(_fill(p, project), Scope.PROJECT, order=i))
+        for i, p in enumerate(self.local):
+            specs.append(SourceSpec(_fill(p, project), Scope.LOCAL, order=i))
+        if self.claude_settings:
+            base = Path(project) / ".claude"
+            specs.append(SourceSpec(base / "settings.json", Scope.PROJECT, order=50))
+            specs.append(SourceSpec(base / "settings.local.json", Scope.LOCAL, order=50))
+        specs.extend(self._plugins(project))
+        return specs
+
+    def watch_roots(self, project: str | None) -> list[Path]:
+        """Directories whose changes can add, remove or edit a source."""
+        specs = self.project_sources(project) if project else self.global_sources()
+        roots = {s.path.parent for s in specs}
+        for d in self.plugin_dirs:
+            if ("{project}" in d) == (project is not None):
+                roots.add(_fill(d, project or ""))
+        return sorted(roots)
+
+    def _plugins(self, project: str | None) -> list[SourceSpec]:
+        specs: list[SourceSpec] = []
+        for i, d in enumerate(self.plugin_dirs):
+            if ("{project}" in d) != (project is not None):
+                continue
+            base = _fill(d, project or "")
+            if not base.is_dir():
+                continue
+            for j, hooks in enumerate(sorted(base.glob("*/hooks.json"))):
+                root = str(hooks.parent)
+                specs.append(SourceSpec(hooks, Scope.PLUGIN, plugin_root=root, order=i * 1000 + j))
+        return specs
+
+
+def _kind(path: Path) -> Literal["settings", "toml", "skill"]:
+    if path.suffix == ".toml":
+        return "toml"
+    if path.name == "SKILL.md" or path.suffix == ".md":
+        return "skill"
+    return "settings"
+
+
+def _fill(template: str, project: str) -> Path:
+    return Path(template.replace("{project}", project)).expanduser()
+
+
+def default_layout() -> SourceLayout:
+    return SourceLayout()

@@ -1,0 +1,102 @@
+"""Render an aggregated :class:`FireResult` as one Claude Code command hook's output.
+
+The bridge installs hookd into Claude Code as a *single* hook per event; this
+module decides what that single hook prints (stdout, stderr, exit code) so
+that Claude Code does what it would have done had it run every hook itself.
+
+Choices, and why:
+
+* Verdicts travel as JSON with exit 0 wherever Claude Code accepts JSON,
+  because JSON carries a reason verbatim: a native exit-2 block shows the
+  model ``[<cmd>]: <stderr>`` and hookd puts exactly that string in the JSON
+  reason, so the model reads the same text.
+* Plain stdout that is context (UserPromptSubmit, SessionStart, …) stays plain
+  when it is the only context, so Claude Code labels it "hook success" as it
+  would natively; mixed with additionalContext it joins the JSON field.
+* Events whose block Claude Code reads only from exit 2 (TeammateIdle,
+  TaskCompleted, WorktreeCreate failures) get exit 2 and the reason on stderr.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
+from hookd_client.results import FireResult
+
+__all__ = ["ClaudeHookOutput", "render_claude"]
+
+_EXIT2_ONLY_EVENTS = frozenset({"TeammateIdle", "TaskCompleted"})
+
+
+class ClaudeHookOutput(msgspec.Struct, kw_only=True):
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+
+
+def render_claude(result: FireResult) -> ClaudeHookOutput:
+    event = result.event
+    out: dict[str, Any] = {}
+    specific: dict[str, Any] = {}
+
+    if not result.continue_:
+        out["continue"] = False
+        if result.stop_reason is not None:
+            out["stopReason"] = result.stop_reason
+    if result.system_messages:
+        out["systemMessage"] = "\n".join(result.system_messages)
+
+    if event == "WorktreeCreate":
+        if result.decision == "block":
+            return ClaudeHookOutput(stderr=result.reason or "", exit_code=1)
+        path = result.specific.get("worktreePath")
+        return ClaudeHookOutput(stdout=f"{path}\n" if path else "")
+
+    if event in _EXIT2_ONLY_EVENTS and result.decision == "block":
+        return ClaudeHookOutput(stderr=(result.reason or "") + "\n", exit_code=2)
+
+    if event in ("PreToolUse", "PreModelSwitch"):
+        if result.decision is not None:
+            specific["permissionDecision"] = result.decision
+            if result.reason:
+                specific["permissionDecisionReason"] = result.reason
+        if result.updated_input is not None:
+            specific["updatedInput"] = result.updated_input
+    elif event == "PermissionRequest":
+        if "decision" in result.specific:
+            specific["decision"] = result.specific["decision"]
+    elif result.decision == "block":
+        out["decision"] = "block"
+        out["reason"] = "\n\n".join(m for m in result.blocking_messages if m) or (
+            result.reason or ""
+        )
+
+    contexts = list(result.additional_context)
+    plain_only = bool(result.plain_context) and not contexts and not out and not specific
+    plain_only = plain_only and not _other_specific(result)
+    if plain_only:
+        return ClaudeHookOutput(stdout="\n".join(result.plain_context) + "\n")
+    contexts = [*result.plain_context, *contexts]
+
+    variant = HOOK_SPECIFIC_OUTPUTS.get(event)
+    if contexts and (variant is None or "additionalContext" in variant.__struct_fields__):
+        specific["additionalContext"] = "\n".join(contexts)
+    for key, value in _other_specific(result).items():
+        specific[key] = value
+    if specific:
+        out["hookSpecificOutput"] = {"hookEventName": event, **specific}
+    if not out:
+        return ClaudeHookOutput()
+    return ClaudeHookOutput(stdout=msgspec.json.encode(out).decode() + "\n")
+
+
+def _other_specific(result: FireResult) -> dict[str, Any]:
+    variant = HOOK_SPECIFIC_OUTPUTS.get(result.event)
+    fields = variant.__struct_fields__ if variant is not None else ()
+    return {
+        k: v
+        for k, v in result.specific.items()
+        if k != "decision" and (variant is None or k in fields)
+    }

@@ -1,0 +1,326 @@
+"""The engine: one event in, one aggregated answer out.
+
+``Engine.fire`` selects the hooks (matchers, ``if``, dedup, ``once``, scope
+rules), runs them — every matching hook in parallel, each with its own copy of
+the input; a ``sequential`` group as one ordered chain — reads each result
+(:mod:`hookd.engine.interpret`) and combines them (:mod:`hookd.engine.aggregate`).
+
+The engine owns no long-lived state of its own: configuration arrives as an
+immutable :class:`HookConfig` (so an event finishes on the generation it
+started with), per-session memory (``once``, the Stop-block counter) as a
+:class:`SessionState`, and background hooks go to an :class:`AsyncSink` that
+its caller owns.  That keeps the one-shot CLI and the daemon on the same code.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import msgspec
+import structlog
+import trio
+from hookd_client.events import DecodedEvent, matcher_query
+from hookd_client.results import FireResult, HookRef, HookRun
+
+from hookd.config.model import GroupSpec, HookConfig, HookSpec
+from hookd.config.schema import AgentHandler, CommandHandler, Handler, PromptHandler
+from hookd.engine.aggregate import aggregate
+from hookd.engine.interpret import interpret
+from hookd.engine.matching import compile_matcher, dedup_key, if_rule_matches, tool_aliases
+from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.command import CommandRunner
+
+__all__ = [
+    "AsyncSink",
+    "Engine",
+    "EngineSettings",
+    "HandlerFn",
+    "ProgressFn",
+    "SessionState",
+    "default_timeout",
+]
+
+log = structlog.get_logger("hookd.engine")
+
+HandlerFn = Callable[[Any, Invocation], Awaitable[HandlerResult]]
+ProgressFn = Callable[[str, HookRef, HookRun | None], None]
+
+
+def default_timeout(handler: Handler, event: str) -> float:
+    """Reference §1.4: per handler type, with the per-event overrides."""
+    if isinstance(handler, PromptHandler):
+        return 30.0
+    if isinstance(handler, AgentHandler):
+        return 60.0
+    if event in ("UserPromptSubmit", "PreModelSwitch", "PostModelSwitch"):
+        return 30.0
+    if event == "MessageDisplay":
+        return 10.0
+    return 600.0
+
+
+@dataclass
+class SessionState:
+    """What the engine remembers about one session between events."""
+
+    once_done: set[str] = field(default_factory=set)
+    stop_blocks: int = 0
+
+
+class AsyncSink(Protocol):
+    """Takes over a background (``async``/``asyncRewake``) hook; the caller owns it."""
+
+    def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> None: ...
+
+
+@dataclass
+class EngineSettings:
+    command_runner: CommandRunner = field(default_factory=CommandRunner)
+    stop_block_cap: int = 8
+    """Consecutive Stop/SubagentStop blocks before the block is overridden (0: no cap)."""
+    spill_dir: str = field(
+        default_factory=lambda: os.path.join(tempfile.gettempdir(), "hookd-spill")
+    )
+    env_file_dir: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """What runs as one task: one hook, or one sequential chain."""
+
+    hooks: tuple[HookSpec, ...]
+    sequential: bool
+
+
+class Engine:
+    def __init__(self, settings: EngineSettings | None = None) -> None:
+        self.settings = settings or EngineSettings()
+        self._handlers: dict[type[Any], HandlerFn] = {
+            CommandHandler: self.settings.command_runner.run,
+        }
+
+    def register_handler(self, handler_type: type[Any], fn: HandlerFn) -> None:
+        """Plug in a handler kind (http, prompt, python, callback …)."""
+        self._handlers[handler_type] = fn
+
+    # --- selection ---------------------------------------------------------
+
+    def select(
+        self,
+        config: HookConfig,
+        event: DecodedEvent,
+        extra_groups: Sequence[GroupSpec] = (),
+        session: SessionState | None = None,
+    ) -> list[_Unit]:
+        """The hooks this event runs, in configuration order, deduplicated."""
+        query = matcher_query(event)
+        candidates: tuple[str, ...] = ()
+        if query is not None:
+            tool = event.raw.get("tool_name")
+            candidates = tool_aliases(query) if isinstance(tool, str) else (query,)
+        tool_name = event.raw.get("tool_name")
+        tool_input = event.raw.get("tool_input")
+        seen: set[tuple[Any, ...]] = set()
+        units: list[_Unit] = []
+        for group in (*config.groups_for(event.name), *extra_groups):
+            if query is not None and not compile_matcher(group.matcher, event.name).matches(
+                candidates
+            ):
+                continue
+            chosen: list[HookSpec] = []
+            for spec in group.hooks:
+                if not config.scope_allowed(spec.scope):
+                    continue
+                rule = spec.handler.if_
+                if rule is not None and not if_rule_matches(
+                    rule, event.name, str(tool_name or ""), tool_input, event.typed.cwd
+                ):
+                    continue
+                if spec.handler.once and session is not None and spec.hook_id in session.once_done:
+                    continue
+                key = dedup_key(spec)
+                if key is not None:
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                chosen.append(spec)
+            if not chosen:
+                continue
+            if group.sequential:
+                units.append(_Unit(tuple(chosen), sequential=True))
+            else:
+                units.extend(_Unit((spec,), sequential=False) for spec in chosen)
+        return units
+
+    # --- running -------------------------------------------------------------
+
+    async def fire(
+        self,
+        config: HookConfig,
+        event: DecodedEvent,
+        *,
+        session: SessionState | None = None,
+        extra_groups: Sequence[GroupSpec] = (),
+        env: Mapping[str, str] | None = None,
+        context: str = "interactive",
+        async_sink: AsyncSink | None = None,
+        progress: ProgressFn | None = None,
+    ) -> FireResult:
+        units = self.select(config, event, extra_groups, session)
+        base_env = dict(os.environ if env is None else env)
+        project_dir = base_env.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
+        budget_end: float | None = None
+        if event.name == "SessionEnd":
+            budget_end = trio.current_time() + config.session_end_budget
+
+        flat: list[HookSpec] = [spec for unit in units for spec in unit.hooks]
+        runs: list[HookRun | None] = [None] * len(flat)
+        index_units: list[list[int]] = []
+        position = 0
+        for unit in units:
+            index_units.append(list(range(position, position + len(unit.hooks))))
+            position += len(unit.hooks)
+
+        def invocation(spec: HookSpec, index: int, raw: dict[str, Any]) -> Invocation:
+            timeout = spec.timeout or default_timeout(spec.handler, event.name)
+            if budget_end is not None:
+                timeout = max(0.001, min(timeout, budget_end - trio.current_time()))
+            return Invocation(
+                spec=spec,
+                event_name=event.name,
+                input=raw,
+                stdin=msgspec.json.encode(raw) + b"\n",
+                timeout=timeout,
+                env=base_env,
+                cwd=event.typed.cwd,
+                project_dir=project_dir,
+                session_id=event.typed.session_id,
+                hook_index=index,
+                env_file_dir=self.settings.env_file_dir,
+                context=context,
+            )
+
+        async def run_unit(unit: _Unit, indexes: list[int]) -> None:
+            raw = event.raw
+            for spec, index in zip(unit.hooks, indexes, strict=True):
+                inv = invocation(spec, index, raw)
+                handler = spec.handler
+                if isinstance(handler, CommandHandler) and (handler.async_ or handler.asyncRewake):
+                    # Batch runs wait for asyncRewake hooks (observed in `-p`).
+                    if not (handler.asyncRewake and context == "batch") and async_sink is not None:
+                        async_sink.start(spec, inv, self)
+                        runs[index] = HookRun(hook=spec.ref(), outcome="success", is_async=True)
+                        continue
+                run = await self.run_one(spec, inv, progress)
+                runs[index] = run
+                if run.outcome == "success" and handler.once and session is not None:
+                    session.once_done.add(spec.hook_id)
+                if not unit.sequential:
+                    continue
+                if run.outcome == "blocking" or _denies(run):
+                    break  # the first block stops the chain
+                updated = ((run.output or {}).get("hookSpecificOutput") or {}).get("updatedInput")
+                if isinstance(updated, dict):
+                    raw = {**raw, "tool_input": updated}
+
+        async with trio.open_nursery() as nursery:
+            for unit, indexes in zip(units, index_units, strict=True):
+                nursery.start_soon(run_unit, unit, indexes)
+
+        done = [r for r in runs if r is not None]
+        kept_units = _renumber(index_units, runs)
+        result = aggregate(event.name, done, kept_units, spill=self._spiller(event))
+        result.generation = config.generation
+        if session is not None and event.name in ("Stop", "SubagentStop"):
+            self._stop_cap(result, session)
+        return result
+
+    async def run_one(
+        self, spec: HookSpec, inv: Invocation, progress: ProgressFn | None = None
+    ) -> HookRun:
+        """Run one hook and interpret its result; never raises for a hook's misbehaviour."""
+        ref = spec.ref()
+        if progress is not None:
+            progress("started", ref, None)
+        started = time.perf_counter()
+        fn = self._handlers.get(type(spec.handler))
+        if fn is None:
+            kind = ref.type
+            result = HandlerResult(
+                exit_code=None, failure=f"handler type `{kind}` is not available in this hookd"
+            )
+        elif inv.context == "batch" and isinstance(spec.handler, PromptHandler | AgentHandler):
+            result = HandlerResult(exit_code=None, failure="unsupported in batch context")
+        else:
+            try:
+                result = await fn(spec.handler, inv)
+            except trio.Cancelled:
+                raise
+            except Exception as exc:  # a handler bug must not take the event down
+                log.exception("handler crashed", hook=ref.name, source=ref.source)
+                result = HandlerResult(exit_code=None, failure=f"handler error: {exc!r}")
+        duration = (time.perf_counter() - started) * 1000
+        run = interpret(spec, inv.event_name, result, duration)
+        log.info(
+            "hook run",
+            session=inv.session_id,
+            hook_event=inv.event_name,
+            hook=ref.name,
+            source=ref.source,
+            outcome=run.outcome,
+            exit_code=run.exit_code,
+            duration_ms=run.duration_ms,
+        )
+        if progress is not None:
+            progress("finished", ref, run)
+        return run
+
+    def _stop_cap(self, result: FireResult, session: SessionState) -> None:
+        cap = self.settings.stop_block_cap
+        if result.decision != "block":
+            session.stop_blocks = 0
+            return
+        session.stop_blocks += 1
+        if cap and session.stop_blocks > cap:
+            result.decision = None
+            result.reason = None
+            result.blocking_messages = []
+            result.system_messages.append(
+                f"A hook blocked the turn from ending {session.stop_blocks} consecutive times"
+                "—overriding and ending turn."
+            )
+            session.stop_blocks = 0
+
+    def _spiller(self, event: DecodedEvent) -> Callable[[str], str]:
+        def spill(text: str) -> str:
+            directory = os.path.join(self.settings.spill_dir, event.typed.session_id or "none")
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            path = os.path.join(directory, f"{event.name}-{uuid.uuid4().hex[:12]}.txt")
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            return path
+
+        return spill
+
+
+def _denies(run: HookRun) -> bool:
+    specific = (run.output or {}).get("hookSpecificOutput") or {}
+    return (
+        specific.get("permissionDecision") == "deny"
+        or (run.output or {}).get("decision") == "block"
+    )
+
+
+def _renumber(units: list[list[int]], runs: list[HookRun | None]) -> list[list[int]]:
+    """Map unit indexes onto the list of runs that actually happened."""
+    new_index: dict[int, int] = {}
+    for i, run in enumerate(runs):
+        if run is not None:
+            new_index[i] = len(new_index)
+    return [[new_index[i] for i in unit if i in new_index] for unit in units]

@@ -1,0 +1,1 @@
+"""Handler kinds: each module turns an Invocation into a HandlerResult."""

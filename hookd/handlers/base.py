@@ -1,0 +1,56 @@
+"""What every handler kind receives and returns.
+
+A handler turns one :class:`Invocation` into one :class:`HandlerResult`; it
+never decides what the result *means*.  Interpretation (exit codes, JSON
+rules, ``onFailure``) lives in :mod:`hookd.engine.interpret`, once for all
+handler kinds, so an http hook and a command hook that say the same thing are
+read the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hookd.config.model import HookSpec
+
+__all__ = ["NO_JSON", "HandlerResult", "Invocation"]
+
+NO_JSON: Any = object()
+"""Marker: the handler produced text (stdout) rather than an already-decoded answer."""
+
+
+@dataclass(slots=True)
+class Invocation:
+    """One hook run: which hook, on what input, with what budget and environment."""
+
+    spec: HookSpec
+    event_name: str
+    input: dict[str, Any]
+    stdin: bytes
+    """The compact UTF-8 JSON of ``input`` plus a newline: what a command hook reads."""
+    timeout: float
+    env: Mapping[str, str]
+    cwd: str
+    project_dir: str
+    session_id: str
+    hook_index: int
+    """Position among the event's matched hooks (names CLAUDE_ENV_FILE per hook)."""
+    env_file_dir: str | None = None
+    context: str = "interactive"
+
+
+@dataclass(slots=True)
+class HandlerResult:
+    exit_code: int | None = 0
+    stdout: str = ""
+    stderr: str = ""
+    truncated: bool = False
+    timed_out: bool = False
+    failure: str | None = None
+    """The hook could not run or its transport failed (spawn error, HTTP error …)."""
+    json_output: Any = field(default=NO_JSON)
+    """An answer that is already decoded (python, callback, http JSON body)."""
+    pid: int | None = None
+    went_async: bool = False

@@ -1,0 +1,123 @@
+"""The ``command`` handler: a shell command (``/bin/sh -c``) or an exec-form argv.
+
+Environment, as Claude Code gives it (reference §7 and the observed env
+table): the agent's environment, plus ``CLAUDE_PROJECT_DIR``,
+``CLAUDE_CODE_SESSION_ID``, ``CLAUDE_PLUGIN_ROOT`` for plugin hooks and
+``CLAUDE_ENV_FILE`` on the four events that get one — plus the seeds'
+``HOOK_EVENT``, ``HOOK_TOOL_NAME``, ``HOOK_SESSION_ID``, ``HOOK_NAME`` and
+``HOOK_INPUT_FILE`` (a file holding the same JSON as stdin).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+from hookd.config.schema import CommandHandler, handler_label
+from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.process import DEFAULT_OUTPUT_CAP, run_process_capped
+
+__all__ = ["ENV_FILE_EVENTS", "CommandRunner", "substitute_placeholders"]
+
+ENV_FILE_EVENTS = frozenset({"SessionStart", "Setup", "CwdChanged", "FileChanged"})
+
+
+def substitute_placeholders(text: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace("${" + key + "}", value)
+    return text
+
+
+class CommandRunner:
+    """Runs command hooks; one instance per daemon holds the limits."""
+
+    def __init__(
+        self,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+        kill_grace: float = 1.0,
+        pipe_grace: float = 1.0,
+        input_file_dir: str | None = None,
+    ) -> None:
+        self.output_cap = output_cap
+        self.kill_grace = kill_grace
+        self.pipe_grace = pipe_grace
+        self.input_file_dir = input_file_dir
+
+    def argv(self, handler: CommandHandler, values: dict[str, str]) -> list[str]:
+        command = substitute_placeholders(handler.command, values)
+        if handler.args is not None:
+            return [command, *(substitute_placeholders(a, values) for a in handler.args)]
+        if handler.shell == "powershell":
+            pwsh = shutil.which("pwsh") or "pwsh"
+            return [pwsh, "-NoProfile", "-NonInteractive", "-Command", command]
+        # Observed: Claude Code runs shell-form hooks with /bin/sh -c, even when
+        # SHELL is bash and `shell: "bash"` is set.
+        return ["/bin/sh", "-c", command]
+
+    def environment(self, inv: Invocation, input_file: str) -> dict[str, str]:
+        spec = inv.spec
+        env = dict(inv.env)
+        env["CLAUDE_PROJECT_DIR"] = inv.project_dir
+        env["CLAUDE_CODE_SESSION_ID"] = inv.session_id
+        if spec.plugin_root:
+            env["CLAUDE_PLUGIN_ROOT"] = spec.plugin_root
+            env.setdefault("CLAUDE_PLUGIN_DATA", os.path.join(spec.plugin_root, ".data"))
+        if inv.event_name in ENV_FILE_EVENTS:
+            env["CLAUDE_ENV_FILE"] = self._env_file(inv)
+        else:
+            env.pop("CLAUDE_ENV_FILE", None)
+        env["HOOK_EVENT"] = inv.event_name
+        tool = inv.input.get("tool_name")
+        env["HOOK_TOOL_NAME"] = tool if isinstance(tool, str) else ""
+        env["HOOK_SESSION_ID"] = inv.session_id
+        env["HOOK_NAME"] = handler_label(spec.handler)
+        env["HOOK_INPUT_FILE"] = input_file
+        return env
+
+    def _env_file(self, inv: Invocation) -> str:
+        inherited = inv.env.get("CLAUDE_ENV_FILE")
+        if inherited:
+            # Reached through Claude Code (the relay): write where Claude Code reads.
+            return inherited
+        base = inv.env_file_dir or os.path.join(tempfile.gettempdir(), "hookd-env")
+        directory = os.path.join(base, inv.session_id or "no-session")
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        return os.path.join(directory, f"{inv.event_name.lower()}-hook-{inv.hook_index}.sh")
+
+    async def run(self, handler: CommandHandler, inv: Invocation) -> HandlerResult:
+        values = {"CLAUDE_PROJECT_DIR": inv.project_dir}
+        if inv.spec.plugin_root:
+            values["CLAUDE_PLUGIN_ROOT"] = inv.spec.plugin_root
+            values["CLAUDE_PLUGIN_DATA"] = os.path.join(inv.spec.plugin_root, ".data")
+        fd, input_file = tempfile.mkstemp(
+            prefix="hookd-input-", suffix=".json", dir=self.input_file_dir
+        )
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(inv.stdin)
+            result = await run_process_capped(
+                self.argv(handler, values),
+                stdin=inv.stdin if handler.pass_context else b"",
+                cwd=inv.cwd,
+                env=self.environment(inv, input_file),
+                timeout=inv.timeout,
+                output_cap=self.output_cap,
+                kill_grace=self.kill_grace,
+                pipe_grace=self.pipe_grace,
+            )
+        finally:
+            try:
+                os.unlink(input_file)
+            except OSError:
+                pass
+        if result.spawn_error is not None:
+            return HandlerResult(exit_code=None, failure=f"could not start: {result.spawn_error}")
+        return HandlerResult(
+            exit_code=result.returncode,
+            stdout=result.stdout.decode("utf-8", errors="replace"),
+            stderr=result.stderr.decode("utf-8", errors="replace"),
+            truncated=result.truncated,
+            timed_out=result.timed_out,
+            pid=result.pid,
+        )

@@ -1,0 +1,42 @@
+"""structlog setup: JSON lines when not a TTY (journald-friendly), readable when it is.
+
+Logs always go to stderr: stdout belongs to command output (``hookctl fire
+--format claude`` prints exactly what Claude Code must read).  No secret ever
+goes in a log line: handlers log labels (:func:`hookd.config.schema.handler_label`),
+never header values or environments.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Literal
+
+import structlog
+
+__all__ = ["configure_logging"]
+
+LogFormat = Literal["auto", "json", "console"]
+
+
+def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
+    as_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
+    renderer: structlog.types.Processor = (
+        structlog.processors.JSONRenderer()
+        if as_json
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.getLevelNamesMapping()[level.upper()]
+        ),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )
