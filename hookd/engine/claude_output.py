@@ -23,17 +23,12 @@ from typing import Any
 
 import msgspec
 from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
+from hookd_client.protocol import ClaudeHookOutput
 from hookd_client.results import FireResult
 
-__all__ = ["ClaudeHookOutput", "render_claude"]
+__all__ = ["render_claude"]
 
 _EXIT2_ONLY_EVENTS = frozenset({"TeammateIdle", "TaskCompleted"})
-
-
-class ClaudeHookOutput(msgspec.Struct, kw_only=True):
-    stdout: str = ""
-    stderr: str = ""
-    exit_code: int = 0
 
 
 def render_claude(result: FireResult) -> ClaudeHookOutput:

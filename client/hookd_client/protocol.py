@@ -1,0 +1,294 @@
+"""hookd's wire protocol: length-prefixed MessagePack frames carrying tagged Structs.
+
+A frame is a 4-byte big-endian unsigned length followed by that many bytes of
+MessagePack.  Each body is one message: a map whose ``"kind"`` key names the
+message type (msgspec's tagged unions).  The first exchange on a connection is
+``hello`` → ``welcome``; after that the client sends requests, each with an
+``id`` it chooses, and the server answers each with a reply carrying the same
+``id`` — in any order, so one connection can have many requests in flight.
+The server may also send requests *to* the client (``callback``) on
+connections that registered callback hooks.  See ``docs/protocol.md``.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Literal
+
+import msgspec
+
+from hookd_client.results import FireResult
+
+__all__ = [
+    "MAX_FRAME",
+    "PROTOCOL_VERSION",
+    "ClientMessage",
+    "FrameError",
+    "ServerMessage",
+    "decode_client",
+    "decode_server",
+    "encode",
+    "frame",
+]
+
+PROTOCOL_VERSION = 1
+MAX_FRAME = 16 * 1024 * 1024
+"""Largest frame body either side accepts by default (16 MiB); the daemon's is configurable."""
+
+HEADER = struct.Struct(">I")
+
+
+class FrameError(ValueError):
+    """A frame that cannot be decoded; the message says which and why."""
+
+
+class _Msg(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="kind"):
+    pass
+
+
+# --- client → server ------------------------------------------------------------
+
+
+class Hello(_Msg, tag="hello"):
+    version: int = PROTOCOL_VERSION
+    client: str = ""
+    """A name for logs and status, e.g. ``hookd-relay`` or ``my-agent/1.2``."""
+    pid: int | None = None
+    """The agent process this connection speaks for (default: the peer pid)."""
+
+
+class Fire(_Msg, tag="fire"):
+    id: int
+    event: str
+    input: dict[str, Any]
+    env: dict[str, str] | None = None
+    """The agent's environment, passed on to command hooks (default: the daemon's)."""
+    context: Literal["interactive", "batch"] = "interactive"
+    format: Literal["result", "claude"] = "result"
+    """``claude`` also renders the result as one Claude Code command hook's output."""
+    progress: bool = False
+    """Send ``progress`` messages as hooks start and finish."""
+    agent_pid: int | None = None
+
+
+class Status(_Msg, tag="status"):
+    id: int
+
+
+class Reload(_Msg, tag="reload"):
+    id: int
+
+
+class Validate(_Msg, tag="validate"):
+    id: int
+    files: list[str]
+
+
+class Hooks(_Msg, tag="hooks"):
+    id: int
+    cwd: str
+    session_id: str | None = None
+
+
+class Sessions(_Msg, tag="sessions"):
+    id: int
+
+
+class Tail(_Msg, tag="tail"):
+    id: int
+    follow: bool = False
+    last: int = 20
+
+
+class RegisterSessionHooks(_Msg, tag="register_session_hooks"):
+    """Add hooks for one session: settings-shaped ``hooks`` (event → groups).
+
+    Handlers of ``type: "callback"`` call back into *this* connection.  ``source``
+    names the registration (e.g. a skill's path) so it can be cleared alone.
+    """
+
+    id: int
+    session_id: str
+    hooks: dict[str, Any]
+    source: str = "session"
+    scope: Literal["session", "skill"] = "session"
+
+
+class ClearSessionHooks(_Msg, tag="clear_session_hooks"):
+    id: int
+    session_id: str
+    source: str | None = None
+
+
+class CallbackResult(_Msg, tag="callback_result"):
+    """The client's answer to a ``callback`` request (same ``id``)."""
+
+    id: int
+    output: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class CheckAsync(_Msg, tag="check_async"):
+    """Collect finished async hook results for a session; each is returned once."""
+
+    id: int
+    session_id: str
+
+
+class AsyncList(_Msg, tag="async_list"):
+    id: int
+    session_id: str | None = None
+
+
+class Shutdown(_Msg, tag="shutdown"):
+    id: int
+
+
+class Cancel(_Msg, tag="cancel"):
+    """Cancel an in-flight request of this connection (e.g. a running Fire)."""
+
+    id: int
+    target: int
+
+
+ClientMessage = (
+    Hello
+    | Fire
+    | Status
+    | Reload
+    | Validate
+    | Hooks
+    | Sessions
+    | Tail
+    | RegisterSessionHooks
+    | ClearSessionHooks
+    | CallbackResult
+    | CheckAsync
+    | AsyncList
+    | Shutdown
+    | Cancel
+)
+
+
+# --- server → client ------------------------------------------------------------
+
+
+class Welcome(_Msg, tag="welcome"):
+    version: int
+    server: str
+    pid: int
+    max_frame: int
+
+
+class ClaudeHookOutput(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What one Claude Code command hook prints: the bytes the relay writes."""
+
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+
+
+class FireReply(_Msg, tag="fire_reply"):
+    id: int
+    result: FireResult
+    claude: ClaudeHookOutput | None = None
+
+
+class Progress(_Msg, tag="progress"):
+    id: int
+    phase: Literal["started", "finished"]
+    hook: str
+    source: str
+    outcome: str | None = None
+
+
+class Callback(_Msg, tag="callback"):
+    """The daemon asks the client to run one of its callback hooks."""
+
+    id: int
+    callback_id: str
+    input: dict[str, Any]
+    tool_use_id: str | None = None
+    timeout: float = 60.0
+
+
+class CallbackCancel(_Msg, tag="callback_cancel"):
+    id: int
+
+
+class Reply(_Msg, tag="reply"):
+    """A generic answer: ``data`` is the request's payload (status, hooks, …) as plain data."""
+
+    id: int
+    data: Any = None
+
+
+class TailItem(_Msg, tag="tail_item"):
+    id: int
+    record: dict[str, Any]
+
+
+class Error(_Msg, tag="error"):
+    id: int | None = None
+    code: str
+    """``bad_frame``, ``too_large``, ``unknown_kind``, ``bad_request``, ``version``,
+    ``bad_input``, ``shutting_down``, ``internal``, ``refused``."""
+    message: str
+
+
+ServerMessage = (
+    Welcome
+    | FireReply
+    | Progress
+    | Callback
+    | CallbackCancel
+    | Reply
+    | TailItem
+    | Error
+)
+
+_client_decoder = msgspec.msgpack.Decoder(ClientMessage)
+_server_decoder = msgspec.msgpack.Decoder(ServerMessage)
+_encoder = msgspec.msgpack.Encoder()
+
+
+def encode(message: msgspec.Struct) -> bytes:
+    """One whole frame: header plus body."""
+    body = _encoder.encode(message)
+    return HEADER.pack(len(body)) + body
+
+
+def frame(body: bytes) -> bytes:
+    return HEADER.pack(len(body)) + body
+
+
+def _decode(decoder: msgspec.msgpack.Decoder[Any], body: bytes) -> Any:
+    try:
+        return decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        raise FrameError(f"invalid message: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise FrameError(f"frame is not valid MessagePack: {exc}") from None
+
+
+def decode_client(body: bytes) -> ClientMessage:
+    result: ClientMessage = _decode(_client_decoder, body)
+    return result
+
+
+def decode_server(body: bytes) -> ServerMessage:
+    result: ServerMessage = _decode(_server_decoder, body)
+    return result
+
+
+def request_id_of(body: bytes) -> int | None:
+    """Best effort: the ``id`` of a frame that failed to decode, so the error can name it."""
+    try:
+        value = msgspec.msgpack.decode(body)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(value, dict):
+        rid = value.get("id")
+        if isinstance(rid, int) and not isinstance(rid, bool):
+            return rid
+    return None
