@@ -8,11 +8,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
-CC_FIXTURES = ROOT.parent / "shared" / "fixtures" / "claude-code-2.1.330"
+CC_FIXTURES = DATA / "cc-fixtures"
+"""Real hook inputs as Claude Code 2.1.330 sent them (copied from shared/fixtures)."""
 
 
 @pytest.fixture
 def cc_fixtures() -> Path:
-    if not CC_FIXTURES.is_dir():
-        pytest.skip("../shared/fixtures is not beside this checkout")
     return CC_FIXTURES

@@ -229,11 +229,12 @@ class TailItem(_Msg, tag="tail_item"):
 
 
 class Error(_Msg, tag="error"):
-    id: int | None = None
     code: str
     """``bad_frame``, ``too_large``, ``unknown_kind``, ``bad_request``, ``version``,
     ``bad_input``, ``shutting_down``, ``internal``, ``refused``."""
     message: str
+    id: int | None = None
+    """The request this answers, when the frame could be read that far."""
 
 
 ServerMessage = (
