@@ -144,6 +144,21 @@ class Shutdown(_Msg, tag="shutdown"):
     id: int
 
 
+class Relay(_Msg, tag="relay"):
+    """hookd-relay's request: the hook input exactly as Claude Code wrote it on stdin.
+
+    Kept minimal (raw JSON bytes, flat maps of strings) so that the relay can
+    encode it, and decode :class:`RelayReply`, without importing msgspec.
+    """
+
+    id: int
+    event: str
+    input: bytes
+    env: dict[str, str] | None = None
+    pid: int | None = None
+    """The agent's pid (the relay's parent, i.e. Claude Code)."""
+
+
 class Cancel(_Msg, tag="cancel"):
     """Cancel an in-flight request of this connection (e.g. a running Fire)."""
 
@@ -166,6 +181,7 @@ ClientMessage = (
     | CheckAsync
     | AsyncList
     | Shutdown
+    | Relay
     | Cancel
 )
 
@@ -192,6 +208,15 @@ class FireReply(_Msg, tag="fire_reply"):
     id: int
     result: FireResult
     claude: ClaudeHookOutput | None = None
+
+
+class RelayReply(_Msg, tag="relay_reply"):
+    """Exactly what the relay prints and exits with: ``hookctl fire --format claude``'s bytes."""
+
+    id: int
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
 
 
 class Progress(_Msg, tag="progress"):
@@ -240,6 +265,7 @@ class Error(_Msg, tag="error"):
 ServerMessage = (
     Welcome
     | FireReply
+    | RelayReply
     | Progress
     | Callback
     | CallbackCancel
