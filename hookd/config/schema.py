@@ -80,6 +80,8 @@ class PythonHandler(_HandlerBase, kw_only=True, tag="python"):
     """hookd's in-daemon hook: ``package.module:function`` or ``/path/file.py:function``."""
 
     callable: str
+    function: Literal["hook", "stop"] = "hook"
+    """``"stop"``: a Stop/SubagentStop function hook, given the transcript (seed 004)."""
 
 
 class CallbackHandler(_HandlerBase, kw_only=True, tag="callback"):

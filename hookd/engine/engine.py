@@ -33,7 +33,7 @@ from hookd.config.schema import AgentHandler, CommandHandler, Handler, PromptHan
 from hookd.engine.aggregate import aggregate
 from hookd.engine.interpret import interpret
 from hookd.engine.matching import compile_matcher, dedup_key, if_rule_matches, tool_aliases
-from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.base import HandlerResult, HttpPolicy, Invocation
 from hookd.handlers.command import CommandRunner
 
 __all__ = [
@@ -179,6 +179,7 @@ class Engine:
         if event.name == "SessionEnd":
             budget_end = trio.current_time() + config.session_end_budget
 
+        http_policy = HttpPolicy(config.allowed_http_hook_urls, config.http_hook_allowed_env_vars)
         flat: list[HookSpec] = [spec for unit in units for spec in unit.hooks]
         runs: list[HookRun | None] = [None] * len(flat)
         index_units: list[list[int]] = []
@@ -204,6 +205,7 @@ class Engine:
                 hook_index=index,
                 env_file_dir=self.settings.env_file_dir,
                 context=context,
+                http_policy=http_policy,
             )
 
         async def run_unit(unit: _Unit, indexes: list[int]) -> None:

@@ -15,10 +15,20 @@ from typing import Any
 
 from hookd.config.model import HookSpec
 
-__all__ = ["NO_JSON", "HandlerResult", "Invocation"]
+__all__ = ["NO_JSON", "HandlerResult", "HttpPolicy", "Invocation"]
 
 NO_JSON: Any = object()
 """Marker: the handler produced text (stdout) rather than an already-decoded answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpPolicy:
+    """The settings-wide HTTP hook allowlists (reference §4.5); ``None`` means "no restriction"."""
+
+    allowed_urls: tuple[str, ...] | None = None
+    """``allowedHttpHookUrls``: patterns with ``*``; an empty tuple allows no URL at all."""
+    allowed_env_vars: tuple[str, ...] | None = None
+    """``httpHookAllowedEnvVars``: intersected with each hook's own ``allowedEnvVars``."""
 
 
 @dataclass(slots=True)
@@ -39,6 +49,7 @@ class Invocation:
     """Position among the event's matched hooks (names CLAUDE_ENV_FILE per hook)."""
     env_file_dir: str | None = None
     context: str = "interactive"
+    http_policy: HttpPolicy = field(default_factory=HttpPolicy)
 
 
 @dataclass(slots=True)
