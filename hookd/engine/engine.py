@@ -49,7 +49,8 @@ __all__ = [
 log = structlog.get_logger("hookd.engine")
 
 HandlerFn = Callable[[Any, Invocation], Awaitable[HandlerResult]]
-ProgressFn = Callable[[str, HookRef, HookRun | None], None]
+ProgressFn = Callable[[str, HookRef, HookRun | None, Invocation], None]
+"""Called with ``"started"`` (run is None) and ``"finished"`` for every hook run."""
 
 
 def default_timeout(handler: Handler, event: str) -> float:
@@ -249,7 +250,7 @@ class Engine:
         """Run one hook and interpret its result; never raises for a hook's misbehaviour."""
         ref = spec.ref()
         if progress is not None:
-            progress("started", ref, None)
+            progress("started", ref, None, inv)
         started = time.perf_counter()
         fn = self._handlers.get(type(spec.handler))
         if fn is None:
@@ -280,7 +281,7 @@ class Engine:
             duration_ms=run.duration_ms,
         )
         if progress is not None:
-            progress("finished", ref, run)
+            progress("finished", ref, run, inv)
         return run
 
     def _stop_cap(self, result: FireResult, session: SessionState) -> None:

@@ -49,6 +49,8 @@ class Invocation:
     """Position among the event's matched hooks (names CLAUDE_ENV_FILE per hook)."""
     env_file_dir: str | None = None
     context: str = "interactive"
+    pid: int | None = None
+    """Set by process-spawning handlers once the hook's process exists (for status)."""
     http_policy: HttpPolicy = field(default_factory=HttpPolicy)
 
 

@@ -105,6 +105,7 @@ class CommandRunner:
                 output_cap=self.output_cap,
                 kill_grace=self.kill_grace,
                 pipe_grace=self.pipe_grace,
+                on_spawn=lambda pid: setattr(inv, "pid", pid),
             )
         finally:
             try:

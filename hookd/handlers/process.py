@@ -25,7 +25,7 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,6 +110,7 @@ async def run_process_capped(
     output_cap: int = DEFAULT_OUTPUT_CAP,
     kill_grace: float = 1.0,
     pipe_grace: float = 1.0,
+    on_spawn: Callable[[int], None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or ``timeout``; on timeout or cancellation kill its tree.
 
@@ -134,6 +135,8 @@ async def run_process_capped(
         )
     except OSError as exc:
         return ProcessResult(None, b"", b"", False, False, None, spawn_error=str(exc))
+    if on_spawn is not None:
+        on_spawn(proc.pid)
 
     out, err = _Capture(output_cap), _Capture(output_cap)
     timed_out = False
