@@ -1,0 +1,515 @@
+"""The endpoint Claude Code's ``http`` hooks post to: ``POST /hooks/<Event>``.
+
+Claude Code (2.1.330) sends each hook input as a JSON body over a keep-alive
+HTTP/1.1 connection (axios); hookd fires the event through the daemon and
+answers ``200`` with one JSON document that makes Claude Code apply the
+aggregated result of every hook hookd ran.
+
+Why the answer is always JSON: an http hook cannot block through its status
+code (any non-2xx is a non-blocking error, reference §4.5) and a non-JSON body
+is an error too, so every verdict — deny, ask, block, a Stop continuation —
+travels in the body, and plain-text context (which a command hook may print
+on UserPromptSubmit) is turned into ``additionalContext``.  An empty body
+means "no opinion", exactly like a command hook that printed nothing.
+
+Security: the listener only binds loopback addresses, and every request must
+carry the token from :func:`load_or_create_token` (``Authorization: Bearer``
+or ``X-Hookd-Token``), compared in constant time.  Without it, any local
+process — or a web page doing DNS rebinding — could run the user's hooks with
+input of its choosing.
+
+Which agent sent a request: Claude Code puts ``CLAUDE_PID`` only in its hook
+*subprocess* environment, so ``$CLAUDE_PID`` in an http hook's headers is
+interpolated to an empty string (observed with 2.1.330).  The endpoint
+therefore finds the peer process of the TCP connection from ``/proc`` (Linux;
+one lookup per connection, in a worker thread) and passes its pid as
+``agent_pid``; elsewhere, or when it cannot, the pid is ``None``.
+"""
+
+from __future__ import annotations
+
+import errno
+import hmac
+import ipaddress
+import json
+import os
+import secrets
+from collections.abc import Awaitable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import h11
+import msgspec
+import structlog
+import trio
+from hookd_client.events import EVENT_NAMES, EventInputError
+from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
+from hookd_client.results import FireResult
+
+from hookd.engine.claude_output import render_claude
+
+__all__ = [
+    "MAX_BODY",
+    "DaemonLike",
+    "FireFn",
+    "load_or_create_token",
+    "open_http_listeners",
+    "render_http",
+    "serve_http",
+    "start_http_endpoint",
+    "token_path",
+]
+
+log = structlog.get_logger("hookd.bridge.http")
+
+MAX_BODY = 16 * 1024 * 1024
+"""Largest request body accepted (Claude Code sends 200 KB tool inputs intact)."""
+REQUEST_READ_TIMEOUT = 30.0
+"""Seconds a client gets to finish sending a request it has started.  Idle
+keep-alive connections are never timed out: closing one at the moment axios
+reuses it would turn a hook call into a connection error."""
+CLIENT_NAME = "claude-code-http"
+
+
+class FireFn(Protocol):
+    """The daemon's ``fire``; the endpoint depends on nothing else of the daemon."""
+
+    def __call__(
+        self,
+        event: str,
+        raw: dict[str, Any],
+        /,
+        *,
+        env: dict[str, str] | None,
+        agent_pid: int | None,
+        context: str = "interactive",
+        client: str = "",
+    ) -> Awaitable[FireResult]: ...
+
+
+class _HttpSettings(Protocol):
+    @property
+    def http_port(self) -> int | None: ...
+
+
+class DaemonLike(Protocol):
+    """What :func:`start_http_endpoint` needs of ``hookd.daemon.server.Daemon``."""
+
+    @property
+    def settings(self) -> _HttpSettings: ...
+
+    @property
+    def fire(self) -> FireFn: ...
+
+
+async def start_http_endpoint(daemon: DaemonLike, nursery: trio.Nursery) -> int:
+    """The daemon's hook: serve http hooks in its nursery; returns the bound port.
+
+    The token is created on first use, so ``hookctl claude install`` and the
+    daemon agree on it without any other coordination.
+    """
+    port = daemon.settings.http_port
+    if port is None:
+        raise ValueError("http_port is not set")
+    token = load_or_create_token()
+    listeners = await open_http_listeners(port)
+    await nursery.start(serve_http, listeners, daemon.fire, token)
+    bound = int(listeners[0].socket.getsockname()[1])
+    log.info(
+        "http hook endpoint listening", host="127.0.0.1", port=bound, token_file=str(token_path())
+    )
+    return bound
+
+
+# --- the token ---------------------------------------------------------------------
+
+
+def token_path() -> Path:
+    """``$XDG_CONFIG_HOME/hookd/http-token`` (default ``~/.config/hookd/http-token``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "hookd" / "http-token"
+
+
+def load_or_create_token(path: Path | None = None) -> str:
+    """Read the endpoint token, creating it (mode 0600, 256 random bits) if missing.
+
+    Created with ``O_EXCL`` so two processes racing to create it agree on one
+    value; a token file readable by others is refused rather than trusted.
+    """
+    path = path or token_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(secrets.token_urlsafe(32) + "\n")
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        raise PermissionError(f"{path} is readable by others (mode {mode:o}); chmod 600 it")
+    token = path.read_text(encoding="ascii").strip()
+    if not token:
+        raise ValueError(f"{path} is empty; delete it to have a new token made")
+    return token
+
+
+# --- listening ---------------------------------------------------------------------
+
+
+async def open_http_listeners(port: int, host: str = "127.0.0.1") -> list[trio.SocketListener]:
+    """Listen on a loopback address only; anything else is refused, not warned about."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        if host != "localhost":
+            raise ValueError(f"the hook endpoint only listens on loopback, not {host!r}") from None
+        address = ipaddress.ip_address("127.0.0.1")
+    if not address.is_loopback:
+        raise ValueError(f"the hook endpoint only listens on loopback, not {host!r}")
+    return await trio.open_tcp_listeners(port, host=str(address))
+
+
+# --- rendering ---------------------------------------------------------------------
+
+
+def render_http(result: FireResult) -> bytes:
+    """The response body for one event: JSON, or empty for "no opinion".
+
+    Built on :func:`render_claude` (what one command hook would print) and
+    adjusted for what an http hook may answer: plain-text context becomes
+    ``additionalContext``; a verdict that a command hook would express only
+    through exit 2 becomes ``decision: "block"``.
+    """
+    rendered = render_claude(result)
+    text = rendered.stdout.strip()
+    if text.startswith("{"):
+        return text.encode()
+    out: dict[str, Any] = {}
+    if text:
+        variant = HOOK_SPECIFIC_OUTPUTS.get(result.event)
+        if variant is None or "additionalContext" in variant.__struct_fields__:
+            out["hookSpecificOutput"] = {"hookEventName": result.event, "additionalContext": text}
+    if rendered.exit_code == 2:
+        out["decision"] = "block"
+        out["reason"] = rendered.stderr.strip()
+    return msgspec.json.encode(out) if out else b""
+
+
+# --- serving -----------------------------------------------------------------------
+
+
+class _HttpError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+async def serve_http(
+    listeners: Sequence[trio.SocketListener],
+    fire: FireFn,
+    token: str,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``POST /hooks/<Event>`` on ``listeners`` until cancelled.
+
+    Meant for ``await nursery.start(serve_http, listeners, daemon.fire, token)``:
+    ``started()`` fires once every listener is accepting.
+    """
+    expected = token.encode()
+
+    async def handler(stream: trio.SocketStream) -> None:
+        peer_pid = _PeerPid(stream)
+        try:
+            await _serve_connection(stream, fire, expected, peer_pid)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            log.debug("http client went away")
+        except Exception:
+            log.exception("http connection failed")
+        finally:
+            await trio.aclose_forcefully(stream)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(trio.serve_listeners, handler, list(listeners))
+        task_status.started()
+
+
+async def _serve_connection(
+    stream: trio.SocketStream, fire: FireFn, token: bytes, peer_pid: _PeerPid
+) -> None:
+    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
+    while True:
+        try:
+            request, body = await _read_request(stream, conn)
+        except _HttpError as exc:
+            await _send_error(stream, conn, exc.status, exc.message)
+            return
+        except h11.RemoteProtocolError as exc:
+            await _send_error(stream, conn, exc.error_status_hint, f"bad HTTP request: {exc}")
+            return
+        if request is None:
+            return
+        try:
+            status, payload = await _dispatch(stream, conn, request, body, fire, token, peer_pid)
+        except _HttpError as exc:
+            status, payload = exc.status, _error_body(exc.message)
+        if payload is None:  # the client left while the hooks ran; nobody to answer
+            return
+        await _send(stream, conn, status, payload)
+        if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
+            return
+        try:
+            conn.start_next_cycle()
+        except h11.LocalProtocolError:
+            return
+
+
+async def _read_request(
+    stream: trio.SocketStream, conn: h11.Connection
+) -> tuple[h11.Request | None, bytes]:
+    """One whole request; ``(None, b"")`` when the client closed an idle connection."""
+    request: h11.Request | None = None
+    body = bytearray()
+    deadline: trio.CancelScope | None = None
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            if deadline is None and request is None and not conn.trailing_data[0]:
+                data = await stream.receive_some(65536)  # idle: wait as long as it takes
+            else:
+                with trio.move_on_after(REQUEST_READ_TIMEOUT) as deadline:
+                    data = await stream.receive_some(65536)
+                if deadline.cancelled_caught:
+                    raise _HttpError(408, "request not completed in time")
+            conn.receive_data(data)
+            continue
+        if isinstance(event, h11.Request):
+            request = event
+            length = _content_length(event)
+            if length is not None and length > MAX_BODY:
+                raise _HttpError(413, f"request body over {MAX_BODY} bytes")
+        elif isinstance(event, h11.Data):
+            body += event.data
+            if len(body) > MAX_BODY:
+                raise _HttpError(413, f"request body over {MAX_BODY} bytes")
+        elif isinstance(event, h11.EndOfMessage):
+            return request, bytes(body)
+        elif isinstance(event, h11.ConnectionClosed):
+            return None, b""
+
+
+def _content_length(request: h11.Request) -> int | None:
+    for name, value in request.headers:
+        if name == b"content-length":
+            return int(value)
+    return None
+
+
+def _header(request: h11.Request, name: bytes) -> bytes | None:
+    for key, value in request.headers:
+        if key == name:
+            return bytes(value)
+    return None
+
+
+def _authorized(request: h11.Request, token: bytes) -> bool:
+    given = _header(request, b"x-hookd-token")
+    if given is None:
+        auth = _header(request, b"authorization") or b""
+        scheme, _, value = auth.partition(b" ")
+        if scheme.lower() != b"bearer":
+            return False
+        given = value.strip()
+    return hmac.compare_digest(given, token)
+
+
+async def _dispatch(
+    stream: trio.SocketStream,
+    conn: h11.Connection,
+    request: h11.Request,
+    body: bytes,
+    fire: FireFn,
+    token: bytes,
+    peer_pid: _PeerPid,
+) -> tuple[int, bytes | None]:
+    target = request.target.decode("latin-1").split("?", 1)[0]
+    if target == "/health" and request.method in (b"GET", b"HEAD"):
+        return 200, b'{"ok":true}'
+    if not target.startswith("/hooks/"):
+        raise _HttpError(404, f"no such endpoint {target!r}; hooks post to /hooks/<Event>")
+    if request.method != b"POST":
+        raise _HttpError(405, "hooks must be sent with POST")
+    if not _authorized(request, token):
+        raise _HttpError(401, "missing or wrong hookd token")
+    event = target[len("/hooks/") :]
+    if event not in EVENT_NAMES:
+        raise _HttpError(404, f"unknown hook event {event!r}")
+    try:
+        raw = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _HttpError(400, f"body is not JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise _HttpError(400, "body must be a JSON object (the hook input)")
+    named = raw.get("hook_event_name")
+    if named is not None and named != event:
+        raise _HttpError(400, f"body is a {named!r} input but was posted to /hooks/{event}")
+
+    pid = await peer_pid.get()
+    context = _context_of(pid)
+    result: FireResult | None = None
+
+    async def run() -> None:
+        nonlocal result
+        result = await fire(
+            event, raw, env=None, agent_pid=pid, context=context, client=CLIENT_NAME
+        )
+        nursery.cancel_scope.cancel()
+
+    async def watch_hangup() -> None:
+        # Claude Code closes the connection when its hook timeout expires:
+        # cancel the hooks (hookd kills their process trees) instead of
+        # letting them run for nobody.  Pipelined bytes are kept for h11.
+        while True:
+            data = await stream.receive_some(65536)
+            if not data:
+                log.info("http client hung up; cancelling hooks", hook_event=event, agent_pid=pid)
+                nursery.cancel_scope.cancel()
+                return
+            conn.receive_data(data)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run)
+            nursery.start_soon(watch_hangup)
+    except EventInputError as exc:
+        raise _HttpError(400, str(exc)) from None
+    if result is None:
+        return 200, None
+    return 200, render_http(result)
+
+
+def _context_of(pid: int | None) -> str:
+    """``batch`` for ``claude -p`` (nobody to ask; asyncRewake hooks are waited for)."""
+    if pid is None:
+        return "interactive"
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\0")
+    except OSError:
+        return "interactive"
+    return "batch" if b"-p" in argv or b"--print" in argv else "interactive"
+
+
+def _error_body(message: str) -> bytes:
+    return msgspec.json.encode({"error": message})
+
+
+async def _send(
+    stream: trio.SocketStream, conn: h11.Connection, status: int, payload: bytes
+) -> None:
+    headers = [("content-length", str(len(payload)))]
+    if payload:
+        headers.append(("content-type", "application/json"))
+    data = conn.send(h11.Response(status_code=status, headers=headers)) or b""
+    if payload:
+        data += conn.send(h11.Data(data=payload)) or b""
+    data += conn.send(h11.EndOfMessage()) or b""
+    await stream.send_all(data)
+
+
+async def _send_error(
+    stream: trio.SocketStream, conn: h11.Connection, status: int, message: str
+) -> None:
+    """Answer a request that could not be served, then the caller closes the connection.
+
+    After a protocol error h11 may refuse to produce a response (its state
+    machine is in ERROR); the few bytes of a ``connection: close`` response
+    are then written by hand, so the client still learns what was wrong.
+    """
+    log.warning("http hook request refused", status=status, reason=message)
+    payload = _error_body(message)
+    headers = [
+        ("content-type", "application/json"),
+        ("content-length", str(len(payload))),
+        ("connection", "close"),
+    ]
+    try:
+        data = conn.send(h11.Response(status_code=status, headers=headers)) or b""
+        data += conn.send(h11.Data(data=payload)) or b""
+        data += conn.send(h11.EndOfMessage()) or b""
+    except h11.LocalProtocolError:
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers)
+        data = f"HTTP/1.1 {status} Error\r\n{head}\r\n".encode() + payload
+    await stream.send_all(data)
+
+
+# --- the agent's pid -----------------------------------------------------------------
+
+
+class _PeerPid:
+    """The pid of the process at the other end of one TCP connection (Linux, best effort)."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self._stream = stream
+        self._done = False
+        self._pid: int | None = None
+
+    async def get(self) -> int | None:
+        if not self._done:
+            self._done = True
+            try:
+                local = self._stream.socket.getsockname()
+                peer = self._stream.socket.getpeername()
+            except OSError:
+                return None
+            self._pid = await trio.to_thread.run_sync(_tcp_peer_pid, local, peer)
+        return self._pid
+
+
+def _tcp_peer_pid(local: tuple[Any, ...], peer: tuple[Any, ...]) -> int | None:
+    """Find the socket inode of ``peer → local`` in /proc/net/tcp*, then its owner."""
+    inode = _tcp_inode(peer[1], local[1])
+    if inode is None:
+        return None
+    wanted = f"socket:[{inode}]"
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return None
+    me = os.getpid()
+    for pid in pids:
+        if pid == me:
+            continue
+        fd_dir = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"{fd_dir}/{fd}") == wanted:
+                    return pid
+            except OSError as exc:
+                if exc.errno not in (errno.ENOENT, errno.EACCES, errno.EPERM):
+                    log.debug("cannot read fd link", pid=pid, error=str(exc))
+    return None
+
+
+def _tcp_inode(client_port: int, server_port: int) -> int | None:
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as fh:
+                lines = fh.readlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 10:
+                continue
+            local_port = int(fields[1].rsplit(":", 1)[1], 16)
+            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+            if local_port == client_port and remote_port == server_port:
+                return int(fields[9])
+    return None

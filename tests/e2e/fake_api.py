@@ -1,0 +1,228 @@
+"""A scripted stand-in for the Anthropic Messages API, served on 127.0.0.1.
+
+The real Claude Code CLI talks to it through ``ANTHROPIC_BASE_URL``.  Each
+``POST /v1/messages`` gets the next assistant turn of the script, streamed as
+server-sent events exactly as the real API does (message_start,
+content_block_start/delta/stop, message_delta, message_stop); every request
+body is recorded so a test can check what the model *would have seen*: tool
+results, hook system messages, prompts.
+
+Why a scripted server rather than recorded responses: the tests compare two
+runs (hooks native vs. through hookd) and need both to receive identical model
+turns, so the turns come from a script, not from the requests.  When the
+script runs out the server answers with a short final text, so a run that
+takes more turns than expected (a Stop hook continuing the loop) still ends.
+
+Only trio and h11 are used, the same stack as hookd's HTTP endpoint, so the
+server runs inside the test's own trio loop.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import h11
+import trio
+
+__all__ = ["FakeMessagesApi", "Turn", "serve_fake_api"]
+
+FALLBACK_TEXT = "FAKE-API-SCRIPT-EXHAUSTED"
+
+
+@dataclass
+class Turn:
+    """One assistant message: ``content`` blocks as the API returns them.
+
+    Blocks are ``{"type": "text", "text": ...}`` or
+    ``{"type": "tool_use", "name": ..., "input": {...}}`` (ids are assigned).
+    """
+
+    content: list[dict[str, Any]]
+
+    @property
+    def stop_reason(self) -> str:
+        return "tool_use" if any(b["type"] == "tool_use" for b in self.content) else "end_turn"
+
+
+@dataclass
+class FakeMessagesApi:
+    turns: list[Turn]
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    """Every /v1/messages request body, in arrival order."""
+    paths: list[str] = field(default_factory=list)
+    port: int = 0
+    _next: int = 0
+
+    def next_turn(self) -> tuple[int, Turn]:
+        index = self._next
+        self._next += 1
+        if index < len(self.turns):
+            return index, self.turns[index]
+        return index, Turn([{"type": "text", "text": FALLBACK_TEXT}])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _events(index: int, turn: Turn, model: str) -> Iterator[bytes]:
+    yield _sse(
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": f"msg_fake_{index}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1},
+            },
+        },
+    )
+    for i, block in enumerate(turn.content):
+        if block["type"] == "text":
+            start: dict[str, Any] = {"type": "text", "text": ""}
+            delta: dict[str, Any] = {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {
+                "type": "tool_use",
+                "id": block.get("id") or f"toolu_fake_{index}_{i}",
+                "name": block["name"],
+                "input": {},
+            }
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        yield _sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": i, "content_block": start},
+        )
+        yield _sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
+        yield _sse("content_block_stop", {"type": "content_block_stop", "index": i})
+    yield _sse(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": turn.stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+        },
+    )
+    yield _sse("message_stop", {"type": "message_stop"})
+
+
+def _message(index: int, turn: Turn, model: str) -> dict[str, Any]:
+    """The non-streaming form of a turn (used if a request asks for ``stream: false``)."""
+    content = []
+    for i, block in enumerate(turn.content):
+        if block["type"] == "tool_use":
+            block = {"id": block.get("id") or f"toolu_fake_{index}_{i}", **block}
+        content.append(block)
+    return {
+        "id": f"msg_fake_{index}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": turn.stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
+
+
+async def _send(stream: trio.SocketStream, conn: h11.Connection, event: h11.Event) -> None:
+    data = conn.send(event)
+    if data:
+        await stream.send_all(data)
+
+
+async def _handle(api: FakeMessagesApi, stream: trio.SocketStream) -> None:
+    conn = h11.Connection(h11.SERVER)
+    async with stream:
+        while True:
+            request: h11.Request | None = None
+            body = bytearray()
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    chunk = await stream.receive_some(65536)
+                    conn.receive_data(chunk)
+                    if not chunk and conn.their_state is not h11.DONE:
+                        return
+                    continue
+                if isinstance(event, h11.Request):
+                    request = event
+                elif isinstance(event, h11.Data):
+                    body += event.data
+                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                    break
+            if request is None:
+                return
+            await _respond(api, stream, conn, request, bytes(body))
+            if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
+                return
+            conn.start_next_cycle()
+
+
+async def _respond(
+    api: FakeMessagesApi,
+    stream: trio.SocketStream,
+    conn: h11.Connection,
+    request: h11.Request,
+    body: bytes,
+) -> None:
+    path = request.target.decode()
+    api.paths.append(f"{request.method.decode()} {path}")
+    if request.method != b"POST" or not path.startswith("/v1/messages"):
+        payload = json.dumps({"type": "error", "error": {"type": "not_found_error"}}).encode()
+        headers = [("content-type", "application/json"), ("content-length", str(len(payload)))]
+        await _send(stream, conn, h11.Response(status_code=404, headers=headers))
+        await _send(stream, conn, h11.Data(data=payload))
+        await _send(stream, conn, h11.EndOfMessage())
+        return
+    data = json.loads(body)
+    api.requests.append(data)
+    index, turn = api.next_turn()
+    model = str(data.get("model") or "claude-fake")
+    if not data.get("stream"):
+        payload = json.dumps(_message(index, turn, model)).encode()
+        headers = [("content-type", "application/json"), ("content-length", str(len(payload)))]
+        await _send(stream, conn, h11.Response(status_code=200, headers=headers))
+        await _send(stream, conn, h11.Data(data=payload))
+        await _send(stream, conn, h11.EndOfMessage())
+        return
+    headers = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
+    await _send(stream, conn, h11.Response(status_code=200, headers=headers))
+    for chunk in _events(index, turn, model):
+        await _send(stream, conn, h11.Data(data=chunk))
+    await _send(stream, conn, h11.EndOfMessage())
+
+
+async def serve_fake_api(
+    api: FakeMessagesApi, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Listen on an ephemeral loopback port; ``task_status.started(port)`` once bound."""
+    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    await sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    api.port = sock.getsockname()[1]
+    listener = trio.SocketListener(sock)
+
+    async def handler(stream: trio.SocketStream) -> None:
+        try:
+            await _handle(api, stream)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+            pass  # the CLI hung up mid-request (e.g. it was killed); nothing to answer
+
+    async with trio.open_nursery() as nursery:
+        task_status.started(api.port)
+        await trio.serve_listeners(handler, [listener], handler_nursery=nursery)
