@@ -112,6 +112,8 @@ class RegisterSessionHooks(_Msg, tag="register_session_hooks"):
     hooks: dict[str, Any]
     source: str = "session"
     scope: Literal["session", "skill"] = "session"
+    project: str | None = None
+    """The session's project directory, when the session is new to the daemon."""
 
 
 class ClearSessionHooks(_Msg, tag="clear_session_hooks"):

@@ -27,6 +27,7 @@ from hookd.config.sources import SourceLayout
 from hookd.engine.claude_output import render_claude
 from hookd.engine.engine import Engine, SessionState
 from hookd.handlers.base import Invocation
+from hookd.handlers.registry import HandlerOptions, open_handlers
 from hookd.logging import configure_logging
 
 __all__ = ["main"]
@@ -34,7 +35,7 @@ __all__ = ["main"]
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NO_DAEMON = 0, 1, 2, 3
 
 
-def _read_input(value: str | None, event: str) -> dict[str, Any]:
+def read_input(value: str | None, event: str) -> dict[str, Any]:
     if value is None:
         raw: Any = {
             "session_id": "hookctl",
@@ -61,7 +62,7 @@ class _BackgroundSink:
 
 
 async def _fire_local(args: argparse.Namespace) -> FireResult:
-    raw = _read_input(args.input, args.event)
+    raw = read_input(args.input, args.event)
     event = decode_event(raw, args.event)
     layout = None if args.settings and not args.with_defaults else SourceLayout()
     project = os.environ.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
@@ -69,7 +70,8 @@ async def _fire_local(args: argparse.Namespace) -> FireResult:
     for error in config.errors:
         print(f"hookctl: config: {error}", file=sys.stderr)
     engine = Engine()
-    async with trio.open_nursery() as nursery:
+    options = HandlerOptions(python_warm_workers=0)
+    async with open_handlers(engine, options), trio.open_nursery() as nursery:
         result = await engine.fire(
             config,
             event,
@@ -158,12 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("files", nargs="+")
     validate.set_defaults(func=cmd_validate)
 
-    try:
-        from hookd.cli import remote
-    except ImportError:
-        pass
-    else:
-        remote.add_commands(sub)
+    from hookd.cli import remote
+
+    remote.add_commands(sub)
     return parser
 
 

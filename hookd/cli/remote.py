@@ -1,16 +1,288 @@
-"""hookctl commands that talk to a running daemon (filled in by the daemon work)."""
+"""hookctl commands that talk to a running daemon.
+
+Each command opens one connection, sends one request and prints the answer
+as a readable table (or JSON with ``--json``).  When the daemon is not
+running the command says so, says how to start it, and exits 3.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+import time
+from collections.abc import Callable
 from typing import Any
+
+import msgspec
+from hookd_client import protocol
+from hookd_client.client import Client, DaemonError, DaemonUnavailable
+
+__all__ = ["add_commands", "fire"]
+
+EXIT_OK, EXIT_ERROR, EXIT_NO_DAEMON = 0, 1, 3
+
+
+def _client(args: argparse.Namespace) -> Client:
+    return Client(getattr(args, "socket", None), name="hookctl", retries=0)
+
+
+def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except DaemonUnavailable as exc:
+            print(f"hookctl: {exc}", file=sys.stderr)
+            return EXIT_NO_DAEMON
+        except DaemonError as exc:
+            print(f"hookctl: the daemon refused: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+
+    return run
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> str:
+    if not rows:
+        return "  (none)"
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    lines = ["  " + "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
+    for row in rows:
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+    return "\n".join(lines)
+
+
+def _ago(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    delta = max(0.0, time.time() - ts)
+    if delta < 60:
+        return f"{delta:.0f}s ago"
+    if delta < 3600:
+        return f"{delta / 60:.0f}m ago"
+    return f"{delta / 3600:.1f}h ago"
+
+
+def render_status(st: dict[str, Any]) -> str:
+    out = [
+        f"hookd {st['version']}  pid {st['pid']}  up {st['uptime']:.0f}s  socket {st['socket']}",
+        f"config generation {st['generation']} (reloaded {_ago(st['reloaded_at'])}), "
+        f"{st['connections']} connection(s), {st['in_flight']} event(s) in flight",
+        "",
+        "sources:",
+    ]
+    rows = []
+    for src in st["sources"]:
+        state = (
+            "stale (last good kept)" if src.get("stale") else ("ok" if src["exists"] else "absent")
+        )
+        if src.get("errors") and not src.get("stale"):
+            state = "errors"
+        rows.append([src["scope"], src["path"], str(src.get("hooks", 0)), state])
+    out.append(_table(rows, ["scope", "file", "hooks", "state"]))
+    if st["config_errors"]:
+        out.append("")
+        out.append("config errors:")
+        out.extend(f"  {e}" for e in st["config_errors"])
+    out.append("")
+    out.append(f"sessions ({len(st['sessions'])}):")
+    rows = []
+    for s in sorted(st["sessions"], key=lambda s: s.get("last_event_at") or 0, reverse=True):
+        outcomes = " ".join(f"{k}={v}" for k, v in sorted(s.get("outcomes", {}).items()))
+        rows.append(
+            [
+                s["session_id"],
+                str(s.get("agent_pid") or "-"),
+                s["project"],
+                f"{s.get('last_event') or '-'} {_ago(s.get('last_event_at'))}",
+                str(s.get("events", 0)),
+                outcomes or "-",
+            ]
+        )
+    out.append(_table(rows, ["session", "agent pid", "project", "last event", "events", "runs"]))
+    out.append("")
+    out.append(f"running hooks ({len(st['running'])}):")
+    rows = [
+        [
+            r["hook"],
+            r["event"],
+            r["session_id"],
+            str(r.get("pid") or "-"),
+            f"{r['elapsed']:.1f}s / {r['timeout']:g}s",
+        ]
+        for r in st["running"]
+    ]
+    out.append(_table(rows, ["hook", "event", "session", "pid", "elapsed / timeout"]))
+    if st.get("async_hooks"):
+        out.append("")
+        out.append(f"async hooks ({len(st['async_hooks'])}):")
+        rows = [
+            [
+                str(a.get("agent_pid") or "-"),
+                a.get("session_id", "-"),
+                a.get("hook", "-"),
+                a.get("event", "-"),
+                a.get("state", "-"),
+                f"{a.get('elapsed', 0):.1f}s / {a.get('timeout', 0):g}s",
+                str(a.get("bytes", 0)),
+                "yes" if a.get("delivered") else "no",
+            ]
+            for a in st["async_hooks"]
+        ]
+        out.append(
+            _table(
+                rows,
+                ["agent pid", "session", "hook", "event", "state", "elapsed", "bytes", "delivered"],
+            )
+        )
+    counters = st.get("counters") or {}
+    if counters:
+        out.append("")
+        out.append("counters: " + "  ".join(f"{k}={v}" for k, v in sorted(counters.items())))
+    return "\n".join(out)
+
+
+@_guard
+def cmd_status(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        status = client.status()
+    if args.json:
+        _print_json(status)
+    else:
+        print(render_status(status))
+    return EXIT_OK
+
+
+@_guard
+def cmd_hooks(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        data = client.call(protocol.Hooks(id=client.next_id(), cwd=os.path.abspath(args.cwd)))
+    if args.json:
+        _print_json(data)
+        return EXIT_OK
+    print(f"project {data['project']}  generation {data['generation']}")
+    rows = [
+        [
+            h["event"],
+            h["matcher"] if h["matcher"] is not None else "*",
+            h["type"],
+            h["hook"],
+            h["scope"],
+            h["source"],
+            "" if h["runs"] else "disabled",
+        ]
+        for h in data["hooks"]
+    ]
+    print(_table(rows, ["event", "matcher", "type", "hook", "scope", "source", ""]))
+    return EXIT_OK
+
+
+@_guard
+def cmd_reload(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        data = client.call(protocol.Reload(id=client.next_id()))
+    print(
+        f"generation {data['generation']}" + (" (changed)" if data["changed"] else " (unchanged)")
+    )
+    for error in data["errors"]:
+        print(f"  {error}")
+    return EXIT_ERROR if data["errors"] else EXIT_OK
+
+
+@_guard
+def cmd_sessions(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        data = client.call(protocol.Sessions(id=client.next_id()))
+    if args.json:
+        _print_json(data)
+        return EXIT_OK
+    rows = [
+        [s["session_id"], str(s.get("agent_pid") or "-"), s["project"], str(s.get("events", 0))]
+        for s in data
+    ]
+    print(_table(rows, ["session", "agent pid", "project", "events"]))
+    return EXIT_OK
+
+
+@_guard
+def cmd_tail(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        try:
+            for record in client.tail(follow=args.follow, last=args.last):
+                if args.json:
+                    print(json.dumps(record), flush=True)
+                else:
+                    when = time.strftime("%H:%M:%S", time.localtime(record["time"]))
+                    line = (
+                        f"{when} {record['session_id']} {record['event']} "
+                        f"{record['outcome']:<18} exit={record['exit_code']} "
+                        f"{record['duration_ms']:.1f}ms  {record['hook']}"
+                    )
+                    print(line, flush=True)
+        except KeyboardInterrupt:
+            pass
+    return EXIT_OK
+
+
+@_guard
+def cmd_stop(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        data = client.call(protocol.Shutdown(id=client.next_id()))
+    print(f"hookd (pid {data['pid']}) is stopping")
+    return EXIT_OK
+
+
+@_guard
+def fire(args: argparse.Namespace) -> int:
+    """``hookctl fire EVENT`` through the daemon."""
+    from hookd.cli.hookctl import read_input
+
+    payload = read_input(args.input, args.event)
+    with _client(args) as client:
+        reply = client.fire(
+            args.event,
+            payload,
+            env=dict(os.environ),
+            context=args.context,
+            claude=args.format == "claude",
+        )
+    if args.format == "json":
+        text = msgspec.json.encode(reply.result).decode()
+        sys.stdout.write(msgspec.json.format(text, indent=2) + "\n")
+        return EXIT_OK
+    assert reply.claude is not None
+    sys.stdout.write(reply.claude.stdout)
+    sys.stderr.write(reply.claude.stderr)
+    return reply.claude.exit_code
 
 
 def add_commands(sub: Any) -> None:
-    """Register daemon-backed subcommands on hookctl's parser."""
+    """Register the daemon-backed subcommands on hookctl's parser."""
+    status = sub.add_parser("status", help="the daemon, its config, sessions and running hooks")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cmd_status)
 
+    hooks = sub.add_parser("hooks", help="the effective hooks for a directory")
+    hooks.add_argument("--cwd", default=".")
+    hooks.add_argument("--json", action="store_true")
+    hooks.set_defaults(func=cmd_hooks)
 
-def fire(args: argparse.Namespace) -> int:
-    print("hookctl fire: the daemon client is not built yet; use --local", file=sys.stderr)
-    return 3
+    reload = sub.add_parser("reload", help="re-read every config source now")
+    reload.set_defaults(func=cmd_reload)
+
+    sessions = sub.add_parser("sessions", help="the sessions the daemon knows")
+    sessions.add_argument("--json", action="store_true")
+    sessions.set_defaults(func=cmd_sessions)
+
+    tail = sub.add_parser("tail", help="recent hook runs; -f to follow")
+    tail.add_argument("-f", "--follow", action="store_true")
+    tail.add_argument("-n", "--last", type=int, default=20)
+    tail.add_argument("--json", action="store_true")
+    tail.set_defaults(func=cmd_tail)
+
+    stop = sub.add_parser("stop", help="stop the daemon gracefully")
+    stop.set_defaults(func=cmd_stop)

@@ -1,0 +1,226 @@
+"""The blocking client: connect, handshake, request/reply — for CLIs and simple agents.
+
+``Client`` speaks one request at a time over one connection (the protocol
+allows many in flight; the async flavours use that).  When the daemon cannot
+be reached the caller gets :class:`DaemonUnavailable`, and
+:func:`fire_or_fallback` turns that into the caller's chosen failure policy:
+fail open (an empty result with a visible system message) or fail closed (a
+block).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from hookd_client import protocol
+from hookd_client.results import FireResult
+
+__all__ = [
+    "Client",
+    "DaemonError",
+    "DaemonUnavailable",
+    "default_socket_path",
+    "fallback_result",
+]
+
+
+class DaemonUnavailable(ConnectionError):
+    """The daemon is not running (or not reachable) at the socket path."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(
+            f"hookd is not running at {path} ({reason}); start it with `hookd serve` "
+            "or `systemctl --user start hookd.socket`"
+        )
+        self.path = path
+        self.reason = reason
+
+
+class DaemonError(RuntimeError):
+    """The daemon answered a request with an error."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def default_socket_path() -> Path:
+    """``$HOOKD_SOCKET``, else ``$XDG_RUNTIME_DIR/hookd/hookd.sock``, else ``/tmp/hookd-$UID/``."""
+    env = os.environ.get("HOOKD_SOCKET")
+    if env:
+        return Path(env)
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isdir(runtime):
+        return Path(runtime) / "hookd" / "hookd.sock"
+    return Path(f"/tmp/hookd-{os.getuid()}") / "hookd.sock"
+
+
+def fallback_result(event: str, policy: Literal["open", "closed"], reason: str) -> FireResult:
+    """What a caller applies when the daemon is unreachable.
+
+    ``open``: proceed, but say so (a system message the user sees).
+    ``closed``: block with the reason (deny for PreToolUse).
+    """
+    if policy == "open":
+        return FireResult(event=event, system_messages=[f"hookd unavailable: {reason}"])
+    decision = "deny" if event in ("PreToolUse", "PreModelSwitch") else "block"
+    message = f"hookd unavailable (fail-closed): {reason}"
+    return FireResult(event=event, decision=decision, reason=message, blocking_messages=[message])
+
+
+class Client:
+    """One blocking connection to the daemon."""
+
+    def __init__(
+        self,
+        socket_path: str | Path | None = None,
+        *,
+        name: str = "hookd-client",
+        timeout: float | None = None,
+        retries: int = 3,
+        backoff: float = 0.05,
+    ) -> None:
+        self.path = Path(socket_path) if socket_path else default_socket_path()
+        self.name = name
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self._sock: socket.socket | None = None
+        self._ids = itertools.count(1)
+        self.welcome: protocol.Welcome | None = None
+
+    # --- connection ----------------------------------------------------------
+
+    def connect(self) -> Client:
+        """Connect with retry and exponential backoff (a daemon may be starting up)."""
+        delay = self.backoff
+        last: OSError | None = None
+        for attempt in range(self.retries + 1):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(str(self.path))
+            except OSError as exc:
+                sock.close()
+                last = exc
+                if attempt < self.retries:
+                    time.sleep(delay)
+                    delay *= 2
+                continue
+            self._sock = sock
+            self._send(protocol.Hello(client=self.name, pid=os.getpid()))
+            reply = self._receive()
+            if isinstance(reply, protocol.Error):
+                self.close()
+                raise DaemonError(reply.code, reply.message)
+            if not isinstance(reply, protocol.Welcome):
+                self.close()
+                raise DaemonError("bad_reply", f"expected welcome, got {type(reply).__name__}")
+            self.welcome = reply
+            return self
+        raise DaemonUnavailable(self.path, str(last.strerror if last else "unknown"))
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def __enter__(self) -> Client:
+        return self.connect() if self._sock is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- framing ---------------------------------------------------------------
+
+    def _send(self, message: msgspec.Struct) -> None:
+        assert self._sock is not None, "not connected"
+        self._sock.sendall(protocol.encode(message))
+
+    def _receive_exactly(self, n: int) -> bytes:
+        assert self._sock is not None, "not connected"
+        buf = bytearray()
+        while len(buf) < n:
+            chunk = self._sock.recv(n - len(buf))
+            if not chunk:
+                raise DaemonUnavailable(self.path, "the daemon closed the connection")
+            buf += chunk
+        return bytes(buf)
+
+    def _receive(self) -> protocol.ServerMessage:
+        (length,) = protocol.HEADER.unpack(self._receive_exactly(protocol.HEADER.size))
+        return protocol.decode_server(self._receive_exactly(length))
+
+    def request(self, message: Any) -> protocol.ServerMessage:
+        """Send one request and return its reply (raises DaemonError on an error reply)."""
+        if self._sock is None:
+            self.connect()
+        try:
+            self._send(message)
+            reply = self._receive()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            self.close()
+            raise DaemonUnavailable(self.path, str(exc)) from None
+        if isinstance(reply, protocol.Error):
+            raise DaemonError(reply.code, reply.message)
+        return reply
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    # --- requests ----------------------------------------------------------------
+
+    def fire(
+        self,
+        event: str,
+        payload: dict[str, Any],
+        *,
+        env: dict[str, str] | None = None,
+        context: Literal["interactive", "batch"] = "interactive",
+        claude: bool = False,
+    ) -> protocol.FireReply:
+        reply = self.request(
+            protocol.Fire(
+                id=self.next_id(),
+                event=event,
+                input=payload,
+                env=env,
+                context=context,
+                format="claude" if claude else "result",
+            )
+        )
+        if not isinstance(reply, protocol.FireReply):
+            raise DaemonError("bad_reply", f"expected fire_reply, got {type(reply).__name__}")
+        return reply
+
+    def call(self, message: Any) -> Any:
+        """A request answered by a generic ``reply``: returns its data."""
+        reply = self.request(message)
+        if not isinstance(reply, protocol.Reply):
+            raise DaemonError("bad_reply", f"expected reply, got {type(reply).__name__}")
+        return reply.data
+
+    def status(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.call(protocol.Status(id=self.next_id()))
+        return data
+
+    def tail(self, follow: bool = False, last: int = 20) -> Iterator[dict[str, Any]]:
+        rid = self.next_id()
+        self._send(protocol.Tail(id=rid, follow=follow, last=last))
+        while True:
+            message = self._receive()
+            if isinstance(message, protocol.TailItem):
+                yield message.record
+            elif isinstance(message, protocol.Error):
+                raise DaemonError(message.code, message.message)
+            else:
+                return

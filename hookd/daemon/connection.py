@@ -1,0 +1,190 @@
+"""One client connection: frames in, frames out, and nothing a client does can stall others.
+
+Writes go through a bounded queue drained by one writer task, so a request
+handler never blocks on a slow reader: when the queue is full, or a single
+write takes longer than ``send_timeout``, the client is too slow and its
+connection is closed (its in-flight work is cancelled with it).  Framing
+errors that lose the frame boundary (an oversized length) close the
+connection; errors inside a well-framed body get an ``error`` reply and the
+connection goes on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import struct
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+import structlog
+import trio
+from hookd_client import protocol
+from hookd_client.protocol import HEADER
+
+__all__ = ["Connection", "PeerCred", "peer_credentials"]
+
+log = structlog.get_logger("hookd.connection")
+
+
+class PeerCred(msgspec.Struct, frozen=True):
+    pid: int
+    uid: int
+    gid: int
+
+
+def peer_credentials(stream: trio.SocketStream) -> PeerCred | None:
+    """SO_PEERCRED of a Unix-socket peer (Linux); None where the platform has none."""
+    sock = stream.socket
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:
+        return None
+    raw = sock.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i"))
+    pid, uid, gid = struct.unpack("3i", raw)
+    return PeerCred(pid, uid, gid)
+
+
+class ConnectionClosed(Exception):
+    pass
+
+
+class Connection:
+    _ids = itertools.count(1)
+
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        peer: PeerCred | None,
+        *,
+        max_frame: int,
+        send_queue: int,
+        send_timeout: float,
+    ) -> None:
+        self.stream = stream
+        self.peer = peer
+        self.number = next(self._ids)
+        self.max_frame = max_frame
+        self.send_timeout = send_timeout
+        self.client = ""
+        self.agent_pid: int | None = peer.pid if peer else None
+        self.greeted = False
+        self._send, self._outbox = trio.open_memory_channel[bytes](send_queue)
+        self._callback_ids = itertools.count(1)
+        self._callbacks: dict[int, trio.MemorySendChannel[protocol.CallbackResult]] = {}
+        self.cancel_scope = trio.CancelScope()
+        self.requests: dict[int, trio.CancelScope] = {}
+        self.closed = False
+
+    # --- sending -----------------------------------------------------------------
+
+    def send(self, message: msgspec.Struct) -> None:
+        """Queue a message; a client whose queue is full is too slow and is dropped."""
+        if self.closed:
+            return
+        try:
+            self._send.send_nowait(protocol.encode(message))
+        except trio.WouldBlock:
+            log.warning("client too slow: send queue full, closing", conn=self.number)
+            self.close()
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+
+    async def writer(self) -> None:
+        async with self._outbox:
+            async for data in self._outbox:
+                with trio.move_on_after(self.send_timeout) as scope:
+                    try:
+                        await self.stream.send_all(data)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        self.close()
+                        return
+                if scope.cancelled_caught:
+                    log.warning("client too slow: write timed out, closing", conn=self.number)
+                    self.close()
+                    return
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._send.close()
+            self.cancel_scope.cancel()
+
+    # --- receiving ---------------------------------------------------------------
+
+    async def _receive_exactly(self, n: int) -> bytes:
+        buf = bytearray()
+        while len(buf) < n:
+            chunk = await self.stream.receive_some(n - len(buf))
+            if not chunk:
+                if buf:
+                    raise protocol.FrameError(
+                        f"connection closed in the middle of a frame ({len(buf)} of {n} bytes)"
+                    )
+                raise ConnectionClosed
+            buf += chunk
+        return bytes(buf)
+
+    async def frames(self) -> AsyncIterator[bytes]:
+        """Yield frame bodies until EOF; raise FrameError when framing is lost."""
+        while True:
+            try:
+                header = await self._receive_exactly(HEADER.size)
+            except ConnectionClosed:
+                return
+            (length,) = HEADER.unpack(header)
+            if length > self.max_frame:
+                raise protocol.FrameError(
+                    f"frame of {length} bytes exceeds the maximum of {self.max_frame} bytes"
+                )
+            try:
+                yield await self._receive_exactly(length)
+            except ConnectionClosed:
+                raise protocol.FrameError("connection closed in the middle of a frame") from None
+
+    # --- server-initiated requests (client callbacks) ----------------------------
+
+    async def call_back(
+        self, callback_id: str, payload: dict[str, Any], tool_use_id: str | None, timeout: float
+    ) -> protocol.CallbackResult:
+        """Ask the client to run one of its callbacks; cancelled or timed out → told so."""
+        if self.closed:
+            return protocol.CallbackResult(id=0, error="the client that registered it is gone")
+        rid = next(self._callback_ids)
+        send, receive = trio.open_memory_channel[protocol.CallbackResult](1)
+        self._callbacks[rid] = send
+        try:
+            self.send(
+                protocol.Callback(
+                    id=rid,
+                    callback_id=callback_id,
+                    input=payload,
+                    tool_use_id=tool_use_id,
+                    timeout=timeout,
+                )
+            )
+            try:
+                return await receive.receive()
+            except trio.EndOfChannel:
+                return protocol.CallbackResult(id=rid, error="the client disconnected")
+        except trio.Cancelled:
+            # The engine's timeout (or a cancel) ended the wait: tell the client to stop.
+            self.send(protocol.CallbackCancel(id=rid))
+            raise
+        finally:
+            self._callbacks.pop(rid, None)
+
+    def deliver_callback_result(self, message: protocol.CallbackResult) -> bool:
+        channel = self._callbacks.get(message.id)
+        if channel is None:
+            return False
+        try:
+            channel.send_nowait(message)
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            return False
+        return True
+
+    def fail_callbacks(self) -> None:
+        for channel in self._callbacks.values():
+            channel.close()
+        self._callbacks.clear()

@@ -1,0 +1,435 @@
+"""Serve one connection: handshake, then one handler function per request kind.
+
+Each request runs in its own task inside the connection's nursery, so a slow
+Fire never holds up a Status on the same connection; replies carry the
+request's ``id``.  Adding a request kind is adding a function to
+``HANDLERS``.  Every error a client can cause becomes an ``error`` reply
+naming what was wrong; nothing a client sends can raise out of here.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import structlog
+import trio
+import trio.lowlevel
+from hookd_client import protocol
+from hookd_client.events import EventInputError
+from hookd_client.results import HookRef, HookRun
+
+import hookd
+from hookd.config.assemble import explicit_sources
+from hookd.config.loader import load_source
+from hookd.config.model import Scope
+from hookd.config.schema import CallbackHandler, handler_label
+from hookd.daemon.connection import Connection, PeerCred
+from hookd.daemon.registry import session_groups
+from hookd.engine.claude_output import render_claude
+from hookd.engine.engine import ProgressFn
+from hookd.handlers.base import HandlerResult, Invocation
+
+if TYPE_CHECKING:
+    from hookd.daemon.server import Daemon
+
+__all__ = ["HANDLERS", "serve_connection"]
+
+log = structlog.get_logger("hookd.requests")
+
+Handler = Callable[["Daemon", Connection, Any], Awaitable[None]]
+
+
+async def serve_connection(
+    daemon: Daemon, stream: trio.SocketStream, peer: PeerCred | None
+) -> None:
+    conn = Connection(
+        stream,
+        peer,
+        max_frame=daemon.settings.max_frame,
+        send_queue=daemon.settings.send_queue,
+        send_timeout=daemon.settings.send_timeout,
+    )
+    daemon.connections.add(conn)
+    try:
+        with conn.cancel_scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(conn.writer)
+                try:
+                    async for body in conn.frames():
+                        _dispatch(daemon, conn, body, nursery)
+                except protocol.FrameError as exc:
+                    conn.send(protocol.Error(code="bad_frame", message=str(exc)))
+                    log.warning(
+                        "framing lost, closing connection", conn=conn.number, error=str(exc)
+                    )
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass
+                # EOF or lost framing: let in-flight requests finish (a relay half-closes
+                # after sending), then close.
+                conn.fail_callbacks()
+                await _drain_requests(conn)
+                conn.close()
+    finally:
+        daemon.connections.discard(conn)
+        conn.fail_callbacks()
+        _forget_callbacks(daemon, conn)
+        with trio.CancelScope(shield=True):
+            await conn.stream.aclose()
+
+
+async def _drain_requests(conn: Connection) -> None:
+    while conn.requests:
+        await trio.sleep(0.005)
+    # Let the writer flush what the last replies queued.
+    await trio.lowlevel.checkpoint()
+
+
+def _dispatch(daemon: Daemon, conn: Connection, body: bytes, nursery: trio.Nursery) -> None:
+    try:
+        message = protocol.decode_client(body)
+    except protocol.FrameError as exc:
+        code = (
+            "unknown_kind" if "Invalid value" in str(exc) and "kind" in str(exc) else "bad_request"
+        )
+        conn.send(protocol.Error(id=protocol.request_id_of(body), code=code, message=str(exc)))
+        daemon.counters["bad_frames"] += 1
+        return
+    if isinstance(message, protocol.Hello):
+        if message.version != protocol.PROTOCOL_VERSION:
+            conn.send(
+                protocol.Error(
+                    code="version",
+                    message=f"protocol version {message.version} is not supported; "
+                    f"this daemon speaks {protocol.PROTOCOL_VERSION}",
+                )
+            )
+            conn.close()
+            return
+        conn.greeted = True
+        conn.client = message.client
+        if message.pid is not None:
+            conn.agent_pid = message.pid
+        conn.send(
+            protocol.Welcome(
+                version=protocol.PROTOCOL_VERSION,
+                server=f"hookd/{hookd.__version__}",
+                pid=os.getpid(),
+                max_frame=daemon.settings.max_frame,
+            )
+        )
+        return
+    if not conn.greeted:
+        conn.send(protocol.Error(code="bad_request", message="the first message must be `hello`"))
+        conn.close()
+        return
+    if isinstance(message, protocol.CallbackResult):
+        if not conn.deliver_callback_result(message):
+            log.info("late or unknown callback result", conn=conn.number, id=message.id)
+        return
+    if isinstance(message, protocol.Cancel):
+        scope = conn.requests.get(message.target)
+        if scope is not None:
+            scope.cancel()
+        return
+    handler = HANDLERS.get(type(message))
+    if handler is None:  # pragma: no cover - every ClientMessage kind has a handler
+        conn.send(protocol.Error(id=_id(message), code="unknown_kind", message="unsupported"))
+        return
+    request_id = _id(message)
+    if request_id in conn.requests:
+        conn.send(
+            protocol.Error(id=request_id, code="bad_request", message=f"id {request_id} is in use")
+        )
+        return
+    nursery.start_soon(_run_request, daemon, conn, handler, message, request_id)
+
+
+def _id(message: Any) -> int:
+    rid = getattr(message, "id", 0)
+    return rid if isinstance(rid, int) else 0
+
+
+async def _run_request(
+    daemon: Daemon, conn: Connection, handler: Handler, message: Any, request_id: int
+) -> None:
+    scope = trio.CancelScope()
+    conn.requests[request_id] = scope
+    try:
+        with scope:
+            await handler(daemon, conn, message)
+        if scope.cancelled_caught:
+            conn.send(protocol.Error(id=request_id, code="cancelled", message="request cancelled"))
+    except EventInputError as exc:
+        conn.send(protocol.Error(id=request_id, code="bad_input", message=str(exc)))
+    except Exception as exc:
+        log.exception("request failed", kind=type(message).__name__, conn=conn.number)
+        conn.send(protocol.Error(id=request_id, code="internal", message=repr(exc)))
+    finally:
+        conn.requests.pop(request_id, None)
+
+
+# --- one function per request kind ------------------------------------------------
+
+
+async def handle_fire(daemon: Daemon, conn: Connection, msg: protocol.Fire) -> None:
+    if daemon.shutting_down:
+        conn.send(protocol.Error(id=msg.id, code="shutting_down", message="hookd is stopping"))
+        return
+    progress: ProgressFn | None = None
+    if msg.progress:
+
+        def progress(phase: str, ref: HookRef, run: HookRun | None, _inv: Invocation) -> None:
+            conn.send(
+                protocol.Progress(
+                    id=msg.id,
+                    phase="started" if phase == "started" else "finished",
+                    hook=ref.name,
+                    source=ref.source,
+                    outcome=run.outcome if run else None,
+                )
+            )
+
+    result = await daemon.fire(
+        msg.event,
+        msg.input,
+        env=msg.env,
+        agent_pid=msg.agent_pid or conn.agent_pid,
+        context=msg.context,
+        client=conn.client,
+        progress=progress,
+    )
+    claude = render_claude(result) if msg.format == "claude" else None
+    conn.send(protocol.FireReply(id=msg.id, result=result, claude=claude))
+
+
+async def handle_relay(daemon: Daemon, conn: Connection, msg: protocol.Relay) -> None:
+    if daemon.shutting_down:
+        conn.send(protocol.Error(id=msg.id, code="shutting_down", message="hookd is stopping"))
+        return
+    try:
+        raw = msgspec.json.decode(msg.input)
+    except msgspec.DecodeError as exc:
+        conn.send(protocol.Error(id=msg.id, code="bad_input", message=f"hook input: {exc}"))
+        return
+    if not isinstance(raw, dict):
+        conn.send(
+            protocol.Error(id=msg.id, code="bad_input", message="hook input is not an object")
+        )
+        return
+    result = await daemon.fire(
+        msg.event,
+        raw,
+        env=msg.env,
+        agent_pid=msg.pid or conn.agent_pid,
+        context="interactive",
+        client=conn.client or "hookd-relay",
+    )
+    out = render_claude(result)
+    conn.send(
+        protocol.RelayReply(
+            id=msg.id, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
+        )
+    )
+
+
+async def handle_status(daemon: Daemon, conn: Connection, msg: protocol.Status) -> None:
+    from hookd.daemon.status import build_status
+
+    conn.send(protocol.Reply(id=msg.id, data=msgspec.to_builtins(build_status(daemon))))
+
+
+async def handle_reload(daemon: Daemon, conn: Connection, msg: protocol.Reload) -> None:
+    changed = daemon.reload()
+    conn.send(
+        protocol.Reply(
+            id=msg.id,
+            data={
+                "changed": changed,
+                "generation": daemon.registry.generation,
+                "errors": daemon.registry.errors(),
+            },
+        )
+    )
+
+
+async def handle_validate(daemon: Daemon, conn: Connection, msg: protocol.Validate) -> None:
+    files = []
+    for spec in explicit_sources(msg.files):
+        loaded = load_source(spec)
+        files.append(
+            {
+                "file": str(spec.path),
+                "exists": loaded.exists,
+                "hooks": sum(len(g.hooks) for _, _, g in loaded.groups),
+                "errors": [str(e) for e in loaded.errors],
+            }
+        )
+    conn.send(protocol.Reply(id=msg.id, data=files))
+
+
+async def handle_hooks(daemon: Daemon, conn: Connection, msg: protocol.Hooks) -> None:
+    project = msg.cwd
+    session = daemon.sessions.get(msg.session_id) if msg.session_id else None
+    if session is not None:
+        project = session.project
+    config = daemon.registry.config_for(project)
+    hooks = []
+    extra = session.extra_groups() if session else []
+    for event, groups in sorted({**config.groups}.items()):
+        for group in (*groups, *(g for g in extra if g.event == event)):
+            for spec in group.hooks:
+                hooks.append(
+                    {
+                        "event": event,
+                        "matcher": group.matcher,
+                        "type": spec.ref().type,
+                        "hook": handler_label(spec.handler),
+                        "scope": spec.scope.label,
+                        "source": spec.source,
+                        "timeout": spec.timeout,
+                        "runs": config.scope_allowed(spec.scope),
+                    }
+                )
+    conn.send(
+        protocol.Reply(
+            id=msg.id,
+            data={"project": project, "generation": config.generation, "hooks": hooks},
+        )
+    )
+
+
+async def handle_sessions(daemon: Daemon, conn: Connection, msg: protocol.Sessions) -> None:
+    conn.send(
+        protocol.Reply(
+            id=msg.id,
+            data=[
+                msgspec.to_builtins(s.info(_connected(daemon, s.agent_pid)))
+                for s in daemon.sessions.all()
+            ],
+        )
+    )
+
+
+def _connected(daemon: Daemon, pid: int | None) -> bool:
+    return pid is not None and any(c.agent_pid == pid for c in daemon.connections)
+
+
+async def handle_tail(daemon: Daemon, conn: Connection, msg: protocol.Tail) -> None:
+    for record in list(daemon.recent)[-msg.last :] if msg.last > 0 else []:
+        conn.send(protocol.TailItem(id=msg.id, record=record))
+    if not msg.follow:
+        conn.send(protocol.Reply(id=msg.id, data={"end": True}))
+        return
+    send, receive = trio.open_memory_channel[dict[str, Any]](256)
+    daemon.followers.add(send)
+    try:
+        async with receive:
+            async for record in receive:
+                conn.send(protocol.TailItem(id=msg.id, record=record))
+    finally:
+        daemon.followers.discard(send)
+
+
+async def handle_register(
+    daemon: Daemon, conn: Connection, msg: protocol.RegisterSessionHooks
+) -> None:
+    scope = Scope.SKILL if msg.scope == "skill" else Scope.SESSION
+    groups, errors = session_groups(msg.source, scope, msg.hooks)
+    if errors:
+        conn.send(
+            protocol.Error(id=msg.id, code="bad_request", message="; ".join(str(e) for e in errors))
+        )
+        return
+    existing = daemon.sessions.get(msg.session_id)
+    project = existing.project if existing else (msg.project or os.getcwd())
+    session = daemon.sessions.touch(msg.session_id, project, conn.agent_pid, conn.client)
+    session.hooks[msg.source] = groups
+    if any(isinstance(s.handler, CallbackHandler) for g in groups for s in g.hooks):
+        session.callback_owner = conn
+        _ensure_callback_handler(daemon)
+    count = sum(len(g.hooks) for g in groups)
+    conn.send(protocol.Reply(id=msg.id, data={"registered": count}))
+
+
+async def handle_clear(daemon: Daemon, conn: Connection, msg: protocol.ClearSessionHooks) -> None:
+    session = daemon.sessions.get(msg.session_id)
+    removed = 0
+    if session is not None:
+        keys = [msg.source] if msg.source is not None else list(session.hooks)
+        for key in keys:
+            removed += sum(len(g.hooks) for g in session.hooks.pop(key, []))
+    conn.send(protocol.Reply(id=msg.id, data={"removed": removed}))
+
+
+async def handle_shutdown(daemon: Daemon, conn: Connection, msg: protocol.Shutdown) -> None:
+    conn.send(protocol.Reply(id=msg.id, data={"stopping": True, "pid": os.getpid()}))
+    daemon.stop_requested.set()
+
+
+async def handle_check_async(daemon: Daemon, conn: Connection, msg: protocol.CheckAsync) -> None:
+    supervisor = getattr(daemon, "async_supervisor", None)
+    results = supervisor.collect(msg.session_id) if supervisor is not None else []
+    conn.send(protocol.Reply(id=msg.id, data=results))
+
+
+async def handle_async_list(daemon: Daemon, conn: Connection, msg: protocol.AsyncList) -> None:
+    supervisor = getattr(daemon, "async_supervisor", None)
+    listing = supervisor.listing(msg.session_id) if supervisor is not None else []
+    conn.send(protocol.Reply(id=msg.id, data=listing))
+
+
+HANDLERS: dict[type[Any], Handler] = {
+    protocol.Fire: handle_fire,
+    protocol.Relay: handle_relay,
+    protocol.Status: handle_status,
+    protocol.Reload: handle_reload,
+    protocol.Validate: handle_validate,
+    protocol.Hooks: handle_hooks,
+    protocol.Sessions: handle_sessions,
+    protocol.Tail: handle_tail,
+    protocol.RegisterSessionHooks: handle_register,
+    protocol.ClearSessionHooks: handle_clear,
+    protocol.Shutdown: handle_shutdown,
+    protocol.CheckAsync: handle_check_async,
+    protocol.AsyncList: handle_async_list,
+}
+
+
+# --- client callbacks ---------------------------------------------------------------
+
+
+def _ensure_callback_handler(daemon: Daemon) -> None:
+    """Route ``type: "callback"`` hooks to the connection that registered them."""
+
+    async def run_callback(handler: CallbackHandler, inv: Invocation) -> HandlerResult:
+        session = daemon.sessions.get(inv.session_id)
+        owner = session.callback_owner if session is not None else None
+        if not isinstance(owner, Connection) or owner.closed:
+            return HandlerResult(exit_code=None, failure="the client that registered it is gone")
+        started = time.monotonic()
+        with trio.move_on_after(inv.timeout) as scope:
+            tool_use_id = inv.input.get("tool_use_id")
+            answer = await owner.call_back(
+                handler.callback_id,
+                inv.input,
+                tool_use_id if isinstance(tool_use_id, str) else None,
+                inv.timeout,
+            )
+        if scope.cancelled_caught:
+            return HandlerResult(exit_code=None, timed_out=True)
+        if answer.error is not None:
+            return HandlerResult(exit_code=None, failure=f"callback raised: {answer.error}")
+        log.debug("callback answered", ms=round((time.monotonic() - started) * 1000, 2))
+        return HandlerResult(exit_code=0, json_output=answer.output)
+
+    daemon.engine.register_handler(CallbackHandler, run_callback)
+
+
+def _forget_callbacks(daemon: Daemon, conn: Connection) -> None:
+    for session in daemon.sessions.all():
+        if session.callback_owner is conn:
+            session.callback_owner = None

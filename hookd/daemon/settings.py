@@ -1,0 +1,107 @@
+"""Daemon settings: one normalised object, every field with a default and a flag.
+
+Read from ``~/.config/hookd/hookd.toml`` (``$XDG_CONFIG_HOME`` honoured) when it
+exists; command-line flags override file values one to one (uvicorn's rule:
+flags map onto config fields).  No file is needed: the defaults *are* the
+embedded default configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = ["DaemonSettings", "SettingsError", "default_socket_path", "load_settings", "state_dir"]
+
+
+class SettingsError(ValueError):
+    pass
+
+
+def runtime_dir() -> Path:
+    """``$XDG_RUNTIME_DIR/hookd``, else ``/tmp/hookd-<uid>`` (a private fallback)."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and os.path.isdir(base):
+        return Path(base) / "hookd"
+    return Path(f"/tmp/hookd-{os.getuid()}")
+
+
+def default_socket_path() -> Path:
+    """``--socket`` is applied by the caller; then ``$HOOKD_SOCKET``; then the runtime dir."""
+    env = os.environ.get("HOOKD_SOCKET")
+    if env:
+        return Path(env)
+    return runtime_dir() / "hookd.sock"
+
+
+def state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "hookd"
+
+
+def config_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "hookd"
+
+
+class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    socket: str = ""
+    """Socket path; empty means ``$HOOKD_SOCKET`` or ``$XDG_RUNTIME_DIR/hookd/hookd.sock``."""
+    log_format: Literal["auto", "json", "console"] = "auto"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    max_frame: int = 16 * 1024 * 1024
+    """Largest frame accepted from a client, in bytes."""
+    send_queue: int = 256
+    """Messages queued per connection before the connection is judged too slow and closed."""
+    send_timeout: float = 10.0
+    """Seconds a single write to a client may take before the client is dropped."""
+    shutdown_grace: float = 10.0
+    """On SIGTERM: seconds in-flight events get to finish before they are cancelled."""
+    watch: bool = True
+    watch_debounce_ms: int = 50
+    """watchfiles debounce; small, so a saved config takes effect quickly."""
+    project_idle_seconds: float = 300.0
+    """A project's sources stay loaded (and watched) this long after its last session."""
+    claude_settings: bool = False
+    """Also read the hooks inside Claude Code's own settings files."""
+    policy_files: list[str] = msgspec.field(default_factory=lambda: ["/etc/hookd/policy.json"])
+    user_files: list[str] = msgspec.field(default_factory=list)
+    """Empty: ``~/.config/hookd/hooks.json`` and ``hooks.toml``."""
+    output_cap: int = 1024 * 1024
+    """Bytes kept per hook stream (stdout, stderr); the rest is drained and dropped."""
+    kill_grace: float = 1.0
+    stop_block_cap: int = 8
+    tail_buffer: int = 500
+    """Recent hook runs kept for ``hookctl tail``."""
+    state_dir: str = ""
+    """Empty: ``$XDG_STATE_HOME/hookd``."""
+    http_port: int | None = None
+    """Loopback port of the Claude Code http-hook endpoint; None disables it."""
+
+    def socket_path(self) -> Path:
+        return Path(self.socket).expanduser() if self.socket else default_socket_path()
+
+    def state_path(self) -> Path:
+        return Path(self.state_dir).expanduser() if self.state_dir else state_dir()
+
+
+def load_settings(
+    path: Path | None = None, overrides: dict[str, Any] | None = None
+) -> DaemonSettings:
+    """Defaults ← ``hookd.toml`` ← flags.  A bad file is an error naming file and field."""
+    path = path or config_dir() / "hookd.toml"
+    data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsError(f"{path}: {exc}") from None
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return msgspec.convert(data, DaemonSettings)
+    except msgspec.ValidationError as exc:
+        raise SettingsError(f"{path}: {exc}") from None

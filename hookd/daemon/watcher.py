@@ -1,0 +1,116 @@
+"""Watch every config source and reload when one changes (watchfiles).
+
+The watcher's only job is "did a relevant file change?" (uvicorn's
+``WatchFilesReload``); the registry decides what the change means.
+
+Editors save in different ways — in place, by writing a temp file and
+renaming it over the original, by deleting and recreating — so the watcher
+watches *directories*, not files: the source's own directory when it
+exists, otherwise the nearest existing ancestor (non-recursively), so that a
+``.claude/`` created later is noticed too.  When the set of directories
+changes (a new project, a directory created), the watch restarts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import structlog
+import trio
+from watchfiles import Change, awatch
+
+from hookd.daemon.registry import ConfigRegistry
+
+__all__ = ["watch_sources"]
+
+log = structlog.get_logger("hookd.watcher")
+
+
+class _Reloader(Protocol):
+    def reload(self) -> bool: ...
+
+
+def _roots(paths: list[Path]) -> tuple[frozenset[Path], frozenset[Path]]:
+    """(directories watched recursively, ancestors watched flat)."""
+    deep: set[Path] = set()
+    flat: set[Path] = set()
+    for path in paths:
+        target = path if path.suffix == "" and not path.name.endswith(".json") else path.parent
+        if target.is_dir():
+            deep.add(target)
+            continue
+        ancestor = target.parent
+        while not ancestor.is_dir() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        flat.add(ancestor)
+    return frozenset(deep), frozenset(flat - deep)
+
+
+def _relevant(changed: str, wanted: list[Path]) -> bool:
+    path = Path(changed)
+    for target in wanted:
+        if path == target or target.is_relative_to(path) or path.is_relative_to(target):
+            return True
+    return False
+
+
+async def _watch(
+    roots: frozenset[Path],
+    recursive: bool,
+    wanted: list[Path],
+    debounce_ms: int,
+    reloader: _Reloader,
+    stop: trio.Event,
+) -> None:
+    if not roots:
+        await stop.wait()
+        return
+    async for changes in awatch(
+        *roots,
+        recursive=recursive,
+        debounce=debounce_ms,
+        step=10,
+        stop_event=stop,
+        watch_filter=lambda _change, path: _relevant(path, wanted),
+        rust_timeout=1000,
+        yield_on_timeout=False,
+    ):
+        log.debug("config files changed", changes=sorted({p for _, p in changes}))
+        reloader.reload()
+        if any(c == Change.added for c, _ in changes):
+            stop.set()  # a new file or directory may need new watch roots
+
+
+async def _watch_for_new_roots(
+    registry: ConfigRegistry, roots: tuple[frozenset[Path], frozenset[Path]], stop: trio.Event
+) -> None:
+    while not stop.is_set():
+        await trio.sleep(0.5)
+        if _roots(registry.watch_paths()) != roots:
+            stop.set()
+
+
+async def watch_sources(
+    registry: ConfigRegistry,
+    debounce_ms: int,
+    reloader: _Reloader,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    started = False
+    while True:
+        wanted = registry.watch_paths()
+        deep, flat = _roots(wanted)
+        stop = trio.Event()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_watch, deep, True, wanted, debounce_ms, reloader, stop)
+            nursery.start_soon(_watch, flat, False, wanted, debounce_ms, reloader, stop)
+            nursery.start_soon(_watch_for_new_roots, registry, (deep, flat), stop)
+            if not started:
+                # awatch needs a moment to install its watches before edits are seen.
+                await trio.sleep(0.05)
+                started = True
+                task_status.started()
+            await stop.wait()
+            nursery.cancel_scope.cancel()
