@@ -1,0 +1,301 @@
+"""The ``python`` handler: call a Python function instead of spawning a process per event.
+
+``{"type": "python", "callable": "package.module:function"}`` or
+``"/path/file.py:function"`` (a relative file path is relative to the project
+directory; a module is looked up on ``sys.path`` plus the project directory).
+
+**What the function gets and returns.**  A regular hook is called with one
+argument, the :class:`hookd_client.events.DecodedEvent` — ``.name``, ``.raw``
+(the exact input a command hook reads on stdin) and ``.typed`` (the validated
+Struct, e.g. ``PreToolUse`` with ``.tool_name``).  It returns what a command
+hook would print: a ``dict`` or a :class:`hookd_client.output.HookOutput`
+(the JSON answer), a ``str`` (read exactly like stdout), or ``None`` (exit 0,
+no output).  It may be ``def`` or ``async def``.  A function that raises is a
+non-blocking error carrying the exception text (or a block under
+``onFailure: "block"``).
+
+With ``"function": "stop"`` (seed 004) the function is a *stop function* for
+Stop/SubagentStop: it is called with the conversation — the entries of
+``transcript_path`` (for SubagentStop ``agent_transcript_path``) as a list of
+dicts — and returns ``True`` to let the agent stop, or ``False`` /
+``(False, reason)`` to keep it working; that is ``decision: "block"`` with the
+reason.
+
+**Where it runs, and why.**  Every call runs in a pool of warm worker
+processes (:mod:`hookd.handlers.pyworker`), never in the daemon itself —
+``async def`` functions too, each on a fresh asyncio loop in the worker.  An
+in-daemon coroutine would be cheaper, but a single ``time.sleep`` or busy loop
+in it would freeze every session of the daemon, and a cancel scope cannot
+interrupt code that never yields.  A worker can always be killed: when a call
+passes its timeout (or its event is cancelled), the worker's whole process
+group is killed and a fresh one takes its place; the daemon never waits for
+the function to cooperate.
+
+Limits of that choice, on purpose:
+
+* each call is a pipe round trip (well under a millisecond) and the input is
+  re-encoded; the function shares no memory with the daemon, and each worker
+  imports hook modules on its own (state kept in module globals is per worker);
+* at most ``size`` calls run at once; a call waits for a free worker, and that
+  wait counts against its timeout;
+* only the hook's own module is reloaded when its file changes (checked by
+  ``stat`` before every call), not the modules it imports;
+* the function sees the daemon's environment, not the agent's; ``print``
+  output goes to the daemon's log, not to the hook answer.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import hookd_client
+import msgspec
+import structlog
+import trio
+
+import hookd
+from hookd.config.schema import PythonHandler
+from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.process import kill_tree
+from hookd.handlers.pyworker import WorkerReply, WorkerRequest
+
+__all__ = ["PythonRunner", "PythonWorkerPool", "WorkerDied"]
+
+log = structlog.get_logger("hookd.handlers.python")
+
+_HEADER = struct.Struct(">I")
+_STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
+
+
+class WorkerDied(Exception):
+    """The worker exited (or closed its pipe) before answering."""
+
+
+class _Worker:
+    """One worker process and the daemon's end of its two protocol pipes."""
+
+    def __init__(self, proc: trio.Process, run_id: str) -> None:
+        self.proc = proc
+        self.run_id = run_id
+        self.buffer = bytearray()
+        self.calls = 0
+
+    async def _receive_exactly(self, size: int) -> bytes:
+        stream = self.proc.stdout
+        assert stream is not None
+        while len(self.buffer) < size:
+            try:
+                chunk = await stream.receive_some(65536)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise WorkerDied("python worker closed its pipe") from exc
+            if not chunk:
+                raise WorkerDied("python worker exited before answering")
+            self.buffer.extend(chunk)
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
+
+    async def call(self, payload: bytes) -> bytes:
+        stdin = self.proc.stdin
+        assert stdin is not None
+        try:
+            await stdin.send_all(_HEADER.pack(len(payload)) + payload)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise WorkerDied("python worker is gone") from exc
+        (size,) = _HEADER.unpack(await self._receive_exactly(_HEADER.size))
+        self.calls += 1
+        return await self._receive_exactly(size)
+
+
+def _worker_env() -> dict[str, str]:
+    """The daemon's environment, with hookd itself importable whatever the interpreter."""
+    roots = {
+        str(Path(hookd.__file__).parent.parent),
+        str(Path(hookd_client.__file__).parent.parent),
+    }
+    env = dict(os.environ)
+    existing = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = os.pathsep.join([*sorted(roots), *([existing] if existing else [])])
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class PythonWorkerPool:
+    """Warm, killable worker processes; owned by a nursery (see ``open_handlers``).
+
+    ``size`` bounds how many calls run at once; ``warm`` workers are started
+    ahead of need and replaced when one is killed, so the common call never
+    pays interpreter start-up.
+    """
+
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        *,
+        size: int = 4,
+        warm: int = 1,
+        executable: str = sys.executable,
+        kill_grace: float = 0.5,
+    ) -> None:
+        self.nursery = nursery
+        self.size = max(1, size)
+        self.warm = max(0, min(warm, self.size))
+        self.executable = executable
+        self.kill_grace = kill_grace
+        self._limit = trio.Semaphore(self.size)
+        self._idle: list[_Worker] = []
+        self._all: set[_Worker] = set()
+        self._closed = False
+        self._encoder = msgspec.json.Encoder()
+        self._decoder = msgspec.json.Decoder(WorkerReply)
+        self.spawned = 0
+        """Workers started so far (tests read it to see that a killed worker was replaced)."""
+
+    async def start(self) -> None:
+        for _ in range(self.warm):
+            self._idle.append(await self._spawn())
+
+    def pids(self) -> list[int]:
+        return sorted(w.proc.pid for w in self._all)
+
+    async def _spawn(self) -> _Worker:
+        run_id = uuid.uuid4().hex
+        env = _worker_env()
+        env["HOOKD_RUN_ID"] = run_id
+        proc = await trio.lowlevel.open_process(
+            [self.executable, "-m", "hookd.handlers.pyworker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+        worker = _Worker(proc, run_id)
+        self._all.add(worker)
+        self.spawned += 1
+        self.nursery.start_soon(self._log_stderr, worker)
+        return worker
+
+    async def _log_stderr(self, worker: _Worker) -> None:
+        """Whatever hooks print lands here, one log record per line (capped)."""
+        stream = worker.proc.stderr
+        assert stream is not None
+        pending = b""
+        async with stream:
+            while True:
+                try:
+                    chunk = await stream.receive_some(65536)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    return
+                if not chunk:
+                    break
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    text = line.decode("utf-8", errors="replace")[:2000]
+                    log.info("python hook output", worker=worker.proc.pid, line=text)
+                pending = pending[-65536:]
+        if pending:
+            log.info("python hook output", worker=worker.proc.pid, line=pending.decode()[:2000])
+
+    async def _discard(self, worker: _Worker) -> None:
+        """Kill a worker whose state is unknown (timed out, cancelled, died) and reap it."""
+        self._all.discard(worker)
+        if worker in self._idle:
+            self._idle.remove(worker)
+        with trio.CancelScope(shield=True):
+            await kill_tree(worker.proc, worker.run_id, self.kill_grace)
+            await _close_pipes(worker)
+        log.info("python worker discarded", worker=worker.proc.pid, calls=worker.calls)
+        if not self._closed and len(self._all) < self.warm:
+            self.nursery.start_soon(self._replenish)
+
+    async def _replenish(self) -> None:
+        if self._closed or len(self._all) >= self.warm:
+            return
+        try:
+            worker = await self._spawn()
+        except OSError as exc:
+            log.warning("cannot start a python worker", error=str(exc))
+            return
+        self._idle.append(worker)
+
+    async def call(self, request: WorkerRequest) -> WorkerReply:
+        """One call on a free worker; the caller's cancel scope is the deadline.
+
+        If the call does not complete — deadline, cancellation, a dead worker —
+        the worker is killed rather than returned to the pool.
+        """
+        if self._closed:
+            raise WorkerDied("the python worker pool is closed")
+        async with self._limit:
+            worker = self._idle.pop() if self._idle else await self._spawn()
+            done = False
+            try:
+                raw = await worker.call(self._encoder.encode(request))
+                done = True
+            finally:
+                if done:
+                    self._idle.append(worker)
+                else:
+                    await self._discard(worker)
+        return self._decoder.decode(raw)
+
+    async def aclose(self) -> None:
+        """Stop every worker: close its stdin (a clean exit), then kill what remains."""
+        self._closed = True
+        with trio.CancelScope(shield=True):
+            for worker in list(self._all):
+                if worker.proc.stdin is not None:
+                    await worker.proc.stdin.aclose()
+            for worker in list(self._all):
+                await kill_tree(worker.proc, worker.run_id, self.kill_grace)
+                await _close_pipes(worker)
+            self._all.clear()
+            self._idle.clear()
+
+
+async def _close_pipes(worker: _Worker) -> None:
+    """Close our ends of stdin/stdout; stderr is closed by its reader at EOF."""
+    for stream in (worker.proc.stdin, worker.proc.stdout):
+        if stream is not None:
+            await stream.aclose()
+
+
+class PythonRunner:
+    def __init__(self, pool: PythonWorkerPool) -> None:
+        self.pool = pool
+
+    async def run(self, handler: PythonHandler, inv: Invocation) -> HandlerResult:
+        if handler.function == "stop" and inv.event_name not in _STOP_EVENTS:
+            return HandlerResult(
+                exit_code=None,
+                failure=f"a stop function only runs on Stop/SubagentStop, not {inv.event_name}",
+            )
+        request = WorkerRequest(
+            callable=handler.callable,
+            function=handler.function,
+            event=inv.event_name,
+            input=inv.input,
+            project_dir=inv.project_dir,
+            cwd=inv.cwd,
+        )
+        with trio.move_on_after(inv.timeout) as deadline:
+            try:
+                reply = await self.pool.call(request)
+            except WorkerDied as exc:
+                return HandlerResult(exit_code=None, failure=str(exc))
+        if deadline.cancelled_caught:
+            return HandlerResult(exit_code=None, timed_out=True)
+        if reply.kind == "error":
+            return HandlerResult(
+                exit_code=None, failure=reply.error or "python hook failed", stderr=reply.traceback
+            )
+        if reply.kind == "none":
+            return HandlerResult(exit_code=0, json_output=None)
+        return HandlerResult(exit_code=0, json_output=reply.value)

@@ -1,0 +1,128 @@
+"""Plug every handler kind beyond ``command`` into an :class:`Engine`, with its resources.
+
+The handlers share two long-lived resources: one ``httpx.AsyncClient``
+(keep-alive connections for http hooks and the Messages API) and one pool of
+python worker processes.  Both must belong to a trio nursery, so they are
+created by :func:`open_handlers`, an async context manager the daemon enters
+inside its own nursery (and the one-shot CLI around a single ``fire``)::
+
+    async with open_handlers(engine, HandlerOptions()) as handlers:
+        ...  # engine.fire(...) can now run http/prompt/agent/python hooks
+
+Leaving the block stops the workers (killing any still busy) and closes the
+client.  :func:`install_handlers` only registers; it is separate so a caller
+that owns the resources differently can still wire them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import httpx
+import trio
+
+from hookd.config.schema import AgentHandler, HttpHandler, PromptHandler, PythonHandler
+from hookd.engine.engine import Engine
+from hookd.handlers.agent import AgentRunner
+from hookd.handlers.http import DEFAULT_BODY_CAP, HttpRunner
+from hookd.handlers.messages_api import MessagesClient, MessagesConfig
+from hookd.handlers.prompt import PromptRunner
+from hookd.handlers.python import PythonRunner, PythonWorkerPool
+
+__all__ = ["HandlerOptions", "Handlers", "install_handlers", "open_handlers"]
+
+
+def _default_workers() -> int:
+    return max(2, min(8, os.cpu_count() or 2))
+
+
+@dataclass(frozen=True)
+class HandlerOptions:
+    """Every knob of the non-command handlers, with its default in one place."""
+
+    messages_api_base_url: str | None = None
+    """Messages API base; ``None``: the agent's ``ANTHROPIC_BASE_URL``, else Anthropic's."""
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    """The environment variable that holds the Messages API key."""
+    anthropic_version: str = "2023-06-01"
+    default_model: str = "claude-haiku-4-5"
+    """Prompt and agent hooks without ``model``: a small fast model, as Claude Code."""
+    max_tokens: int = 1024
+    agent_max_turns: int = 50
+    http_body_cap: int = DEFAULT_BODY_CAP
+    """Bytes of an http hook's response body that are read; the rest is dropped."""
+    http_max_connections: int = 100
+    python_workers: int = field(default_factory=_default_workers)
+    """How many python hook calls can run at once (one worker process each)."""
+    python_warm_workers: int = 1
+    """Workers started ahead of need (0 for a one-shot CLI run)."""
+    python_executable: str = sys.executable
+    kill_grace: float = 0.5
+    """TERM → KILL grace when a python worker is killed."""
+
+
+@dataclass
+class Handlers:
+    """The live handler set: what :func:`open_handlers` yields."""
+
+    options: HandlerOptions
+    http_client: httpx.AsyncClient
+    pool: PythonWorkerPool
+    http: HttpRunner
+    prompt: PromptRunner
+    agent: AgentRunner
+    python: PythonRunner
+
+
+def install_handlers(engine: Engine, handlers: Handlers) -> None:
+    """Register http (and webhook), prompt, agent and python with ``engine``."""
+    engine.register_handler(HttpHandler, handlers.http.run)
+    engine.register_handler(PromptHandler, handlers.prompt.run)
+    engine.register_handler(AgentHandler, handlers.agent.run)
+    engine.register_handler(PythonHandler, handlers.python.run)
+
+
+@asynccontextmanager
+async def open_handlers(engine: Engine, options: HandlerOptions) -> AsyncIterator[Handlers]:
+    """Create the shared client and worker pool, register the handlers, clean up on exit."""
+    limits = httpx.Limits(max_connections=options.http_max_connections)
+    async with (
+        httpx.AsyncClient(timeout=None, limits=limits, follow_redirects=False) as client,
+        trio.open_nursery() as nursery,
+    ):
+        pool = PythonWorkerPool(
+            nursery,
+            size=options.python_workers,
+            warm=options.python_warm_workers,
+            executable=options.python_executable,
+            kill_grace=options.kill_grace,
+        )
+        try:
+            await pool.start()
+            messages = MessagesClient(
+                client,
+                MessagesConfig(
+                    base_url=options.messages_api_base_url,
+                    api_key_env=options.api_key_env,
+                    anthropic_version=options.anthropic_version,
+                    max_tokens=options.max_tokens,
+                ),
+            )
+            handlers = Handlers(
+                options=options,
+                http_client=client,
+                pool=pool,
+                http=HttpRunner(client, options.http_body_cap),
+                prompt=PromptRunner(messages, options.default_model),
+                agent=AgentRunner(messages, options.default_model, options.agent_max_turns),
+                python=PythonRunner(pool),
+            )
+            install_handlers(engine, handlers)
+            yield handlers
+        finally:
+            await pool.aclose()
+            nursery.cancel_scope.cancel()
