@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -15,3 +21,74 @@ CC_FIXTURES = DATA / "cc-fixtures"
 @pytest.fixture
 def cc_fixtures() -> Path:
     return CC_FIXTURES
+
+
+# --- a real daemon, in-process, on a real socket ------------------------------------
+
+
+@dataclass
+class DaemonHandle:
+    """A running in-process daemon and the files around it."""
+
+    daemon: Any
+    root: Path
+    socket: Path
+    user_config: Path
+    policy_config: Path
+    home: Path
+    cancel: Callable[[], None]
+
+    def project(self, name: str = "proj") -> Path:
+        path = self.root / name
+        (path / ".claude").mkdir(parents=True, exist_ok=True)
+        return path
+
+
+@pytest.fixture
+async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[Callable[..., Any]]:
+    """Start real daemons: ``handle = await daemon_factory(**settings_overrides)``.
+
+    Each gets a short private directory (Unix socket paths must stay < 108
+    bytes), its own user/policy config files and state dir, and no access to
+    the real home's config.
+    """
+    from hookd.config.sources import SourceLayout
+    from hookd.daemon.server import Daemon
+    from hookd.daemon.settings import DaemonSettings
+
+    roots: list[Path] = []
+
+    async def start(**overrides: Any) -> DaemonHandle:
+        root = Path(tempfile.mkdtemp(prefix="hk", dir="/tmp"))
+        roots.append(root)
+        home = root / "home"
+        (home / ".config" / "hookd").mkdir(parents=True)
+        user = home / ".config" / "hookd" / "hooks.json"
+        policy = root / "policy.json"
+        values: dict[str, Any] = {
+            "socket": str(root / "hookd.sock"),
+            "state_dir": str(root / "state"),
+            "kill_grace": 0.3,
+            "shutdown_grace": 2.0,
+            "watch_debounce_ms": 20,
+        }
+        values.update(overrides)
+        settings = DaemonSettings(**values)
+        layout = SourceLayout(
+            policy=(str(policy),),
+            user=(str(user),),
+            plugin_dirs=("{project}/.claude/plugins", str(home / ".claude" / "plugins")),
+        )
+        daemon = Daemon(settings, layout)
+        scope = trio.CancelScope()
+
+        async def run(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+            with scope:
+                await daemon.run(task_status=task_status)
+
+        await nursery.start(run)
+        return DaemonHandle(daemon, root, Path(values["socket"]), user, policy, home, scope.cancel)
+
+    yield start
+    for root in roots:
+        shutil.rmtree(root, ignore_errors=True)
