@@ -35,6 +35,7 @@ import json
 import os
 import secrets
 from collections.abc import Awaitable, Sequence
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -359,12 +360,16 @@ async def _dispatch(
     pid = await peer_pid.get()
     context = _context_of(pid)
     result: FireResult | None = None
+    bad_input: str | None = None
 
     async def run() -> None:
-        nonlocal result
-        result = await fire(
-            event, raw, env=None, agent_pid=pid, context=context, client=CLIENT_NAME
-        )
+        nonlocal result, bad_input
+        try:
+            result = await fire(
+                event, raw, env=None, agent_pid=pid, context=context, client=CLIENT_NAME
+            )
+        except EventInputError as exc:
+            bad_input = str(exc)
         nursery.cancel_scope.cancel()
 
     async def watch_hangup() -> None:
@@ -379,12 +384,11 @@ async def _dispatch(
                 return
             conn.receive_data(data)
 
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(run)
-            nursery.start_soon(watch_hangup)
-    except EventInputError as exc:
-        raise _HttpError(400, str(exc)) from None
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run)
+        nursery.start_soon(watch_hangup)
+    if bad_input is not None:
+        raise _HttpError(400, bad_input)
     if result is None:
         return 200, None
     return 200, render_http(result)
@@ -402,6 +406,13 @@ def _context_of(pid: int | None) -> str:
     return "batch" if b"-p" in argv or b"--print" in argv else "interactive"
 
 
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
 def _error_body(message: str) -> bytes:
     return msgspec.json.encode({"error": message})
 
@@ -412,7 +423,8 @@ async def _send(
     headers = [("content-length", str(len(payload)))]
     if payload:
         headers.append(("content-type", "application/json"))
-    data = conn.send(h11.Response(status_code=status, headers=headers)) or b""
+    data = conn.send(h11.Response(status_code=status, headers=headers, reason=_reason(status)))
+    data = data or b""
     if payload:
         data += conn.send(h11.Data(data=payload)) or b""
     data += conn.send(h11.EndOfMessage()) or b""
@@ -436,12 +448,13 @@ async def _send_error(
         ("connection", "close"),
     ]
     try:
-        data = conn.send(h11.Response(status_code=status, headers=headers)) or b""
+        response = h11.Response(status_code=status, headers=headers, reason=_reason(status))
+        data = conn.send(response) or b""
         data += conn.send(h11.Data(data=payload)) or b""
         data += conn.send(h11.EndOfMessage()) or b""
     except h11.LocalProtocolError:
         head = "".join(f"{k}: {v}\r\n" for k, v in headers)
-        data = f"HTTP/1.1 {status} Error\r\n{head}\r\n".encode() + payload
+        data = f"HTTP/1.1 {status} {_reason(status)}\r\n{head}\r\n".encode() + payload
     await stream.send_all(data)
 
 

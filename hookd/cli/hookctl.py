@@ -163,6 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     from hookd.cli import remote
 
     remote.add_commands(sub)
+
+    from hookd.cli.claude_cmd import add_claude_command
+
+    add_claude_command(sub)
     return parser
 
 

@@ -1,0 +1,323 @@
+"""hookd-relay: a Claude Code ``command`` hook that hands the event to the daemon.
+
+Installed as ``/abs/python3 -I -S /abs/path/relay.py EVENT [--fail-closed]``.
+It reads the hook input from stdin, sends ``hello`` and ``relay`` frames to the
+daemon's socket, and prints the reply's stdout/stderr and exits with its exit
+code — byte for byte what a command hook would, so Claude Code cannot tell.
+
+Why it imports nothing but ``_socket``, ``sys`` and ``os``: a relay runs once
+per event, and its start-up is the whole cost (perf-floors.md (d): ``-I -S``
+with ``_socket`` ≈ 9 ms; the ``socket`` module doubles it, ``json`` or
+``msgspec`` triple it or worse).  So the two small MessagePack maps are
+encoded and decoded by hand here, the hook input is forwarded as raw bytes
+(the daemon parses it), and the only JSON ever written is a one-line
+``systemMessage`` built with an escaping function.
+
+Socket path, in the daemon's order: ``--socket``, ``$HOOKD_SOCKET``,
+``$XDG_RUNTIME_DIR/hookd/hookd.sock`` (when that directory exists), else
+``/tmp/hookd-$UID/hookd.sock``.
+
+When the daemon cannot be reached or answers with an error the relay fails
+*open* by default — exit 0 with a visible ``systemMessage`` — because a
+missing daemon must not freeze the agent; ``--fail-closed`` (used for events
+that have a hook marked ``onFailure: "block"``) exits 2 with the reason on
+stderr, which blocks wherever exit 2 blocks.
+"""
+
+from __future__ import annotations
+
+import _socket
+import os
+import sys
+
+_HEADER = 4
+_MAX_REPLY = 64 * 1024 * 1024
+
+
+# --- MessagePack, the subset the protocol needs -------------------------------------
+
+
+def _uint(n: int, small: int, codes: tuple[int, ...]) -> bytes:
+    # codes: formats for 1, 2, 4, 8 bytes
+    if n < small:
+        return bytes((codes[0] | n,)) if codes[0] else bytes((n,))
+    for size, code in zip((1, 2, 4, 8), codes[1:], strict=True):
+        if n < 1 << (8 * size):
+            return bytes((code,)) + n.to_bytes(size, "big")
+    raise ValueError("integer too large")
+
+
+def _int(n: int) -> bytes:
+    if n < 0:
+        raise ValueError("negative integers are not used by the relay")
+    return _uint(n, 128, (0, 0xCC, 0xCD, 0xCE, 0xCF))
+
+
+def _str(s: str) -> bytes:
+    data = s.encode("utf-8")
+    n = len(data)
+    if n < 32:
+        return bytes((0xA0 | n,)) + data
+    if n < 256:
+        return b"\xd9" + bytes((n,)) + data
+    if n < 65536:
+        return b"\xda" + n.to_bytes(2, "big") + data
+    return b"\xdb" + n.to_bytes(4, "big") + data
+
+
+def _bin(b: bytes) -> bytes:
+    n = len(b)
+    if n < 256:
+        return b"\xc4" + bytes((n,)) + b
+    if n < 65536:
+        return b"\xc5" + n.to_bytes(2, "big") + b
+    return b"\xc6" + n.to_bytes(4, "big") + b
+
+
+def _map_header(n: int) -> bytes:
+    if n < 16:
+        return bytes((0x80 | n,))
+    if n < 65536:
+        return b"\xde" + n.to_bytes(2, "big")
+    return b"\xdf" + n.to_bytes(4, "big")
+
+
+def _value(v: object) -> bytes:
+    if v is None:
+        return b"\xc0"
+    if isinstance(v, bool):
+        return b"\xc3" if v else b"\xc2"
+    if isinstance(v, int):
+        return _int(v)
+    if isinstance(v, str):
+        return _str(v)
+    if isinstance(v, bytes):
+        return _bin(v)
+    if isinstance(v, dict):
+        return _map(v)
+    raise TypeError(type(v).__name__)
+
+
+def _map(d: dict[str, object]) -> bytes:
+    parts = [_map_header(len(d))]
+    for k, v in d.items():
+        parts.append(_str(k))
+        parts.append(_value(v))
+    return b"".join(parts)
+
+
+def _frame(d: dict[str, object]) -> bytes:
+    body = _map(d)
+    return len(body).to_bytes(_HEADER, "big") + body
+
+
+def _decode(buf: bytes, i: int) -> tuple[object, int]:
+    """One value at ``buf[i]``; returns ``(value, next_index)``."""
+    t = buf[i]
+    i += 1
+    if t < 0x80:
+        return t, i
+    if t >= 0xE0:
+        return t - 0x100, i
+    if 0xA0 <= t <= 0xBF:
+        n = t & 0x1F
+        return buf[i : i + n].decode("utf-8", "replace"), i + n
+    if 0x80 <= t <= 0x8F:
+        return _decode_map(buf, i, t & 0x0F)
+    if 0x90 <= t <= 0x9F:
+        return _decode_array(buf, i, t & 0x0F)
+    if t == 0xC0:
+        return None, i
+    if t in (0xC2, 0xC3):
+        return t == 0xC3, i
+    sizes = {0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8, 0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8}
+    if t in sizes:
+        n = sizes[t]
+        return int.from_bytes(buf[i : i + n], "big", signed=t >= 0xD0), i + n
+    lengths = {0xD9: 1, 0xDA: 2, 0xDB: 4, 0xC4: 1, 0xC5: 2, 0xC6: 4}
+    if t in lengths:
+        w = lengths[t]
+        n = int.from_bytes(buf[i : i + w], "big")
+        i += w
+        raw = bytes(buf[i : i + n])
+        return (raw if t <= 0xC6 else raw.decode("utf-8", "replace")), i + n
+    if t in (0xDC, 0xDD):
+        w = 2 if t == 0xDC else 4
+        return _decode_array(buf, i + w, int.from_bytes(buf[i : i + w], "big"))
+    if t in (0xDE, 0xDF):
+        w = 2 if t == 0xDE else 4
+        return _decode_map(buf, i + w, int.from_bytes(buf[i : i + w], "big"))
+    if t in (0xCA, 0xCB):  # floats: not in the replies the relay reads; skip them
+        return None, i + (4 if t == 0xCA else 8)
+    raise ValueError(f"unsupported MessagePack type 0x{t:02x}")
+
+
+def _decode_map(buf: bytes, i: int, n: int) -> tuple[object, int]:
+    out: dict[object, object] = {}
+    for _ in range(n):
+        k, i = _decode(buf, i)
+        v, i = _decode(buf, i)
+        out[k] = v
+    return out, i
+
+
+def _decode_array(buf: bytes, i: int, n: int) -> tuple[object, int]:
+    out: list[object] = []
+    for _ in range(n):
+        v, i = _decode(buf, i)
+        out.append(v)
+    return out, i
+
+
+# --- JSON for the one message the relay writes itself ---------------------------------
+
+
+def _json_str(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+        elif o < 0x20:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+# --- the relay ------------------------------------------------------------------------
+
+
+def socket_path(explicit: str | None = None) -> str:
+    if explicit:
+        return explicit
+    env = os.environ.get("HOOKD_SOCKET")
+    if env:
+        return env
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isdir(runtime):
+        return runtime + "/hookd/hookd.sock"
+    return f"/tmp/hookd-{os.getuid()}/hookd.sock"
+
+
+def _recv_exact(sock: _socket.socket, n: int) -> bytes:
+    chunks = []
+    while n:
+        chunk = sock.recv(min(n, 1 << 20))
+        if not chunk:
+            raise ConnectionError("hookd closed the connection before replying")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _environment() -> dict[str, str]:
+    """The agent's environment, minus entries that are not valid UTF-8 (msgpack str)."""
+    env: dict[str, str] = {}
+    for key, value in os.environ.items():
+        try:
+            key.encode("utf-8")
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            continue
+        env[key] = value
+    return env
+
+
+class _NotRunning(OSError):
+    """Nothing accepts connections on the socket path (missing file, stale socket)."""
+
+
+def relay(event: str, data: bytes, path: str) -> tuple[str, str, int]:
+    """Send one event; return ``(stdout, stderr, exit_code)`` from the daemon's reply."""
+    pid = os.environ.get("CLAUDE_PID", "")
+    hello: dict[str, object] = {"kind": "hello", "version": 1, "client": "hookd-relay"}
+    request: dict[str, object] = {
+        "kind": "relay",
+        "id": 1,
+        "event": event,
+        "input": data,
+        "env": _environment(),
+    }
+    if pid.isdigit():
+        hello["pid"] = int(pid)
+        request["pid"] = int(pid)
+    else:
+        request["pid"] = os.getppid()
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        try:
+            sock.connect(path)
+        except OSError as exc:
+            raise _NotRunning(exc.strerror or str(exc)) from None
+        sock.sendall(_frame(hello) + _frame(request))
+        while True:
+            size = int.from_bytes(_recv_exact(sock, _HEADER), "big")
+            if size > _MAX_REPLY:
+                raise ValueError(f"reply frame too large ({size} bytes)")
+            message, _ = _decode(_recv_exact(sock, size), 0)
+            if not isinstance(message, dict):
+                raise ValueError("reply is not a map")
+            kind = message.get("kind")
+            if kind == "relay_reply" and message.get("id") == 1:
+                stdout, stderr, code = (message.get(k) for k in ("stdout", "stderr", "exit_code"))
+                return (
+                    stdout if isinstance(stdout, str) else "",
+                    stderr if isinstance(stderr, str) else "",
+                    code if isinstance(code, int) else 0,
+                )
+            if kind == "error":
+                code, text = message.get("code"), message.get("message")
+                raise RuntimeError(f"hookd refused the event ({code}): {text}")
+    finally:
+        sock.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    fail_closed = False
+    explicit: str | None = None
+    event: str | None = None
+    while args:
+        arg = args.pop(0)
+        if arg == "--fail-closed":
+            fail_closed = True
+        elif arg == "--socket" and args:
+            explicit = args.pop(0)
+        elif arg.startswith("--socket="):
+            explicit = arg[len("--socket=") :]
+        elif event is None and not arg.startswith("-"):
+            event = arg
+        else:
+            sys.stderr.write("usage: relay.py EVENT [--socket PATH] [--fail-closed]\n")
+            return 1
+    if event is None:
+        sys.stderr.write("usage: relay.py EVENT [--socket PATH] [--fail-closed]\n")
+        return 1
+    data = sys.stdin.buffer.read()
+    path = socket_path(explicit)
+    try:
+        stdout, stderr, code = relay(event, data, path)
+    except _NotRunning as exc:
+        why = f"hookd is not running: {exc} (socket {path})"
+    except (OSError, ValueError, RuntimeError, IndexError) as exc:
+        why = f"hookd failed to answer: {exc}"
+    else:
+        # Bytes, not text: the output must be UTF-8 whatever the locale is.
+        if stdout:
+            sys.stdout.buffer.write(stdout.encode("utf-8", "surrogateescape"))
+            sys.stdout.flush()
+        if stderr:
+            sys.stderr.buffer.write(stderr.encode("utf-8", "surrogateescape"))
+            sys.stderr.flush()
+        return code
+    if fail_closed:
+        sys.stderr.write(why + "\n")
+        return 2
+    sys.stdout.buffer.write(('{"systemMessage": ' + _json_str(why) + "}\n").encode("utf-8"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

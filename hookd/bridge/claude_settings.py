@@ -1,0 +1,400 @@
+"""Wire Claude Code to hookd by rewriting its settings files (``hookctl claude …``).
+
+``install`` makes one Claude Code settings file (user, project or local scope)
+send *every* event to hookd, and moves the hooks it already had into hookd's
+config file of the same scope, so that nothing runs twice:
+
+==========  ================================  ====================================
+scope       Claude Code settings              hookd config the hooks move to
+==========  ================================  ====================================
+user        ``~/.claude/settings.json``       ``~/.config/hookd/hooks.json``
+project     ``.claude/settings.json``         ``.claude/hooks.json``
+local       ``.claude/settings.local.json``   ``.claude/hooks.local.json``
+==========  ================================  ====================================
+
+Each event gets one matcher-less group with one handler: an ``http`` hook to
+the loopback endpoint, or — for the events where Claude Code runs no http hooks
+(SessionStart, Setup; reference §1.5) and those whose verdict only an exit
+code carries (TeammateIdle, TaskCompleted, WorktreeCreate failures) — a
+``command`` hook running hookd-relay with an absolute interpreter and file
+path (no console-script wrapper: it costs a second interpreter start-up).
+
+Everything here is pure planning (:func:`plan_install` and friends return the
+files' old and new text); :func:`apply_plan` writes them, keeping a backup of
+the first settings file it ever changed.  Planning twice gives the same
+texts, which is what makes ``install`` idempotent.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from hookd_client.events import EVENT_NAMES
+
+__all__ = [
+    "BACKUP_SUFFIX",
+    "RELAY_EVENTS",
+    "Bridge",
+    "FileChange",
+    "Plan",
+    "ScopeName",
+    "apply_plan",
+    "bridge_hooks",
+    "is_bridge_handler",
+    "paths_for",
+    "plan_import",
+    "plan_install",
+    "plan_uninstall",
+    "relay_script",
+]
+
+ScopeName = Literal["user", "project", "local"]
+
+RELAY_EVENTS = frozenset(
+    {"SessionStart", "Setup", "TeammateIdle", "TaskCompleted", "WorktreeCreate"}
+)
+"""Events installed as a hookd-relay command hook instead of an http hook."""
+
+BACKUP_SUFFIX = ".hookd-backup"
+TOKEN_ENV = "HOOKD_HTTP_TOKEN"
+
+_CLAUDE_TYPES = frozenset({"command", "http", "mcp_tool", "prompt", "agent"})
+"""Handler types Claude Code itself understands (hookd adds python, callback …)."""
+_BRIDGE_URL = re.compile(r"^https?://(127\.0\.0\.1|localhost|\[::1\]):\d+/hooks/[A-Za-z]+$")
+_CC_DEFAULT_TIMEOUT = {"UserPromptSubmit": 30.0, "PreModelSwitch": 30.0, "PostModelSwitch": 30.0}
+
+
+def relay_script() -> Path:
+    """The relay's source file; installed hooks run it with ``python -I -S``."""
+    from hookd_client import relay
+
+    return Path(relay.__file__).resolve()
+
+
+@dataclass(frozen=True)
+class Bridge:
+    """Where hookd listens, as the installed hooks must say it."""
+
+    port: int
+    token: str
+    python: str = field(default_factory=lambda: sys.executable)
+    relay: str = field(default_factory=lambda: str(relay_script()))
+    socket: str | None = None
+    token_in_env: bool = False
+    """Reference the token as ``$HOOKD_HTTP_TOKEN`` instead of writing it: for
+    project settings, which are usually committed."""
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: Path
+    old: str | None
+    """The current text; None if the file does not exist."""
+    new: str
+    private: bool = False
+    """Holds a secret (the literal token): written with mode 0600."""
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+    def diff(self) -> str:
+        old = (self.old or "").splitlines(keepends=True)
+        new = self.new.splitlines(keepends=True)
+        label = str(self.path)
+        return "".join(
+            difflib.unified_diff(old, new, "/dev/null" if self.old is None else label, label, n=3)
+        )
+
+
+@dataclass
+class Plan:
+    changes: list[FileChange] = field(default_factory=list)
+    backup: Path | None = None
+    """Where the settings file's original is (or will be) kept."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[FileChange]:
+        return [c for c in self.changes if c.changed]
+
+    def diff(self) -> str:
+        return "".join(c.diff() for c in self.changed)
+
+
+def paths_for(scope: ScopeName, project: Path | None = None) -> tuple[Path, Path]:
+    """``(claude settings file, hookd config file)`` of one scope."""
+    if scope == "user":
+        config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+        return Path.home() / ".claude" / "settings.json", config_home / "hookd" / "hooks.json"
+    base = (project or Path.cwd()) / ".claude"
+    if scope == "project":
+        return base / "settings.json", base / "hooks.json"
+    return base / "settings.local.json", base / "hooks.local.json"
+
+
+# --- recognising and building hookd's own entries ------------------------------------
+
+
+def is_bridge_handler(handler: Any) -> bool:
+    """Whether a settings handler is one ``install`` wrote (and may remove)."""
+    if not isinstance(handler, dict):
+        return False
+    if handler.get("type") == "http":
+        return bool(_BRIDGE_URL.match(str(handler.get("url", ""))))
+    if handler.get("type") == "command":
+        text = " ".join([str(handler.get("command", "")), *map(str, handler.get("args") or [])])
+        return "hookd_client/relay.py" in text or "hookd-relay" in text
+    return False
+
+
+def bridge_handler(
+    event: str, bridge: Bridge, *, fail_closed: bool, timeout: float | None
+) -> dict[str, Any]:
+    handler: dict[str, Any]
+    if event in RELAY_EVENTS:
+        args = ["-I", "-S", bridge.relay, event]
+        if bridge.socket:
+            args += ["--socket", bridge.socket]
+        if fail_closed:
+            args.append("--fail-closed")
+        handler = {"type": "command", "command": bridge.python, "args": args}
+    else:
+        token = f"${TOKEN_ENV}" if bridge.token_in_env else bridge.token
+        handler = {
+            "type": "http",
+            "url": f"http://127.0.0.1:{bridge.port}/hooks/{event}",
+            "headers": {"Authorization": f"Bearer {token}"},
+        }
+        if bridge.token_in_env:
+            handler["allowedEnvVars"] = [TOKEN_ENV]
+        if fail_closed:
+            # Daemon down or endpoint error: block instead of going ahead (2.1.295).
+            handler["onFailure"] = "block"
+    if timeout is not None:
+        handler["timeout"] = timeout
+    return handler
+
+
+def bridge_hooks(bridge: Bridge, hookd_hooks: dict[str, Any]) -> dict[str, Any]:
+    """The ``hooks`` value that sends every event to hookd.
+
+    ``hookd_hooks`` (the config the events will run) decides two things per
+    event: ``--fail-closed`` / ``onFailure: "block"`` when one of its hooks
+    asks to fail closed, and a Claude Code timeout long enough for its
+    slowest hook (hookd enforces each hook's own timeout; Claude Code must not
+    give up first).
+    """
+    out: dict[str, Any] = {}
+    for event in EVENT_NAMES:
+        handlers = list(_handlers(hookd_hooks.get(event)))
+        fail_closed = any(h.get("onFailure") == "block" for h in handlers)
+        longest = max((float(h.get("timeout") or 0) for h in handlers), default=0.0)
+        default = _CC_DEFAULT_TIMEOUT.get(event, 600.0)
+        timeout = longest + 5 if longest + 5 > default else None
+        handler = bridge_handler(event, bridge, fail_closed=fail_closed, timeout=timeout)
+        out[event] = [{"hooks": [handler]}]
+    return out
+
+
+def _handlers(groups: Any) -> Iterable[dict[str, Any]]:
+    if not isinstance(groups, list):
+        return
+    for group in groups:
+        if isinstance(group, dict):
+            for handler in group.get("hooks") or []:
+                if isinstance(handler, dict):
+                    yield handler
+
+
+# --- splitting and merging hooks -------------------------------------------------------
+
+
+def split_settings_hooks(hooks: Any) -> dict[str, list[Any]]:
+    """The user's own groups in a settings ``hooks`` value, with hookd's entries removed."""
+    own: dict[str, list[Any]] = {}
+    if not isinstance(hooks, dict):
+        return own
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            own[event] = groups  # malformed: keep as is, hookd's loader reports it
+            continue
+        kept = []
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                kept.append(group)
+                continue
+            handlers = [h for h in group["hooks"] if not is_bridge_handler(h)]
+            if handlers:
+                kept.append({**group, "hooks": handlers})
+        if kept:
+            own[event] = kept
+    return own
+
+
+def merge_hooks(base: dict[str, Any], extra: dict[str, list[Any]]) -> dict[str, Any]:
+    """``base`` plus the groups of ``extra`` it does not already hold (so re-running is a no-op)."""
+    merged = {k: list(v) if isinstance(v, list) else v for k, v in base.items()}
+    for event, groups in extra.items():
+        current = merged.setdefault(event, [])
+        if not isinstance(current, list):
+            continue
+        for group in groups:
+            if group not in current:
+                current.append(group)
+    return merged
+
+
+def _claude_compatible(group: Any) -> bool:
+    if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+        return False
+    if group.get("sequential"):
+        return False
+    return all(isinstance(h, dict) and h.get("type") in _CLAUDE_TYPES for h in group["hooks"])
+
+
+# --- files ----------------------------------------------------------------------------
+
+
+def _read(path: Path) -> tuple[str | None, dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, {}
+    if not text.strip():
+        return text, {}
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return text, data
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) -> Plan:
+    settings_path, hookd_path = paths_for(scope, project)
+    old_settings, settings = _read(settings_path)
+    old_hookd, hookd_cfg = _read(hookd_path)
+    own = split_settings_hooks(settings.get("hooks"))
+    plan = Plan(backup=settings_path.with_name(settings_path.name + BACKUP_SUFFIX))
+
+    hookd_hooks = hookd_cfg.get("hooks") if isinstance(hookd_cfg.get("hooks"), dict) else {}
+    merged = merge_hooks(hookd_hooks or {}, own)
+    if own:
+        new_cfg = {**hookd_cfg, "hooks": merged}
+        plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
+        count = sum(len(g) for g in own.values() if isinstance(g, list))
+        plan.notes.append(f"moved {count} hook group(s) from {settings_path} to {hookd_path}")
+
+    new_settings = {**settings, "hooks": bridge_hooks(bridge, merged)}
+    private = not bridge.token_in_env
+    plan.changes.append(FileChange(settings_path, old_settings, _dump(new_settings), private))
+    if bridge.token_in_env:
+        plan.notes.append(
+            f"the http hooks read the token from ${TOKEN_ENV}: export it where Claude Code runs "
+            f"(its value is in the hookd http-token file)"
+        )
+    return plan
+
+
+def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
+    """Remove hookd's entries and give the settings file back the hooks hookd ran for it.
+
+    The hooks come from hookd's config of the same scope (where ``install``
+    moved them, with any later edits); when that file is gone, from the
+    backup.  Groups that only hookd understands (``sequential``, python or
+    callback handlers) stay in hookd's config, with a note.
+    """
+    settings_path, hookd_path = paths_for(scope, project)
+    old_settings, settings = _read(settings_path)
+    old_hookd, hookd_cfg = _read(hookd_path)
+    backup = settings_path.with_name(settings_path.name + BACKUP_SUFFIX)
+    plan = Plan(backup=backup)
+
+    source: dict[str, Any] = {}
+    if isinstance(hookd_cfg.get("hooks"), dict):
+        source = hookd_cfg["hooks"]
+    elif backup.exists():
+        _, saved = _read(backup)
+        source = split_settings_hooks(saved.get("hooks"))
+    back: dict[str, list[Any]] = {}
+    stay: dict[str, list[Any]] = {}
+    for event, groups in source.items():
+        for group in groups if isinstance(groups, list) else []:
+            (back if _claude_compatible(group) else stay).setdefault(event, []).append(group)
+
+    restored = merge_hooks(split_settings_hooks(settings.get("hooks")), back)
+    new_settings = dict(settings)
+    if restored:
+        new_settings["hooks"] = restored
+    else:
+        new_settings.pop("hooks", None)
+    if old_settings is not None or new_settings:
+        plan.changes.append(FileChange(settings_path, old_settings, _dump(new_settings)))
+    if old_hookd is not None and isinstance(hookd_cfg.get("hooks"), dict):
+        new_cfg = dict(hookd_cfg)
+        if stay:
+            new_cfg["hooks"] = stay
+            plan.notes.append(
+                f"kept {sum(len(g) for g in stay.values())} hookd-only group(s) in {hookd_path}"
+            )
+        else:
+            new_cfg.pop("hooks")
+        plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
+    return plan
+
+
+def plan_import(scope: ScopeName, project: Path | None = None) -> Plan:
+    """Copy the settings file's own hooks into hookd's config; Claude Code's file is untouched."""
+    settings_path, hookd_path = paths_for(scope, project)
+    _, settings = _read(settings_path)
+    old_hookd, hookd_cfg = _read(hookd_path)
+    own = split_settings_hooks(settings.get("hooks"))
+    plan = Plan()
+    if own:
+        base = hookd_cfg.get("hooks") if isinstance(hookd_cfg.get("hooks"), dict) else {}
+        new_cfg = {**hookd_cfg, "hooks": merge_hooks(base or {}, own)}
+        plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
+        plan.notes.append(
+            f"copied into {hookd_path}; while Claude Code also runs them from {settings_path} "
+            "they run twice (use `hookctl claude install` to move them instead)"
+        )
+    return plan
+
+
+def apply_plan(plan: Plan) -> list[Path]:
+    """Write the changed files (atomically); back up a settings file the first time."""
+    written = []
+    for change in plan.changed:
+        change.path.parent.mkdir(parents=True, exist_ok=True)
+        is_settings = plan.backup is not None and change.path.name + BACKUP_SUFFIX == (
+            plan.backup.name
+        )
+        if is_settings and change.old is not None and plan.backup and not plan.backup.exists():
+            plan.backup.write_text(change.old, encoding="utf-8")
+        tmp = change.path.with_name(f".{change.path.name}.hookd-tmp")
+        mode = 0o600 if change.private else _mode_of(change.path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(change.new)
+        os.chmod(tmp, mode)
+        os.replace(tmp, change.path)
+        written.append(change.path)
+    return written
+
+
+def _mode_of(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return 0o644

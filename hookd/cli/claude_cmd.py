@@ -1,0 +1,140 @@
+"""``hookctl claude install | uninstall | import``: wire Claude Code to hookd.
+
+The planning lives in :mod:`hookd.bridge.claude_settings`; this module only
+parses flags, prints the plan (a unified diff with ``--dry-run``) and applies it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from hookd.bridge import DEFAULT_HTTP_PORT, load_or_create_token, token_path
+from hookd.bridge.claude_settings import (
+    Bridge,
+    Plan,
+    ScopeName,
+    apply_plan,
+    plan_import,
+    plan_install,
+    plan_uninstall,
+)
+
+__all__ = ["add_claude_command"]
+
+
+def _scope(args: argparse.Namespace) -> ScopeName:
+    scope: ScopeName = args.scope or "user"
+    return scope
+
+
+def _finish(plan: Plan, args: argparse.Namespace) -> int:
+    if args.dry_run:
+        sys.stdout.write(plan.diff())
+        for note in plan.notes:
+            print(f"# {note}")
+        if not plan.changed:
+            print("# nothing to change")
+        return 0
+    written = apply_plan(plan)
+    for path in written:
+        print(f"wrote {path}")
+    if not written:
+        print("nothing to change")
+    for note in plan.notes:
+        print(note)
+    return 0
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    scope = _scope(args)
+    # Project settings are usually committed: never write the secret there.
+    token_in_env = scope == "project" and not args.literal_token
+    try:
+        if args.dry_run and not token_path().exists():
+            token = "<hookd-http-token>"  # a dry run writes nothing, not even the token
+        else:
+            token = load_or_create_token()
+    except (OSError, ValueError) as exc:
+        print(f"hookctl claude install: token: {exc}", file=sys.stderr)
+        return 1
+    bridge = Bridge(
+        port=args.port,
+        token=token,
+        socket=args.socket,
+        token_in_env=token_in_env,
+        **({"python": args.python} if args.python else {}),
+    )
+    try:
+        plan = plan_install(scope, bridge, Path(args.project_dir))
+    except (OSError, ValueError, json.JSONDecodeError) as exc:
+        print(f"hookctl claude install: {exc}", file=sys.stderr)
+        return 1
+    if token_in_env:
+        plan.notes.append(f"token file: {token_path()}")
+    return _finish(plan, args)
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    try:
+        plan = plan_uninstall(_scope(args), Path(args.project_dir))
+    except (OSError, ValueError, json.JSONDecodeError) as exc:
+        print(f"hookctl claude uninstall: {exc}", file=sys.stderr)
+        return 1
+    return _finish(plan, args)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    try:
+        plan = plan_import(_scope(args), Path(args.project_dir))
+    except (OSError, ValueError, json.JSONDecodeError) as exc:
+        print(f"hookctl claude import: {exc}", file=sys.stderr)
+        return 1
+    return _finish(plan, args)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    scope = parser.add_mutually_exclusive_group()
+    for name, where in (
+        ("user", "~/.claude/settings.json (default)"),
+        ("project", ".claude/settings.json"),
+        ("local", ".claude/settings.local.json"),
+    ):
+        scope.add_argument(f"--{name}", dest="scope", action="store_const", const=name, help=where)
+    parser.add_argument("--project-dir", default=".", help="project root (default: .)")
+    parser.add_argument("--dry-run", action="store_true", help="print a unified diff only")
+
+
+def add_claude_command(sub: Any) -> None:
+    """Register ``claude`` on hookctl's subparsers."""
+    claude = sub.add_parser("claude", help="run Claude Code's hooks through hookd")
+    actions = claude.add_subparsers(dest="claude_command", required=True)
+
+    install = actions.add_parser(
+        "install", help="send every Claude Code event to hookd; move existing hooks to hookd"
+    )
+    _common(install)
+    install.add_argument(
+        "--port", type=int, default=DEFAULT_HTTP_PORT, help="hookd's http endpoint port"
+    )
+    install.add_argument("--socket", help="daemon socket for the relay (default: its own search)")
+    install.add_argument("--python", help="interpreter for the relay (default: this one)")
+    install.add_argument(
+        "--literal-token",
+        action="store_true",
+        help="with --project: write the token itself instead of $HOOKD_HTTP_TOKEN",
+    )
+    install.set_defaults(func=cmd_install)
+
+    uninstall = actions.add_parser(
+        "uninstall", help="remove hookd's entries and restore the hooks to Claude Code"
+    )
+    _common(uninstall)
+    uninstall.set_defaults(func=cmd_uninstall)
+
+    imp = actions.add_parser("import", help="copy Claude Code's hooks into hookd's config")
+    _common(imp)
+    imp.set_defaults(func=cmd_import)
