@@ -35,6 +35,7 @@ from hookd.config.schema import (
     SettingsFile,
 )
 from hookd.config.sources import SourceSpec
+from hookd.engine.matching import compile_matcher
 
 __all__ = ["LoadedSource", "build_config", "load_source", "parse_source_text"]
 
@@ -130,6 +131,11 @@ def parse_source_text(spec: SourceSpec, text: str) -> LoadedSource:
                     ConfigError(file, misplaced[1], f"{where}.hooks[{misplaced[0]}].type")
                 )
                 continue
+            # Reference §5.1: an invalid regex matches nothing; the group stays
+            # (it is harmless) but the mistake is reported where it was made.
+            bad_matcher = compile_matcher(group.matcher, event).error
+            if bad_matcher is not None:
+                errors.append(ConfigError(file, bad_matcher, f"{where}.matcher"))
             groups.append((event, index, group))
     return LoadedSource(
         spec=spec, exists=True, groups=tuple(groups), settings=settings, errors=tuple(errors)

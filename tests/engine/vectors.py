@@ -13,6 +13,7 @@ A vector file is ``{"vectors": [vector, …]}``; one vector is::
       "expect": {...},                     FireResult fields (subset), "hooks": [per-run subsets],
                                            "runs": {KEY: how many times it ran}
       "expect_claude": {"exit": 0, "stdout": "…" | "stdout_json": {...}, "stderr": "…"},
+      "config_errors": ["…"],              fragments of the expected config errors, in order
       "cli": true                          also run it through `hookctl fire --local`
     }
 
@@ -142,7 +143,11 @@ async def fire_prepared(
     engine: Engine | None = None,
 ) -> FireResult:
     config = load_config(None, str(prepared.tmp), [str(prepared.settings_file)])
-    assert not config.errors, [str(e) for e in config.errors]
+    wanted = prepared.vector.get("config_errors", [])
+    got = [str(e) for e in config.errors]
+    assert len(got) == len(wanted), got
+    for fragment, error in zip(wanted, got, strict=True):
+        assert fragment in error, (fragment, error)
     if engine is None:
         engine = Engine(
             EngineSettings(
