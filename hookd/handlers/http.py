@@ -107,7 +107,8 @@ class HttpRunner:
                 continue
             if name.lower() == "content-type":
                 headers.pop("Content-Type", None)
-            headers[name] = interpolate_header(value, inv.env, allowed)
+            # Stripped: a reference that became "" must not leave an illegal trailing space.
+            headers[name] = interpolate_header(value, inv.env, allowed).strip()
         return headers
 
     async def run(self, handler: HttpHandler, inv: Invocation) -> HandlerResult:

@@ -1,0 +1,40 @@
+"""Fixtures for handler tests: a real engine with real handlers, a scripted HTTP server.
+
+Hooks run through :meth:`Engine.fire` on a :class:`HookConfig` built by the
+real loader from files in ``tests/data/handlers/configs`` (placeholders such
+as ``@SERVER@`` are filled in per test), so interpretation and aggregation are
+exercised end to end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from handlers.rig import Rig
+from handlers.scripted_server import ScriptedServer, scripted_server
+from hookd.engine.engine import Engine, EngineSettings
+from hookd.handlers.registry import HandlerOptions, open_handlers
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with scripted_server() as state:
+        yield state
+
+
+@pytest.fixture
+async def rig(tmp_path: Path, server: ScriptedServer) -> AsyncIterator[Rig]:
+    project = tmp_path / "project"
+    project.mkdir()
+    engine = Engine(EngineSettings(spill_dir=str(tmp_path / "spill")))
+    options = HandlerOptions(
+        messages_api_base_url=server.url,
+        python_workers=2,
+        python_warm_workers=1,
+        kill_grace=0.2,
+    )
+    async with open_handlers(engine, options) as handlers:
+        yield Rig(engine, handlers, server, project, tmp_path)
