@@ -178,7 +178,10 @@ class ProjectTools:
 
     def glob(self, pattern: str, path: str | None = None) -> str:
         if pattern.startswith("/") or ".." in Path(pattern).parts:
-            raise ToolError(f"{pattern}: glob patterns must stay inside the project directory")
+            raise ToolError(
+                f"{pattern}: outside the project directory; a glob pattern must be relative "
+                "and free of `..`"
+            )
         base = self.confine(path)
         regex = glob_regex(pattern)
         found: list[str] = []

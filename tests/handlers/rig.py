@@ -31,9 +31,12 @@ def data_reply(name: str, status: int = 200, delay: float = 0.0) -> Reply:
     return Reply(status=status, body=body, content_type=kind, delay=delay)
 
 
-def message_reply(name: str, delay: float = 0.0) -> Reply:
-    """A canned Messages API answer from tests/data/handlers/messages."""
-    return Reply(body=(HANDLER_DATA / "messages" / name).read_bytes(), delay=delay)
+def message_reply(name: str, delay: float = 0.0, **substitutions: str) -> Reply:
+    """A canned Messages API answer from tests/data/handlers/messages (``@KEY@`` filled in)."""
+    text = (HANDLER_DATA / "messages" / name).read_text(encoding="utf-8")
+    for key, value in substitutions.items():
+        text = text.replace(f"@{key}@", value)
+    return Reply(body=text.encode(), delay=delay)
 
 
 def fixture_input(name: str) -> dict[str, Any]:

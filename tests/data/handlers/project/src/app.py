@@ -1,0 +1,3 @@
+def main() -> None:
+    # TODO: remove the debug print before shipping
+    print("debug")

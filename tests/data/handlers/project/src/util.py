@@ -1,0 +1,2 @@
+def helper() -> int:
+    return 42
