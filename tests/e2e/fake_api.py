@@ -106,7 +106,9 @@ def _events(index: int, turn: Turn, model: str) -> Iterator[bytes]:
             "content_block_start",
             {"type": "content_block_start", "index": i, "content_block": start},
         )
-        yield _sse("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
+        yield _sse(
+            "content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}
+        )
         yield _sse("content_block_stop", {"type": "content_block_stop", "index": i})
     yield _sse(
         "message_delta",

@@ -1,0 +1,115 @@
+"""Start the real hookd daemon as a subprocess for end-to-end tests.
+
+``hookd serve --socket S --http-port P`` with its own ``HOME`` and
+``XDG_CONFIG_HOME``, so the http token file and the user config are private
+to the test.  Ready means: the socket accepts connections and the http
+endpoint answers ``GET /health``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+
+
+@dataclass
+class RunningDaemon:
+    home: Path
+    config_home: Path
+    socket: Path
+    port: int
+    log: Path
+
+    def env(self) -> dict[str, str]:
+        """Environment for hookctl so it finds this daemon's token and config."""
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.config_home),
+            "HOOKD_SOCKET": str(self.socket),
+        }
+
+    def token(self) -> str:
+        return (self.config_home / "hookd" / "http-token").read_text().strip()
+
+
+def free_port() -> int:
+    """An ephemeral port that was free a moment ago (the daemon binds it right after)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _ready(d: RunningDaemon, proc: trio.Process) -> None:
+    while True:
+        if proc.returncode is not None:
+            raise RuntimeError(f"hookd exited with {proc.returncode}: {d.log.read_text()[-2000:]}")
+        try:
+            unix = await trio.open_unix_socket(str(d.socket))
+            await unix.aclose()
+            tcp = await trio.open_tcp_stream("127.0.0.1", d.port)
+            async with tcp:
+                await tcp.send_all(b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n")
+                if b"200" in await tcp.receive_some(1024):
+                    return
+        except OSError:
+            pass
+        await trio.sleep(0.05)
+
+
+@asynccontextmanager
+async def hookd_daemon(base: Path) -> AsyncIterator[RunningDaemon]:
+    home = base / "daemon-home"
+    d = RunningDaemon(
+        home=home,
+        config_home=home / ".config",
+        socket=base / "hookd.sock",
+        port=free_port(),
+        log=base / "hookd.log",
+    )
+    (d.config_home / "hookd").mkdir(parents=True, exist_ok=True)
+    env = {
+        **d.env(),
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "XDG_STATE_HOME": str(home / ".state"),
+    }
+    env.pop("HOOKD_SOCKET")
+    args = [
+        str(VENV_BIN / "hookd"),
+        "serve",
+        "--socket",
+        str(d.socket),
+        "--http-port",
+        str(d.port),
+        "--log-format",
+        "json",
+        "--policy-file",
+        str(base / "no-policy.json"),
+    ]
+    async with trio.open_nursery() as nursery:
+        with d.log.open("wb") as log:
+            run = functools.partial(
+                trio.run_process, args, env=env, stdout=log, stderr=log, check=False
+            )
+            proc: trio.Process = await nursery.start(run)
+            try:
+                with trio.fail_after(30):
+                    await _ready(d, proc)
+                yield d
+            finally:
+                proc.terminate()
+                with trio.move_on_after(15):
+                    await proc.wait()
+                if proc.returncode is None:
+                    proc.kill()

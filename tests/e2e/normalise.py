@@ -1,0 +1,94 @@
+"""What two runs of the CLI are compared on, and the normalisations between them.
+
+Each normalisation removes a difference that is *expected* between a run with
+hooks native and one through hookd, and nothing else (docs/claude-code.md
+lists them):
+
+1. Paths of the run's temporary directory (``HOME``, project) → ``<RUN>``,
+   and the session id → ``<SESSION>``: two runs, two directories, two sessions.
+2. ``hook blocking error from command: "<x>"`` → ``"<cmd>"``: Claude Code names
+   the hook that blocked; natively that is the user's command, through hookd
+   it is the http hook's URL.
+3. ``UserPromptSubmit hook success: `` → ``UserPromptSubmit hook additional
+   context: ``: an http hook cannot answer plain text, so plain stdout that is
+   context arrives as additionalContext and Claude Code labels it so.
+4. The lines of one ``hook additional context:`` paragraph are sorted: Claude
+   Code joins several hooks' contexts in *completion* order (a race), hookd in
+   configuration order (deterministic).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from e2e.harness import ClaudeRun
+
+__all__ = ["comparable", "normalise_text"]
+
+_COMMAND_LABEL = re.compile(r'from command: "(?:[^"\\]|\\.)*"')
+_CONTEXT_PARAGRAPH = re.compile(r"(hook additional context: )([^\n]*(?:\n(?!\n)[^\n]*)*)")
+
+
+def _sort_lines(match: re.Match[str]) -> str:
+    return match.group(1) + "\n".join(sorted(match.group(2).split("\n")))
+
+
+def normalise_text(text: str, run_dir: Path, session_id: str | None) -> str:
+    text = text.replace(str(run_dir), "<RUN>")
+    if session_id:
+        text = text.replace(session_id, "<SESSION>")
+    text = _COMMAND_LABEL.sub('from command: "<cmd>"', text)
+    text = text.replace(
+        "UserPromptSubmit hook success: ", "UserPromptSubmit hook additional context: "
+    )
+    return _CONTEXT_PARAGRAPH.sub(_sort_lines, text)
+
+
+def _walk(value: Any, run_dir: Path, session_id: str | None) -> Any:
+    if isinstance(value, str):
+        return normalise_text(value, run_dir, session_id)
+    if isinstance(value, list):
+        return [_walk(v, run_dir, session_id) for v in value]
+    if isinstance(value, dict):
+        return {k: _walk(v, run_dir, session_id) for k, v in value.items()}
+    return value
+
+
+def _files(project: Path) -> dict[str, str]:
+    out = {}
+    for path in sorted(project.rglob("*")):
+        rel = path.relative_to(project)
+        if rel.parts[0] == ".claude" or not path.is_file():
+            continue
+        out[str(rel)] = path.read_text(encoding="utf-8", errors="replace")
+    return out
+
+
+def comparable(run: ClaudeRun, run_dir: Path, project: Path) -> dict[str, Any]:
+    """The parts of a run that must be equal with and without hookd."""
+    result = run.result
+    session = result.get("session_id")
+    data = {
+        "requests": [r.get("messages", []) for r in run.requests],
+        "result": {
+            k: result.get(k)
+            for k in (
+                "subtype",
+                "is_error",
+                "result",
+                "terminal_reason",
+                "num_turns",
+                "stop_reason",
+            )
+        },
+        "permission_denials": [
+            {"tool_name": d.get("tool_name"), "tool_use_id": d.get("tool_use_id")}
+            for d in result.get("permission_denials", [])
+        ],
+        "exit_code": run.exit_code,
+        "files": _files(project),
+    }
+    normalised: dict[str, Any] = _walk(data, run_dir, session)
+    return normalised

@@ -1,0 +1,145 @@
+"""The same hooks, native in Claude Code and through hookd, give the same session.
+
+For every scenario in ``tests/data/e2e/scenarios.json`` the real CLI runs
+twice against the scripted fake API:
+
+* **native**: the hooks in the project's ``.claude/settings.json``;
+* **hookd**: the same settings file after ``hookctl claude install --project``
+  (which moves the hooks to ``.claude/hooks.json`` and wires every event to a
+  real ``hookd serve`` subprocess: http hooks, and hookd-relay for SessionStart).
+
+The runs must agree on what the model received (every request's messages:
+tool results, system messages, prompts), the final result, the permission
+denials and the files the tools wrote — after the normalisations documented in
+:mod:`e2e.normalise`.  Each scenario also states markers that must appear (so
+a scenario whose hooks silently did not run in *both* modes still fails).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from e2e.daemon import VENV_BIN, RunningDaemon, hookd_daemon
+from e2e.fake_api import Turn
+from e2e.harness import ClaudeRun, claude_available, run_claude
+from e2e.normalise import comparable
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "e2e"
+SPEC = json.loads((DATA / "scenarios.json").read_text(encoding="utf-8"))
+HOOK = f"{sys.executable} -I -S {DATA / 'hooks' / 'e2e_hook.py'}"
+PROMPT = "ORIGINAL-PROMPT: please run the command"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.claude,
+    pytest.mark.skipif(not claude_available(), reason="run `npm install` in tests/e2e first"),
+]
+
+
+def _materialise(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("$HOOK", HOOK)
+    if isinstance(value, list):
+        return [_materialise(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _materialise(v) for k, v in value.items()}
+    return value
+
+
+def _turns(scenario: dict[str, Any]) -> list[Turn]:
+    return [Turn(content) for content in scenario.get("turns", SPEC["bash_turns"])]
+
+
+async def _run_side(
+    kind: str, base: Path, scenario: dict[str, Any], daemon: RunningDaemon | None
+) -> tuple[ClaudeRun, Path, Path]:
+    run_dir = base / kind
+    project = run_dir / "proj"
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"hooks": _materialise(scenario["hooks"])}, indent=2))
+    env: dict[str, str] = {}
+    if daemon is not None:
+        install = [
+            str(VENV_BIN / "hookctl"),
+            "claude",
+            "install",
+            "--project",
+            "--project-dir",
+            str(project),
+            "--port",
+            str(daemon.port),
+            "--socket",
+            str(daemon.socket),
+        ]
+        await trio.run_process(install, env=daemon.env(), capture_stdout=True)
+        env["HOOKD_HTTP_TOKEN"] = daemon.token()
+    run = await run_claude(
+        prompt=PROMPT,
+        turns=_turns(scenario),
+        home=run_dir / "home",
+        project=project,
+        env=env,
+    )
+    return run, run_dir, project
+
+
+def _lines(value: Any) -> Any:
+    """Multi-line strings as lists of lines, so a diff points at the line that differs."""
+    if isinstance(value, str) and "\n" in value:
+        return value.split("\n")
+    if isinstance(value, list):
+        return [_lines(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _lines(v) for k, v in value.items()}
+    return value
+
+
+def _diff(a: Any, b: Any, limit: int = 120) -> str:
+    left = json.dumps(_lines(a), indent=1, sort_keys=True).splitlines()
+    right = json.dumps(_lines(b), indent=1, sort_keys=True).splitlines()
+    diff = list(difflib.unified_diff(left, right, "native", "hookd", lineterm="", n=2))
+    more = f"\n… {len(diff) - limit} more diff lines" if len(diff) > limit else ""
+    return "\n".join(diff[:limit]) + more
+
+
+def _check_expectations(name: str, kind: str, seen: dict[str, Any], expect: dict[str, Any]) -> None:
+    text = json.dumps(seen["requests"]) + json.dumps(seen["result"])
+    for marker in expect.get("markers", []):
+        assert marker in text, f"{name} ({kind}): {marker!r} never reached the model or result"
+    for marker in expect.get("absent", []):
+        assert marker not in text, f"{name} ({kind}): {marker!r} should not have reached the model"
+    for file, present in expect.get("files", {}).items():
+        assert (file in seen["files"]) == present, f"{name} ({kind}): file {file} present={present}"
+
+
+@pytest.mark.parametrize("name", sorted(SPEC["scenarios"]))
+async def test_hooks_through_hookd_match_native(name: str, tmp_path: Path) -> None:
+    scenario = SPEC["scenarios"][name]
+    runs: dict[str, tuple[ClaudeRun, Path, Path]] = {}
+    async with hookd_daemon(tmp_path) as daemon:
+
+        async def side(kind: str) -> None:
+            runs[kind] = await _run_side(
+                kind, tmp_path, scenario, daemon if kind == "hookd" else None
+            )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(side, "native")
+            nursery.start_soon(side, "hookd")
+
+    seen = {kind: comparable(*runs[kind]) for kind in ("native", "hookd")}
+    for kind in ("native", "hookd"):
+        _check_expectations(name, kind, seen[kind], scenario["expect"])
+    assert seen["native"] == seen["hookd"], (
+        f"{name}: the session through hookd differs from native:\n"
+        + _diff(seen["native"], seen["hookd"])
+        + f"\n(daemon log: {tmp_path / 'hookd.log'})"
+    )
