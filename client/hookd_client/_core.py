@@ -1,0 +1,259 @@
+"""What the async flavours share and that needs no event loop: framing, callbacks, policy.
+
+The asyncio and trio clients differ only in how they read, write and spawn
+tasks.  Everything else — turning Python callables into ``callback`` hook
+handlers, remembering registrations so a reconnect can replay them, calling
+a user's callback and checking what it returned, and the fail-open /
+fail-closed answer — lives here once, so the two flavours cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, TypeVar
+
+import msgspec
+
+from hookd_client import protocol
+from hookd_client.client import DaemonError, fallback_result
+
+__all__ = [
+    "UNAVAILABLE_CODES",
+    "CallbackHook",
+    "CallbackTable",
+    "FailurePolicy",
+    "FrameBuffer",
+    "HookCallbackFn",
+    "ProgressFn",
+    "Registration",
+    "expect",
+    "fallback_reply",
+    "invoke_callback",
+]
+
+FailurePolicy: TypeAlias = Literal["open", "closed", "raise"]
+"""What ``fire`` does when the daemon cannot answer: proceed, block, or raise."""
+
+HookCallbackFn: TypeAlias = Callable[[dict[str, Any], str | None], Any]
+"""``fn(input, tool_use_id)`` returning a hook-output dict (or Struct) or None, or an
+awaitable of one.  ``None`` and ``{}`` both mean "no opinion"."""
+
+ProgressFn: TypeAlias = Callable[[protocol.Progress], Any]
+"""Called with each ``progress`` message of a Fire; may return an awaitable."""
+
+UNAVAILABLE_CODES = frozenset({"shutting_down", "internal"})
+"""Daemon error codes that mean "hookd could not decide", not "your request is wrong".
+
+A fire that gets one of these is treated like an unreachable daemon by the
+``on_unavailable`` policy; ``bad_input`` and the like still raise, because
+failing open on a malformed request would hide the caller's bug.
+"""
+
+M = TypeVar("M")
+
+
+@dataclass(frozen=True)
+class CallbackHook:
+    """A callable plus the handler fields a bare function cannot carry.
+
+    Put one in a group's ``hooks`` list instead of the bare function to set a
+    ``timeout`` (seconds; the daemon cancels the callback after it),
+    ``onFailure: "block"`` or a readable ``name`` for status and logs.
+    """
+
+    fn: HookCallbackFn
+    timeout: float | None = None
+    name: str | None = None
+    on_failure: Literal["continue", "block"] | None = None
+
+
+@dataclass
+class Registration:
+    """One ``register_session_hooks`` call, kept so a reconnect can send it again.
+
+    Callback hooks call back into the connection that registered them; a new
+    connection (after the daemon restarted) starts with none, so the client
+    replays every registration it still holds before serving new requests.
+    """
+
+    session_id: str
+    source: str
+    scope: Literal["session", "skill"]
+    project: str | None
+    hooks: dict[str, Any]
+    callback_ids: list[str] = field(default_factory=list)
+
+    def message(self, rid: int) -> protocol.RegisterSessionHooks:
+        return protocol.RegisterSessionHooks(
+            id=rid,
+            session_id=self.session_id,
+            hooks=self.hooks,
+            source=self.source,
+            scope=self.scope,
+            project=self.project,
+        )
+
+
+class CallbackTable:
+    """The client's callbacks by id, and the registrations that introduced them."""
+
+    def __init__(self) -> None:
+        self._fns: dict[str, HookCallbackFn] = {}
+        self._numbers = itertools.count(1)
+        self.registrations: dict[tuple[str, str], Registration] = {}
+
+    def get(self, callback_id: str) -> HookCallbackFn | None:
+        return self._fns.get(callback_id)
+
+    def prepare(
+        self,
+        session_id: str,
+        hooks: Mapping[str, Sequence[Mapping[str, Any]]],
+        *,
+        source: str,
+        scope: Literal["session", "skill"],
+        project: str | None,
+    ) -> Registration:
+        """Turn callables into ``{"type": "callback", "callback_id": …}`` handlers.
+
+        Other handler entries (plain dicts such as ``{"type": "command", …}``)
+        pass through untouched, so one registration can mix both.  The
+        callables are not live until :meth:`commit` (after the daemon accepted).
+        """
+        converted: dict[str, Any] = {}
+        registration = Registration(session_id, source, scope, project, converted)
+        for event, groups in hooks.items():
+            out_groups: list[dict[str, Any]] = []
+            for group in groups:
+                handlers = []
+                for entry in group.get("hooks", []):
+                    handlers.append(self._handler(entry, registration))
+                out_groups.append({**group, "hooks": handlers})
+            converted[event] = out_groups
+        return registration
+
+    def _handler(self, entry: Any, registration: Registration) -> Any:
+        if isinstance(entry, CallbackHook):
+            hook = entry
+        elif callable(entry):
+            hook = CallbackHook(entry)
+        else:
+            return entry
+        label = hook.name or getattr(hook.fn, "__qualname__", None) or type(hook.fn).__name__
+        callback_id = f"{label}#{next(self._numbers)}"
+        registration.callback_ids.append(callback_id)
+        self._fns[callback_id] = hook.fn
+        handler: dict[str, Any] = {"type": "callback", "callback_id": callback_id}
+        if hook.timeout is not None:
+            handler["timeout"] = hook.timeout
+        if hook.name is not None:
+            handler["name"] = hook.name
+        if hook.on_failure is not None:
+            handler["onFailure"] = hook.on_failure
+        return handler
+
+    def commit(self, registration: Registration) -> None:
+        """The daemon accepted: it replaces any earlier registration with the same source."""
+        key = (registration.session_id, registration.source)
+        old = self.registrations.pop(key, None)
+        if old is not None:
+            self._drop(old)
+        self.registrations[key] = registration
+
+    def discard(self, registration: Registration) -> None:
+        """The daemon refused: its callables were never reachable."""
+        self._drop(registration)
+
+    def clear(self, session_id: str, source: str | None) -> None:
+        for key in list(self.registrations):
+            if key[0] == session_id and (source is None or key[1] == source):
+                self._drop(self.registrations.pop(key))
+
+    def _drop(self, registration: Registration) -> None:
+        for callback_id in registration.callback_ids:
+            self._fns.pop(callback_id, None)
+
+
+async def invoke_callback(fn: HookCallbackFn, message: protocol.Callback) -> dict[str, Any] | None:
+    """Run one callback and check its answer; the caller turns exceptions into errors.
+
+    A sync function runs right here, on the event loop: it should be quick
+    (pattern checks, lookups).  Slow work belongs in an ``async`` callback,
+    which the daemon can cancel when the hook times out.
+    """
+    value = fn(message.input, message.tool_use_id)
+    if inspect.isawaitable(value):
+        value = await value
+    return output_dict(value)
+
+
+def output_dict(value: Any) -> dict[str, Any] | None:
+    """A callback's return value as the hook-output map the daemon validates."""
+    if value is None:
+        return None
+    if isinstance(value, msgspec.Struct):
+        value = msgspec.to_builtins(value)
+    if not isinstance(value, dict):
+        raise TypeError(
+            f"a hook callback must return a dict, a Struct or None, not {type(value).__name__}"
+        )
+    return value
+
+
+def error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def expect(reply: protocol.ServerMessage, kind: type[M]) -> M:
+    """The reply as ``kind``, or DaemonError for an error reply or a surprise."""
+    if isinstance(reply, protocol.Error):
+        raise DaemonError(reply.code, reply.message)
+    if not isinstance(reply, kind):
+        raise DaemonError("bad_reply", f"expected {kind.__name__}, got {type(reply).__name__}")
+    return reply
+
+
+def fallback_reply(
+    event: str, policy: Literal["open", "closed"], reason: str
+) -> protocol.FireReply:
+    """The reply a fire returns when the daemon could not answer (``id`` 0: none was sent)."""
+    return protocol.FireReply(id=0, result=fallback_result(event, policy, reason))
+
+
+async def deliver_progress(on_progress: ProgressFn, message: protocol.Progress) -> None:
+    value = on_progress(message)
+    if inspect.isawaitable(value):
+        await value
+
+
+class FrameBuffer:
+    """Reassemble frames from a byte stream that arrives in arbitrary chunks."""
+
+    def __init__(self, max_frame: int = protocol.MAX_FRAME) -> None:
+        self._buf = bytearray()
+        self.max_frame = max_frame
+
+    def feed(self, data: bytes) -> list[protocol.ServerMessage]:
+        """Add bytes; return every whole message now available (FrameError if corrupt)."""
+        self._buf += data
+        messages: list[protocol.ServerMessage] = []
+        header = protocol.HEADER.size
+        while len(self._buf) >= header:
+            (length,) = protocol.HEADER.unpack_from(self._buf)
+            if length > self.max_frame:
+                raise protocol.FrameError(
+                    f"frame of {length} bytes exceeds the maximum of {self.max_frame} bytes"
+                )
+            if len(self._buf) < header + length:
+                break
+            body = bytes(self._buf[header : header + length])
+            del self._buf[: header + length]
+            messages.append(protocol.decode_server(body))
+        return messages
+
+
+def typed_reply_data(reply: protocol.ServerMessage) -> Any:
+    return expect(reply, protocol.Reply).data

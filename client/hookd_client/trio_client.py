@@ -1,0 +1,472 @@
+"""The trio flavour: one connection, many requests in flight, callbacks served as they come.
+
+Only trio programs import this module (it imports trio; the rest of the
+package needs msgspec alone)::
+
+    async with open_client() as client:
+        reply = await client.fire("PreToolUse", payload, on_unavailable="open")
+
+The client owns a nursery.  In it run, per connection, a *reader* that routes
+each incoming message to the request waiting for its ``id`` (or starts the
+callback the daemon asked for) and a *writer* that drains an unbounded outbox,
+so sending is synchronous and never interleaves two frames.  A request that is
+cancelled tells the daemon with a ``cancel`` frame; a ``callback_cancel`` from
+the daemon cancels the running callback's scope.  The connection is opened on
+first use, with retry and exponential backoff, and opened again after it is
+lost; session-hook registrations are replayed on the new connection because
+callbacks belong to the connection that registered them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import math
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import trio
+
+from hookd_client import _core, protocol
+from hookd_client._core import CallbackHook, FailurePolicy, HookCallbackFn, ProgressFn
+from hookd_client.client import DaemonError, DaemonUnavailable, default_socket_path
+
+__all__ = [
+    "CallbackHook",
+    "DaemonError",
+    "DaemonUnavailable",
+    "HookCallbackFn",
+    "TrioClient",
+    "open_client",
+]
+
+_Interim = protocol.Progress | protocol.TailItem
+
+
+class _Connection:
+    """One socket and what is in flight on it; dies as a whole."""
+
+    def __init__(self, stream: trio.SocketStream, max_frame: int) -> None:
+        self.stream = stream
+        self.frames = _core.FrameBuffer(max_frame)
+        self.outbox, self._outbox_receive = trio.open_memory_channel[bytes](math.inf)
+        self.pending: dict[int, trio.MemorySendChannel[protocol.ServerMessage]] = {}
+        self.callbacks: dict[int, trio.CancelScope] = {}
+        self.closed = False
+        self.welcome: protocol.Welcome | None = None
+
+    def send(self, message: msgspec.Struct) -> None:
+        """Queue one frame; on a dead connection the waiting request sees it close instead."""
+        if self.closed:
+            return
+        self.outbox.send_nowait(protocol.encode(message))
+
+    async def receive(self) -> list[protocol.ServerMessage]:
+        """The next whole messages; [] at EOF."""
+        while True:
+            data = await self.stream.receive_some(65536)
+            if not data:
+                return []
+            messages = self.frames.feed(data)
+            if messages:
+                return messages
+
+    async def writer(self) -> None:
+        async with self._outbox_receive:
+            async for data in self._outbox_receive:
+                try:
+                    await self.stream.send_all(data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    self.close()
+                    return
+
+    def close(self) -> None:
+        """Fail every waiting request (they raise DaemonUnavailable) and stop callbacks."""
+        if self.closed:
+            return
+        self.closed = True
+        self.outbox.close()
+        for channel in self.pending.values():
+            channel.close()
+        self.pending.clear()
+        for scope in self.callbacks.values():
+            scope.cancel()
+
+
+class TrioClient:
+    """An async hookd client for trio; make one with :func:`open_client`."""
+
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        socket_path: str | Path | None = None,
+        *,
+        name: str = "hookd-client/trio",
+        retries: int = 5,
+        backoff: float = 0.05,
+        max_backoff: float = 2.0,
+        on_unavailable: FailurePolicy = "raise",
+        max_frame: int = protocol.MAX_FRAME,
+    ) -> None:
+        self.path = Path(socket_path) if socket_path else default_socket_path()
+        self.name = name
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.on_unavailable: FailurePolicy = on_unavailable
+        self.max_frame = max_frame
+        self._nursery = nursery
+        self._ids = itertools.count(1)
+        self._conn: _Connection | None = None
+        self._connect_lock = trio.Lock()
+        self._callbacks = _core.CallbackTable()
+        self._closed = False
+
+    # --- connection ------------------------------------------------------------
+
+    @property
+    def welcome(self) -> protocol.Welcome | None:
+        """The daemon's ``welcome`` on the current connection (None when not connected)."""
+        return self._conn.welcome if self._conn is not None and not self._conn.closed else None
+
+    async def connect(self) -> None:
+        """Connect now rather than on first use (raises DaemonUnavailable after the retries)."""
+        await self._connection()
+
+    async def _connection(self) -> _Connection:
+        conn = self._conn
+        if conn is not None and not conn.closed:
+            return conn
+        if self._closed:
+            raise DaemonUnavailable(self.path, "the client is closed")
+        async with self._connect_lock:
+            if self._conn is not None and not self._conn.closed:
+                return self._conn
+            conn = await self._open()
+            self._conn = conn
+            self._nursery.start_soon(conn.writer)
+            self._nursery.start_soon(self._reader, conn)
+            for registration in list(self._callbacks.registrations.values()):
+                await self._request_on(conn, registration.message)
+            return conn
+
+    async def _open(self) -> _Connection:
+        """Connect with exponential backoff: a daemon may be starting (socket activation)."""
+        delay = self.backoff
+        last: OSError | None = None
+        for attempt in range(self.retries + 1):
+            try:
+                stream = await trio.open_unix_socket(str(self.path))
+            except OSError as exc:
+                last = exc
+                if attempt < self.retries:
+                    await trio.sleep(delay)
+                    delay = min(delay * 2, self.max_backoff)
+                continue
+            conn = _Connection(stream, self.max_frame)
+            try:
+                await self._handshake(conn)
+            except BaseException:
+                with trio.CancelScope(shield=True):
+                    await stream.aclose()
+                raise
+            return conn
+        reason = (last.strerror or str(last)) if last else "unknown"
+        raise DaemonUnavailable(self.path, reason)
+
+    async def _handshake(self, conn: _Connection) -> None:
+        hello = protocol.Hello(client=self.name, pid=os.getpid())
+        try:
+            await conn.stream.send_all(protocol.encode(hello))
+            messages = await conn.receive()
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise DaemonUnavailable(self.path, f"handshake failed: {exc}") from None
+        if not messages:
+            raise DaemonUnavailable(self.path, "the daemon closed the connection")
+        welcome = _core.expect(messages[0], protocol.Welcome)
+        conn.welcome = welcome
+        conn.frames.max_frame = max(conn.frames.max_frame, welcome.max_frame)
+
+    async def _reader(self, conn: _Connection) -> None:
+        try:
+            while True:
+                try:
+                    messages = await conn.receive()
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    return
+                except protocol.FrameError:
+                    return  # framing is lost: the connection is useless; close() below
+                if not messages:
+                    return
+                for message in messages:
+                    self._route(conn, message)
+        finally:
+            conn.close()
+            with trio.CancelScope(shield=True):
+                await conn.stream.aclose()
+
+    def _route(self, conn: _Connection, message: protocol.ServerMessage) -> None:
+        if isinstance(message, protocol.Callback):
+            scope = trio.CancelScope()
+            conn.callbacks[message.id] = scope
+            self._nursery.start_soon(self._serve_callback, conn, message, scope)
+            return
+        if isinstance(message, protocol.CallbackCancel):
+            running = conn.callbacks.get(message.id)
+            if running is not None:
+                running.cancel()
+            return
+        rid = getattr(message, "id", None)
+        if rid is None:
+            # A connection-level error (e.g. the daemon could not read a frame): no one
+            # request owns it, and the daemon closes the connection after the worst ones.
+            return
+        channel = conn.pending.get(rid)
+        if channel is not None:
+            channel.send_nowait(message)
+
+    async def _serve_callback(
+        self, conn: _Connection, message: protocol.Callback, scope: trio.CancelScope
+    ) -> None:
+        """Run one callback; the daemon's ``callback_cancel`` cancels ``scope``.
+
+        A cancelled callback sends nothing: the daemon stopped waiting (its
+        timeout fired, or the event was cancelled) and records that itself.
+        """
+        answer: protocol.CallbackResult | None = None
+        try:
+            with scope:
+                fn = self._callbacks.get(message.callback_id)
+                if fn is None:
+                    answer = protocol.CallbackResult(
+                        id=message.id, error=f"unknown callback {message.callback_id!r}"
+                    )
+                else:
+                    try:
+                        output = await _core.invoke_callback(fn, message)
+                    except Exception as exc:  # the user's bug becomes the hook's error
+                        answer = protocol.CallbackResult(id=message.id, error=_core.error_text(exc))
+                    else:
+                        answer = protocol.CallbackResult(id=message.id, output=output)
+        finally:
+            conn.callbacks.pop(message.id, None)
+        if answer is not None:
+            conn.send(answer)
+
+    async def aclose(self) -> None:
+        """Close the connection and stop the reader, writer and running callbacks."""
+        self._closed = True
+        conn = self._conn
+        if conn is not None:
+            conn.close()
+            with trio.CancelScope(shield=True):
+                await conn.stream.aclose()
+        self._nursery.cancel_scope.cancel()
+
+    # --- requests ------------------------------------------------------------------
+
+    async def _request(
+        self,
+        make: Callable[[int], msgspec.Struct],
+        on_interim: Callable[[_Interim], Any] | None = None,
+    ) -> protocol.ServerMessage:
+        conn = await self._connection()
+        return await self._request_on(conn, make, on_interim)
+
+    async def _request_on(
+        self,
+        conn: _Connection,
+        make: Callable[[int], msgspec.Struct],
+        on_interim: Callable[[_Interim], Any] | None = None,
+    ) -> protocol.ServerMessage:
+        """Send one request; wait for its final reply, passing interim messages on.
+
+        If the caller is cancelled first, the daemon is told (``cancel``) so it
+        stops the work instead of finishing an event nobody waits for.
+        """
+        rid = next(self._ids)
+        send, receive = trio.open_memory_channel[protocol.ServerMessage](math.inf)
+        conn.pending[rid] = send
+        answered = False
+        try:
+            conn.send(make(rid))
+            async with receive:
+                async for message in receive:
+                    if isinstance(message, protocol.Progress | protocol.TailItem):
+                        if on_interim is not None:
+                            await _maybe_await(on_interim(message))
+                        continue
+                    answered = True
+                    if isinstance(message, protocol.Error):
+                        raise DaemonError(message.code, message.message)
+                    return message
+            answered = True
+            raise DaemonUnavailable(self.path, "the daemon closed the connection")
+        finally:
+            conn.pending.pop(rid, None)
+            if not answered:
+                conn.send(protocol.Cancel(id=next(self._ids), target=rid))
+
+    async def _call(self, make: Callable[[int], msgspec.Struct]) -> Any:
+        return _core.expect(await self._request(make), protocol.Reply).data
+
+    async def fire(
+        self,
+        event: str,
+        payload: dict[str, Any],
+        *,
+        env: dict[str, str] | None = None,
+        context: Literal["interactive", "batch"] = "interactive",
+        claude: bool = False,
+        on_progress: ProgressFn | None = None,
+        on_unavailable: FailurePolicy | None = None,
+        agent_pid: int | None = None,
+    ) -> protocol.FireReply:
+        """Run one event's hooks.  ``on_unavailable`` (default: the client's) decides
+        what an unreachable or failing daemon means: ``"open"`` (proceed, with a
+        system message), ``"closed"`` (block/deny) or ``"raise"``."""
+        policy = on_unavailable or self.on_unavailable
+
+        def make(rid: int) -> protocol.Fire:
+            return protocol.Fire(
+                id=rid,
+                event=event,
+                input=payload,
+                env=env,
+                context=context,
+                format="claude" if claude else "result",
+                progress=on_progress is not None,
+                agent_pid=agent_pid,
+            )
+
+        async def interim(message: _Interim) -> None:
+            if on_progress is not None and isinstance(message, protocol.Progress):
+                await _core.deliver_progress(on_progress, message)
+
+        try:
+            reply = await self._request(make, interim)
+        except DaemonUnavailable as exc:
+            if policy == "raise":
+                raise
+            return _core.fallback_reply(event, policy, exc.reason)
+        except DaemonError as exc:
+            if policy == "raise" or exc.code not in _core.UNAVAILABLE_CODES:
+                raise
+            return _core.fallback_reply(event, policy, str(exc))
+        return _core.expect(reply, protocol.FireReply)
+
+    async def register_session_hooks(
+        self,
+        session_id: str,
+        hooks: Mapping[str, Sequence[Mapping[str, Any]]],
+        *,
+        project: str | None = None,
+        source: str = "session",
+        scope: Literal["session", "skill"] = "session",
+    ) -> int:
+        """Add settings-shaped hooks for one session; callables become callback hooks.
+
+        Returns how many hooks the daemon registered.  Registering the same
+        ``source`` again replaces the earlier set.
+        """
+        registration = self._callbacks.prepare(
+            session_id, hooks, source=source, scope=scope, project=project
+        )
+        try:
+            data = await self._call(registration.message)
+        except BaseException:
+            self._callbacks.discard(registration)
+            raise
+        self._callbacks.commit(registration)
+        registered: int = data["registered"]
+        return registered
+
+    async def clear_session_hooks(self, session_id: str, source: str | None = None) -> int:
+        """Remove a session's registered hooks (one ``source``, or all); returns how many."""
+        data = await self._call(
+            lambda rid: protocol.ClearSessionHooks(id=rid, session_id=session_id, source=source)
+        )
+        self._callbacks.clear(session_id, source)
+        removed: int = data["removed"]
+        return removed
+
+    async def check_for_new_responses(self, session_id: str) -> list[Any]:
+        """Finished async-hook results for the session, each returned once."""
+        data = await self._call(lambda rid: protocol.CheckAsync(id=rid, session_id=session_id))
+        return list(data or [])
+
+    async def status(self) -> dict[str, Any]:
+        data: dict[str, Any] = await self._call(lambda rid: protocol.Status(id=rid))
+        return data
+
+    async def sessions(self) -> list[dict[str, Any]]:
+        data: list[dict[str, Any]] = await self._call(lambda rid: protocol.Sessions(id=rid))
+        return data
+
+    async def tail(
+        self,
+        *,
+        last: int = 20,
+        follow: bool = False,
+        on_record: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The last ``last`` hook-run records; with ``follow``, also every new one.
+
+        Records go to ``on_record`` as they arrive and are also returned (when
+        not following).  A follow runs until the caller cancels it.
+        """
+        records: list[dict[str, Any]] = []
+
+        async def interim(message: _Interim) -> None:
+            if isinstance(message, protocol.TailItem):
+                if on_record is not None:
+                    await _maybe_await(on_record(message.record))
+                if not follow:
+                    records.append(message.record)
+
+        await self._request(lambda rid: protocol.Tail(id=rid, follow=follow, last=last), interim)
+        return records
+
+
+async def _maybe_await(value: Any) -> None:
+    if inspect.isawaitable(value):
+        await value
+
+
+@asynccontextmanager
+async def open_client(
+    socket_path: str | Path | None = None,
+    *,
+    name: str = "hookd-client/trio",
+    retries: int = 5,
+    backoff: float = 0.05,
+    max_backoff: float = 2.0,
+    on_unavailable: FailurePolicy = "raise",
+    connect: bool = False,
+) -> AsyncIterator[TrioClient]:
+    """A client whose tasks live in a nursery scoped to the ``async with`` block.
+
+    With ``connect=True`` the connection is made on entry (raising
+    DaemonUnavailable there); otherwise on the first request, so a client
+    that fails open never raises for a missing daemon.
+    """
+    async with trio.open_nursery() as nursery:
+        client = TrioClient(
+            nursery,
+            socket_path,
+            name=name,
+            retries=retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            on_unavailable=on_unavailable,
+        )
+        try:
+            if connect:
+                await client.connect()
+            yield client
+        finally:
+            await client.aclose()
