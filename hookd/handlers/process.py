@@ -15,6 +15,14 @@ what the previous one misses:
 
 Output is read with a byte cap while the pipe keeps draining: a hook that
 writes 100 MB neither blocks on a full pipe nor grows the daemon's memory.
+
+A hook may background itself by printing ``{"async": true}`` as its *first*
+stdout line (Claude Code's output-level async).  When the caller passes an
+``on_async_ack`` adopter, the runner stops waiting at that line and hands the
+still-running process — with its pipes, what was read so far, and its run
+marker — to the adopter as an :class:`AsyncHandoff`, which finishes it under
+its own deadline in a nursery the adopter owns.  Nothing is killed at the
+handoff; whoever holds the handoff owns the kill.
 """
 
 from __future__ import annotations
@@ -26,13 +34,15 @@ import subprocess
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
+import msgspec
 import structlog
 import trio
 
-__all__ = ["ProcessResult", "kill_tree", "run_process_capped"]
+__all__ = ["AsyncAdopter", "AsyncHandoff", "ProcessResult", "kill_tree", "run_process_capped"]
 
 log = structlog.get_logger("hookd.process")
 
@@ -51,6 +61,10 @@ class ProcessResult:
     spawn_error: str | None = None
     killed: int = 0
     """How many processes the kill found still alive (0 when it exited on its own)."""
+    went_async: bool = False
+    """The first stdout line was an async acknowledgement and an adopter took the process."""
+    refused: str | None = None
+    """The first stdout line was an async acknowledgement but the adopter refused it (why)."""
 
 
 class _Capture:
@@ -73,6 +87,184 @@ class _Capture:
 
     def value(self) -> bytes:
         return b"".join(self.parts)
+
+
+_FIRST_LINE_LIMIT = 8192
+"""An acknowledgement is a short JSON line; longer first lines are ordinary output."""
+
+
+class _FirstLine:
+    """Watches stdout's first line for ``{"async": true, ...}`` (Claude Code's async ack)."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.decided = False
+        self.ack: dict[str, Any] | None = None
+        self.line = b""
+
+    def feed(self, chunk: bytes, capture: _Capture) -> bool:
+        """Add ``chunk``; True once the first line turned out to be an acknowledgement.
+
+        Bytes are held back from ``capture`` until the first line is decided, so
+        that a handed-over hook's output does not start with its own ack.
+        """
+        if self.decided:
+            capture.add(chunk)
+            return False
+        self.buffer += chunk
+        newline = self.buffer.find(b"\n")
+        if newline < 0 and len(self.buffer) <= _FIRST_LINE_LIMIT and chunk:
+            return False
+        end = newline if newline >= 0 else len(self.buffer)
+        self.decided = True
+        line = bytes(self.buffer[:end])
+        rest = bytes(self.buffer[end + 1 :]) if newline >= 0 else b""
+        self.buffer = bytearray()
+        ack = _parse_ack(line)
+        if ack is None:
+            capture.add(line + (b"\n" if newline >= 0 else b""))
+            if rest:
+                capture.add(rest)
+            return False
+        self.ack, self.line = ack, line.strip()
+        if rest:
+            capture.add(rest)
+        return True
+
+
+def _parse_ack(line: bytes) -> dict[str, Any] | None:
+    text = line.strip()
+    if not text.startswith(b"{"):
+        return None
+    try:
+        data = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(data, dict) and data.get("async") is True:
+        return data
+    return None
+
+
+class AsyncAdopter(Protocol):
+    """Takes over a hook that acknowledged ``{"async": true}`` on its first stdout line."""
+
+    def adopt(self, handoff: AsyncHandoff) -> str | None:
+        """Start finishing ``handoff`` in a nursery the adopter owns; or say why not.
+
+        Returns None when adopted.  A refusal (a reason) makes the runner kill the
+        hook's tree and report the reason as the hook's failure.  Must not block.
+        """
+        ...
+
+
+@dataclass
+class AsyncHandoff:
+    """A hook process that backgrounded itself, still running, with everything read so far."""
+
+    proc: trio.Process
+    run_id: str
+    ack: dict[str, Any]
+    ack_line: bytes
+    stdout: _Capture
+    stderr: _Capture
+    kill_grace: float
+    pipe_grace: float
+    cleanup: list[Callable[[], None]] = field(default_factory=list)
+    """Run once the process is over (e.g. removing the hook's input file)."""
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def output_size(self) -> int:
+        return self.stdout.size + self.stderr.size
+
+    async def finish(self, timeout: float) -> ProcessResult:
+        """Read and wait until the hook exits or ``timeout``; kill its tree on timeout or cancel."""
+        timed_out = False
+        killed = 0
+        try:
+            with trio.move_on_after(timeout) as deadline:
+                await _supervise(self.proc, None, self.stdout, self.stderr, self.pipe_grace, None)
+            timed_out = deadline.cancelled_caught
+        finally:
+            with trio.CancelScope(shield=True):
+                if self.proc.returncode is None or timed_out:
+                    killed = await kill_tree(self.proc, self.run_id, self.kill_grace)
+                await _close_pipes(self.proc)
+            for fn in self.cleanup:
+                try:
+                    fn()
+                except OSError as exc:
+                    log.warning("async hook cleanup failed", pid=self.proc.pid, error=str(exc))
+        return ProcessResult(
+            returncode=self.proc.returncode if not timed_out else None,
+            stdout=self.stdout.value(),
+            stderr=self.stderr.value(),
+            truncated=self.stdout.truncated or self.stderr.truncated,
+            timed_out=timed_out,
+            pid=self.proc.pid,
+            killed=killed,
+        )
+
+
+async def _read(
+    stream: trio.abc.ReceiveStream | None,
+    capture: _Capture,
+    watch: _FirstLine | None,
+    on_ack: Callable[[], None],
+) -> None:
+    """Drain ``stream`` into ``capture`` without closing it (a handoff keeps reading it).
+
+    Cancelling a trio ``receive_some`` never loses bytes, so the reader can be
+    cancelled at an ack and the adopter resumes exactly where it stopped.
+    """
+    if stream is None:
+        return
+    while True:
+        try:
+            chunk = await stream.receive_some(_CHUNK)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return
+        if watch is not None and watch.feed(bytes(chunk), capture):
+            on_ack()
+            return
+        if not chunk:
+            return
+        if watch is None:
+            capture.add(bytes(chunk))
+
+
+async def _supervise(
+    proc: trio.Process,
+    stdin: bytes | None,
+    out: _Capture,
+    err: _Capture,
+    pipe_grace: float,
+    watch: _FirstLine | None,
+) -> None:
+    """Feed stdin, read both pipes, wait for exit; return early when ``watch`` sees an ack."""
+    with trio.CancelScope() as handoff_scope:
+        async with trio.open_nursery() as nursery:
+            if stdin is not None:
+                nursery.start_soon(_feed, proc.stdin, stdin)
+            readers = trio.CancelScope()
+
+            async def read_all() -> None:
+                with readers:
+                    async with trio.open_nursery() as inner:
+                        inner.start_soon(_read, proc.stdout, out, watch, handoff_scope.cancel)
+                        inner.start_soon(_read, proc.stderr, err, None, handoff_scope.cancel)
+
+            nursery.start_soon(read_all)
+            await proc.wait()
+            readers.deadline = min(readers.deadline, trio.current_time() + pipe_grace)
+
+
+async def _close_pipes(proc: trio.Process) -> None:
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            await stream.aclose()
 
 
 async def _drain(stream: trio.abc.ReceiveStream | None, capture: _Capture) -> None:
@@ -111,6 +303,7 @@ async def run_process_capped(
     kill_grace: float = 1.0,
     pipe_grace: float = 1.0,
     on_spawn: Callable[[int], None] | None = None,
+    on_async_ack: AsyncAdopter | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or ``timeout``; on timeout or cancellation kill its tree.
 
@@ -118,6 +311,11 @@ async def run_process_capped(
     from pipes that a background grandchild may still hold open.  Claude Code
     waits for those until the timeout; hookd stops reading after the grace
     (a documented difference), so ``cmd &`` in a hook cannot stall an event.
+
+    ``on_async_ack``: when given, a first stdout line ``{"async": true, ...}``
+    ends the wait there and the process is handed to the adopter (see the
+    module docstring); the result then has ``went_async`` and the ack line as
+    its stdout.  Without an adopter the hook is waited for as before.
     """
     run_id = uuid.uuid4().hex
     full_env = dict(env)
@@ -139,36 +337,47 @@ async def run_process_capped(
         on_spawn(proc.pid)
 
     out, err = _Capture(output_cap), _Capture(output_cap)
+    watch = _FirstLine() if on_async_ack is not None else None
     timed_out = False
     killed = 0
+    handed_over = False
+    refused: str | None = None
     try:
         with trio.move_on_after(timeout) as deadline:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_feed, proc.stdin, stdin)
-                readers = trio.CancelScope()
-
-                async def read_all() -> None:
-                    with readers:
-                        async with trio.open_nursery() as inner:
-                            inner.start_soon(_drain, proc.stdout, out)
-                            inner.start_soon(_drain, proc.stderr, err)
-
-                nursery.start_soon(read_all)
-                await proc.wait()
-                readers.deadline = min(readers.deadline, trio.current_time() + pipe_grace)
+            await _supervise(proc, stdin, out, err, pipe_grace, watch)
         timed_out = deadline.cancelled_caught
+        if watch is not None and watch.ack is not None and on_async_ack is not None:
+            handoff = AsyncHandoff(
+                proc, run_id, watch.ack, watch.line, out, err, kill_grace, pipe_grace
+            )
+            refused = on_async_ack.adopt(handoff)
+            if refused is None:
+                handed_over = True
+                return ProcessResult(
+                    returncode=None,
+                    stdout=watch.line + b"\n",
+                    stderr=b"",
+                    truncated=False,
+                    timed_out=False,
+                    pid=proc.pid,
+                    went_async=True,
+                )
+            timed_out = False
     finally:
-        if proc.returncode is None or timed_out:
+        if not handed_over:
             with trio.CancelScope(shield=True):
-                killed = await kill_tree(proc, run_id, kill_grace)
+                if proc.returncode is None or timed_out:
+                    killed = await kill_tree(proc, run_id, kill_grace)
+                await _close_pipes(proc)
     return ProcessResult(
-        returncode=proc.returncode if not timed_out else None,
+        returncode=proc.returncode if not timed_out and refused is None else None,
         stdout=out.value(),
         stderr=err.value(),
         truncated=out.truncated or err.truncated,
         timed_out=timed_out,
         pid=proc.pid,
         killed=killed,
+        refused=refused,
     )
 
 
@@ -233,4 +442,11 @@ async def kill_tree(proc: trio.Process, run_id: str, grace: float) -> int:
     _signal_group(pgid, signal.SIGKILL)
     _kill_pids(marked_processes(run_id), signal.SIGKILL)
     await proc.wait()
+    # SIGKILL is delivered asynchronously: a killed grandchild can still be
+    # listed as running for a moment.  Wait (bounded) until the kernel has
+    # really ended every marked process, so that "the hook's run is over"
+    # also means "its processes are gone" for whoever looks next.
+    with trio.move_on_after(grace):
+        while marked_processes(run_id):
+            await trio.sleep(0.01)
     return alive

@@ -13,13 +13,25 @@ JSON file named by ``$SCRIPTED_BEHAVIOURS`` (``{KEY: {...}}``):
 
 With ``$SCRIPTED_RECORD_DIR`` set it writes ``KEY-<pid>.json`` there first:
 argv, cwd, the exact stdin bytes (latin-1 so any byte survives) and the
-environment, so tests can count runs and check what each hook received.
+environment and the bytes of ``$HOOK_INPUT_FILE``, so tests can count runs and check what each hook received.
 """
 
 import json
 import os
 import sys
 import time
+
+
+def _read_input_file() -> str | None:
+    """The bytes of $HOOK_INPUT_FILE (latin-1), read now: hookd deletes it afterwards."""
+    path = os.environ.get("HOOK_INPUT_FILE")
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode("latin-1")
+    except OSError as exc:
+        return f"<unreadable: {exc}>"
 
 
 def main() -> int:
@@ -33,6 +45,7 @@ def main() -> int:
             "cwd": os.getcwd(),
             "stdin": data.decode("latin-1"),
             "env": dict(os.environ),
+            "input_file": _read_input_file(),
             "pid": os.getpid(),
             "start": time.time(),
         }
