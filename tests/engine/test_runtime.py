@@ -276,7 +276,9 @@ _ENV_KEYS = (
 async def test_environment(
     fixture: str, gets_env_file: bool, tmp_path: Path, cc_fixtures: Path
 ) -> None:
-    """§7 and the observed env table; CLAUDE_ENV_FILE only on SessionStart/Setup/CwdChanged/FileChanged."""
+    """§7 and the observed env table.
+
+    CLAUDE_ENV_FILE is only given on SessionStart, Setup, CwdChanged and FileChanged."""
     raw = json.loads((cc_fixtures / f"{fixture}.json").read_text())
     event = raw["hook_event_name"]
     project = tmp_path / "project"

@@ -12,8 +12,9 @@ JSON file named by ``$SCRIPTED_BEHAVIOURS`` (``{KEY: {...}}``):
   ``command`` is the received one plus this suffix (tests chained rewrites).
 
 With ``$SCRIPTED_RECORD_DIR`` set it writes ``KEY-<pid>.json`` there first:
-argv, cwd, the exact stdin bytes (latin-1 so any byte survives) and the
-environment and the bytes of ``$HOOK_INPUT_FILE``, so tests can count runs and check what each hook received.
+argv, cwd, the exact stdin bytes (latin-1 so any byte survives), the
+environment and the bytes of ``$HOOK_INPUT_FILE``, so tests can count runs
+and check what each hook received.
 """
 
 import json
