@@ -1,0 +1,6 @@
+import time
+
+
+def hook(event):
+    time.sleep(0.0)
+    return {"systemMessage": "EDITABLE-V2"}

@@ -1,0 +1,5 @@
+from . import helpers
+
+
+def check(event):
+    return {"systemMessage": helpers.tag("PKG-V1")}

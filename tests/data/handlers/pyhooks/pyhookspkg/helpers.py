@@ -1,0 +1,2 @@
+def tag(text):
+    return f"<{text}>"
