@@ -187,20 +187,87 @@ class Client:
         env: dict[str, str] | None = None,
         context: Literal["interactive", "batch"] = "interactive",
         claude: bool = False,
+        on_unavailable: Literal["open", "closed", "raise"] = "raise",
     ) -> protocol.FireReply:
-        reply = self.request(
-            protocol.Fire(
-                id=self.next_id(),
-                event=event,
-                input=payload,
-                env=env,
-                context=context,
-                format="claude" if claude else "result",
+        """Run one event's hooks.
+
+        ``on_unavailable`` says what an unreachable daemon (or one that is
+        stopping or failed internally) means for this event: ``"raise"``
+        (DaemonUnavailable / DaemonError), or a reply carrying
+        :func:`fallback_result` — ``"open"`` proceeds with a visible system
+        message, ``"closed"`` blocks.  Errors about the request itself
+        (``bad_input``…) always raise: failing open would hide the caller's bug.
+        """
+        try:
+            reply = self.request(
+                protocol.Fire(
+                    id=self.next_id(),
+                    event=event,
+                    input=payload,
+                    env=env,
+                    context=context,
+                    format="claude" if claude else "result",
+                )
             )
-        )
+        except DaemonUnavailable as exc:
+            if on_unavailable == "raise":
+                raise
+            return protocol.FireReply(
+                id=0, result=fallback_result(event, on_unavailable, exc.reason)
+            )
+        except DaemonError as exc:
+            if on_unavailable == "raise" or exc.code not in ("shutting_down", "internal"):
+                raise
+            return protocol.FireReply(id=0, result=fallback_result(event, on_unavailable, str(exc)))
         if not isinstance(reply, protocol.FireReply):
             raise DaemonError("bad_reply", f"expected fire_reply, got {type(reply).__name__}")
         return reply
+
+    def register_session_hooks(
+        self,
+        session_id: str,
+        hooks: dict[str, Any],
+        *,
+        project: str | None = None,
+        source: str = "session",
+        scope: Literal["session", "skill"] = "session",
+    ) -> int:
+        """Add settings-shaped hooks (command, http, …) for one session.
+
+        The blocking client cannot serve Python callbacks — it only reads when
+        it waits for a reply — so callables are refused; use the asyncio or
+        trio client for those.
+        """
+        for groups in hooks.values():
+            for group in groups:
+                if any(callable(h) or not isinstance(h, dict) for h in group.get("hooks", [])):
+                    raise TypeError(
+                        "the blocking client cannot serve Python callbacks; "
+                        "use hookd_client.aio or hookd_client.trio_client"
+                    )
+        data = self.call(
+            protocol.RegisterSessionHooks(
+                id=self.next_id(),
+                session_id=session_id,
+                hooks=hooks,
+                source=source,
+                scope=scope,
+                project=project,
+            )
+        )
+        registered: int = data["registered"]
+        return registered
+
+    def clear_session_hooks(self, session_id: str, source: str | None = None) -> int:
+        data = self.call(
+            protocol.ClearSessionHooks(id=self.next_id(), session_id=session_id, source=source)
+        )
+        removed: int = data["removed"]
+        return removed
+
+    def check_for_new_responses(self, session_id: str) -> list[Any]:
+        """Finished async-hook results for the session, each returned once."""
+        return list(self.call(protocol.CheckAsync(id=self.next_id(), session_id=session_id)) or [])
 
     def call(self, message: Any) -> Any:
         """A request answered by a generic ``reply``: returns its data."""

@@ -1,0 +1,461 @@
+"""The asyncio flavour: one connection, many requests in flight, callbacks served as they come.
+
+::
+
+    async with AsyncClient() as client:
+        reply = await client.fire("PreToolUse", payload, on_unavailable="open")
+
+Per connection, a *reader* task routes each incoming message to the queue of
+the request waiting for its ``id``, or starts a task for the callback the
+daemon asked for.  ``StreamWriter.write`` appends a whole frame at once, so
+concurrent requests never interleave bytes.  A request that is cancelled tells
+the daemon with a ``cancel`` frame; a ``callback_cancel`` from the daemon
+cancels the callback's task.  The connection is opened on first use, with
+retry and exponential backoff, and again after it is lost; session-hook
+registrations are replayed on the new connection because callbacks belong to
+the connection that registered them.  All tasks belong to the client and are
+cancelled and awaited by :meth:`AsyncClient.aclose`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+import msgspec
+
+from hookd_client import _core, protocol
+from hookd_client._core import CallbackHook, FailurePolicy, HookCallbackFn, ProgressFn
+from hookd_client.client import DaemonError, DaemonUnavailable, default_socket_path
+
+__all__ = [
+    "AsyncClient",
+    "CallbackHook",
+    "DaemonError",
+    "DaemonUnavailable",
+    "HookCallbackFn",
+]
+
+_Interim = protocol.Progress | protocol.TailItem
+
+
+class _Connection:
+    """One socket and what is in flight on it; dies as a whole."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_frame: int
+    ) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.max_frame = max_frame
+        self.pending: dict[int, asyncio.Queue[protocol.ServerMessage | None]] = {}
+        self.callbacks: dict[int, asyncio.Task[None]] = {}
+        self.cancelled_by_daemon: set[int] = set()
+        self.closed = False
+        self.welcome: protocol.Welcome | None = None
+        self.reader_task: asyncio.Task[None] | None = None
+
+    def send(self, message: msgspec.Struct) -> None:
+        """Queue one frame (the transport buffers it); a dead connection drops it."""
+        if self.closed or self.writer.is_closing():
+            return
+        self.writer.write(protocol.encode(message))
+
+    async def flush(self) -> None:
+        try:
+            await self.writer.drain()
+        except ConnectionError:
+            self.close()
+
+    async def receive(self) -> protocol.ServerMessage | None:
+        """The next message; None at EOF."""
+        try:
+            header = await self.reader.readexactly(protocol.HEADER.size)
+            (length,) = protocol.HEADER.unpack(header)
+            if length > self.max_frame:
+                raise protocol.FrameError(
+                    f"frame of {length} bytes exceeds the maximum of {self.max_frame} bytes"
+                )
+            body = await self.reader.readexactly(length)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return None
+        return protocol.decode_server(body)
+
+    def close(self) -> None:
+        """Fail every waiting request (they raise DaemonUnavailable) and stop callbacks."""
+        if self.closed:
+            return
+        self.closed = True
+        for queue in self.pending.values():
+            queue.put_nowait(None)
+        self.pending.clear()
+        for task in self.callbacks.values():
+            task.cancel()
+        self.writer.close()
+
+
+class AsyncClient:
+    """An async hookd client for asyncio; use it as ``async with AsyncClient(...)``."""
+
+    def __init__(
+        self,
+        socket_path: str | Path | None = None,
+        *,
+        name: str = "hookd-client/asyncio",
+        retries: int = 5,
+        backoff: float = 0.05,
+        max_backoff: float = 2.0,
+        on_unavailable: FailurePolicy = "raise",
+        max_frame: int = protocol.MAX_FRAME,
+    ) -> None:
+        self.path = Path(socket_path) if socket_path else default_socket_path()
+        self.name = name
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.on_unavailable: FailurePolicy = on_unavailable
+        self.max_frame = max_frame
+        self._ids = itertools.count(1)
+        self._conn: _Connection | None = None
+        self._connect_lock = asyncio.Lock()
+        self._callbacks = _core.CallbackTable()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # --- connection ------------------------------------------------------------
+
+    @property
+    def welcome(self) -> protocol.Welcome | None:
+        """The daemon's ``welcome`` on the current connection (None when not connected)."""
+        return self._conn.welcome if self._conn is not None and not self._conn.closed else None
+
+    async def connect(self) -> None:
+        """Connect now rather than on first use (raises DaemonUnavailable after the retries)."""
+        await self._connection()
+
+    async def _connection(self) -> _Connection:
+        conn = self._conn
+        if conn is not None and not conn.closed:
+            return conn
+        if self._closed:
+            raise DaemonUnavailable(self.path, "the client is closed")
+        async with self._connect_lock:
+            if self._conn is not None and not self._conn.closed:
+                return self._conn
+            conn = await self._open()
+            self._conn = conn
+            conn.reader_task = self._spawn(self._reader(conn))
+            for registration in list(self._callbacks.registrations.values()):
+                await self._request_on(conn, registration.message)
+            return conn
+
+    def _spawn(self, coro: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _open(self) -> _Connection:
+        """Connect with exponential backoff: a daemon may be starting (socket activation)."""
+        delay = self.backoff
+        last: OSError | None = None
+        for attempt in range(self.retries + 1):
+            try:
+                reader, writer = await asyncio.open_unix_connection(
+                    str(self.path), limit=self.max_frame + protocol.HEADER.size
+                )
+            except OSError as exc:
+                last = exc
+                if attempt < self.retries:
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, self.max_backoff)
+                continue
+            conn = _Connection(reader, writer, self.max_frame)
+            try:
+                await self._handshake(conn)
+            except BaseException:
+                writer.close()
+                raise
+            return conn
+        reason = (last.strerror or str(last)) if last else "unknown"
+        raise DaemonUnavailable(self.path, reason)
+
+    async def _handshake(self, conn: _Connection) -> None:
+        conn.send(protocol.Hello(client=self.name, pid=os.getpid()))
+        await conn.flush()
+        try:
+            message = await conn.receive()
+        except protocol.FrameError as exc:
+            raise DaemonError("bad_reply", str(exc)) from None
+        if message is None:
+            raise DaemonUnavailable(self.path, "the daemon closed the connection")
+        welcome = _core.expect(message, protocol.Welcome)
+        conn.welcome = welcome
+        conn.max_frame = max(conn.max_frame, welcome.max_frame)
+
+    async def _reader(self, conn: _Connection) -> None:
+        try:
+            while True:
+                try:
+                    message = await conn.receive()
+                except protocol.FrameError:
+                    return  # framing is lost: the connection is useless; close() below
+                if message is None:
+                    return
+                self._route(conn, message)
+        finally:
+            conn.close()
+
+    def _route(self, conn: _Connection, message: protocol.ServerMessage) -> None:
+        if isinstance(message, protocol.Callback):
+            conn.callbacks[message.id] = self._spawn(self._serve_callback(conn, message))
+            return
+        if isinstance(message, protocol.CallbackCancel):
+            task = conn.callbacks.get(message.id)
+            if task is not None:
+                conn.cancelled_by_daemon.add(message.id)
+                task.cancel()
+            return
+        rid = getattr(message, "id", None)
+        if rid is None:
+            # A connection-level error: no one request owns it, and the daemon closes
+            # the connection after the ones that matter.
+            return
+        queue = conn.pending.get(rid)
+        if queue is not None:
+            queue.put_nowait(message)
+
+    async def _serve_callback(self, conn: _Connection, message: protocol.Callback) -> None:
+        """Run one callback; the daemon's ``callback_cancel`` cancels this task.
+
+        A callback the daemon cancelled sends nothing: the daemon stopped
+        waiting (its timeout fired, or the event was cancelled).
+        """
+        try:
+            fn = self._callbacks.get(message.callback_id)
+            if fn is None:
+                answer = protocol.CallbackResult(
+                    id=message.id, error=f"unknown callback {message.callback_id!r}"
+                )
+            else:
+                try:
+                    output = await _core.invoke_callback(fn, message)
+                except asyncio.CancelledError:
+                    if message.id in conn.cancelled_by_daemon:
+                        return
+                    raise
+                except Exception as exc:  # the user's bug becomes the hook's error
+                    answer = protocol.CallbackResult(id=message.id, error=_core.error_text(exc))
+                else:
+                    answer = protocol.CallbackResult(id=message.id, output=output)
+            conn.send(answer)
+            await conn.flush()
+        finally:
+            conn.callbacks.pop(message.id, None)
+            conn.cancelled_by_daemon.discard(message.id)
+
+    async def aclose(self) -> None:
+        """Close the connection; cancel and await the reader and running callbacks."""
+        self._closed = True
+        if self._conn is not None:
+            self._conn.close()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+        for task in tasks:
+            error = None if task.cancelled() else task.exception()
+            if error is not None:
+                raise error  # a crash in the reader is a client bug: surface it
+        if self._conn is not None:
+            with contextlib.suppress(ConnectionError):
+                await self._conn.writer.wait_closed()
+
+    # --- requests ------------------------------------------------------------------
+
+    async def _request(
+        self,
+        make: Callable[[int], msgspec.Struct],
+        on_interim: Callable[[_Interim], Any] | None = None,
+    ) -> protocol.ServerMessage:
+        conn = await self._connection()
+        return await self._request_on(conn, make, on_interim)
+
+    async def _request_on(
+        self,
+        conn: _Connection,
+        make: Callable[[int], msgspec.Struct],
+        on_interim: Callable[[_Interim], Any] | None = None,
+    ) -> protocol.ServerMessage:
+        """Send one request; wait for its final reply, passing interim messages on.
+
+        If the caller is cancelled first, the daemon is told (``cancel``) so it
+        stops the work instead of finishing an event nobody waits for.
+        """
+        rid = next(self._ids)
+        queue: asyncio.Queue[protocol.ServerMessage | None] = asyncio.Queue()
+        conn.pending[rid] = queue
+        answered = False
+        try:
+            conn.send(make(rid))
+            await conn.flush()
+            while True:
+                message = await queue.get()
+                if message is None:
+                    answered = True
+                    raise DaemonUnavailable(self.path, "the daemon closed the connection")
+                if isinstance(message, protocol.Progress | protocol.TailItem):
+                    if on_interim is not None:
+                        value = on_interim(message)
+                        if inspect.isawaitable(value):
+                            await value
+                    continue
+                answered = True
+                if isinstance(message, protocol.Error):
+                    raise DaemonError(message.code, message.message)
+                return message
+        finally:
+            conn.pending.pop(rid, None)
+            if not answered:
+                conn.send(protocol.Cancel(id=next(self._ids), target=rid))
+
+    async def _call(self, make: Callable[[int], msgspec.Struct]) -> Any:
+        return _core.expect(await self._request(make), protocol.Reply).data
+
+    async def fire(
+        self,
+        event: str,
+        payload: dict[str, Any],
+        *,
+        env: dict[str, str] | None = None,
+        context: Literal["interactive", "batch"] = "interactive",
+        claude: bool = False,
+        on_progress: ProgressFn | None = None,
+        on_unavailable: FailurePolicy | None = None,
+        agent_pid: int | None = None,
+    ) -> protocol.FireReply:
+        """Run one event's hooks.  ``on_unavailable`` (default: the client's) decides
+        what an unreachable or failing daemon means: ``"open"`` (proceed, with a
+        system message), ``"closed"`` (block/deny) or ``"raise"``."""
+        policy = on_unavailable or self.on_unavailable
+
+        def make(rid: int) -> protocol.Fire:
+            return protocol.Fire(
+                id=rid,
+                event=event,
+                input=payload,
+                env=env,
+                context=context,
+                format="claude" if claude else "result",
+                progress=on_progress is not None,
+                agent_pid=agent_pid,
+            )
+
+        async def interim(message: _Interim) -> None:
+            if on_progress is not None and isinstance(message, protocol.Progress):
+                await _core.deliver_progress(on_progress, message)
+
+        try:
+            reply = await self._request(make, interim)
+        except DaemonUnavailable as exc:
+            if policy == "raise":
+                raise
+            return _core.fallback_reply(event, policy, exc.reason)
+        except DaemonError as exc:
+            if policy == "raise" or exc.code not in _core.UNAVAILABLE_CODES:
+                raise
+            return _core.fallback_reply(event, policy, str(exc))
+        return _core.expect(reply, protocol.FireReply)
+
+    async def register_session_hooks(
+        self,
+        session_id: str,
+        hooks: Mapping[str, Sequence[Mapping[str, Any]]],
+        *,
+        project: str | None = None,
+        source: str = "session",
+        scope: Literal["session", "skill"] = "session",
+    ) -> int:
+        """Add settings-shaped hooks for one session; callables become callback hooks.
+
+        Returns how many hooks the daemon registered.  Registering the same
+        ``source`` again replaces the earlier set.
+        """
+        registration = self._callbacks.prepare(
+            session_id, hooks, source=source, scope=scope, project=project
+        )
+        try:
+            data = await self._call(registration.message)
+        except BaseException:
+            self._callbacks.discard(registration)
+            raise
+        self._callbacks.commit(registration)
+        registered: int = data["registered"]
+        return registered
+
+    async def clear_session_hooks(self, session_id: str, source: str | None = None) -> int:
+        """Remove a session's registered hooks (one ``source``, or all); returns how many."""
+        data = await self._call(
+            lambda rid: protocol.ClearSessionHooks(id=rid, session_id=session_id, source=source)
+        )
+        self._callbacks.clear(session_id, source)
+        removed: int = data["removed"]
+        return removed
+
+    async def check_for_new_responses(self, session_id: str) -> list[Any]:
+        """Finished async-hook results for the session, each returned once."""
+        data = await self._call(lambda rid: protocol.CheckAsync(id=rid, session_id=session_id))
+        return list(data or [])
+
+    async def status(self) -> dict[str, Any]:
+        data: dict[str, Any] = await self._call(lambda rid: protocol.Status(id=rid))
+        return data
+
+    async def sessions(self) -> list[dict[str, Any]]:
+        data: list[dict[str, Any]] = await self._call(lambda rid: protocol.Sessions(id=rid))
+        return data
+
+    async def tail(
+        self,
+        *,
+        last: int = 20,
+        follow: bool = False,
+        on_record: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The last ``last`` hook-run records; with ``follow``, also every new one.
+
+        Records go to ``on_record`` as they arrive and are also returned (when
+        not following).  A follow runs until the caller cancels it.
+        """
+        records: list[dict[str, Any]] = []
+
+        async def interim(message: _Interim) -> None:
+            if isinstance(message, protocol.TailItem):
+                if on_record is not None:
+                    value = on_record(message.record)
+                    if inspect.isawaitable(value):
+                        await value
+                if not follow:
+                    records.append(message.record)
+
+        await self._request(lambda rid: protocol.Tail(id=rid, follow=follow, last=last), interim)
+        return records
