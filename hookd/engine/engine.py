@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 import structlog
@@ -35,12 +35,14 @@ from hookd.engine.interpret import interpret
 from hookd.engine.matching import compile_matcher, dedup_key, if_rule_matches, tool_aliases
 from hookd.handlers.base import HandlerResult, HttpPolicy, Invocation
 from hookd.handlers.command import CommandRunner
+from hookd.handlers.process import AsyncAdopter
 
 __all__ = [
     "AsyncSink",
     "Engine",
     "EngineSettings",
     "HandlerFn",
+    "OutputAsyncSink",
     "ProgressFn",
     "SessionState",
     "default_timeout",
@@ -75,9 +77,25 @@ class SessionState:
 
 
 class AsyncSink(Protocol):
-    """Takes over a background (``async``/``asyncRewake``) hook; the caller owns it."""
+    """Takes over a background (``async``/``asyncRewake``) hook; the caller owns it.
 
-    def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> None: ...
+    ``start`` returns None when it took the hook, or a reason when it refused
+    it (e.g. its queue is full): the event then reports the refusal as that
+    hook's non-blocking error instead of pretending it runs.
+    """
+
+    def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> str | None: ...
+
+
+@runtime_checkable
+class OutputAsyncSink(Protocol):
+    """An :class:`AsyncSink` that also adopts hooks which background themselves.
+
+    ``adopter`` is asked once per command hook invocation; its adopter is
+    called only if the hook's first stdout line is ``{"async": true, ...}``.
+    """
+
+    def adopter(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> AsyncAdopter: ...
 
 
 @dataclass
@@ -217,9 +235,17 @@ class Engine:
                 if isinstance(handler, CommandHandler) and (handler.async_ or handler.asyncRewake):
                     # Batch runs wait for asyncRewake hooks (observed in `-p`).
                     if not (handler.asyncRewake and context == "batch") and async_sink is not None:
-                        async_sink.start(spec, inv, self)
-                        runs[index] = HookRun(hook=spec.ref(), outcome="success", is_async=True)
+                        refused = async_sink.start(spec, inv, self)
+                        runs[index] = (
+                            HookRun(hook=spec.ref(), outcome="success", is_async=True)
+                            if refused is None
+                            else HookRun(
+                                hook=spec.ref(), outcome="non_blocking_error", error=refused
+                            )
+                        )
                         continue
+                if isinstance(handler, CommandHandler) and isinstance(async_sink, OutputAsyncSink):
+                    inv.async_adopter = async_sink.adopter(spec, inv, self)
                 run = await self.run_one(spec, inv, progress)
                 runs[index] = run
                 if run.outcome == "success" and handler.once and session is not None:

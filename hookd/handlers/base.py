@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hookd.config.model import HookSpec
+
+if TYPE_CHECKING:
+    from hookd.handlers.process import AsyncAdopter
 
 __all__ = ["NO_JSON", "HandlerResult", "HttpPolicy", "Invocation"]
 
@@ -52,6 +55,8 @@ class Invocation:
     pid: int | None = None
     """Set by process-spawning handlers once the hook's process exists (for status)."""
     http_policy: HttpPolicy = field(default_factory=HttpPolicy)
+    async_adopter: AsyncAdopter | None = None
+    """Who takes a command hook that backgrounds itself (first stdout line ``{"async": true}``)."""
 
 
 @dataclass(slots=True)

@@ -16,7 +16,12 @@ import tempfile
 
 from hookd.config.schema import CommandHandler, handler_label
 from hookd.handlers.base import HandlerResult, Invocation
-from hookd.handlers.process import DEFAULT_OUTPUT_CAP, run_process_capped
+from hookd.handlers.process import (
+    DEFAULT_OUTPUT_CAP,
+    AsyncAdopter,
+    AsyncHandoff,
+    run_process_capped,
+)
 
 __all__ = ["ENV_FILE_EVENTS", "CommandRunner", "substitute_placeholders"]
 
@@ -93,6 +98,7 @@ class CommandRunner:
         fd, input_file = tempfile.mkstemp(
             prefix="hookd-input-", suffix=".json", dir=self.input_file_dir
         )
+        adopter = _KeepInputFile(inv.async_adopter, input_file) if inv.async_adopter else None
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(inv.stdin)
@@ -106,14 +112,26 @@ class CommandRunner:
                 kill_grace=self.kill_grace,
                 pipe_grace=self.pipe_grace,
                 on_spawn=lambda pid: setattr(inv, "pid", pid),
+                on_async_ack=adopter,
             )
         finally:
-            try:
-                os.unlink(input_file)
-            except OSError:
-                pass
+            if adopter is None or not adopter.adopted:
+                try:
+                    os.unlink(input_file)
+                except OSError:
+                    pass
         if result.spawn_error is not None:
             return HandlerResult(exit_code=None, failure=f"could not start: {result.spawn_error}")
+        if result.refused is not None:
+            return HandlerResult(exit_code=None, failure=result.refused, pid=result.pid)
+        if result.went_async:
+            # The ack line alone: interpretation reads it as "async" and waits for nothing.
+            return HandlerResult(
+                exit_code=None,
+                stdout=result.stdout.decode("utf-8", errors="replace"),
+                pid=result.pid,
+                went_async=True,
+            )
         return HandlerResult(
             exit_code=result.returncode,
             stdout=result.stdout.decode("utf-8", errors="replace"),
@@ -122,3 +140,22 @@ class CommandRunner:
             timed_out=result.timed_out,
             pid=result.pid,
         )
+
+
+class _KeepInputFile:
+    """Passes a handoff on, and moves the input file's removal to the hook's real end.
+
+    A hook that backgrounds itself may read ``HOOK_INPUT_FILE`` after the ack,
+    so the file lives until the adopted process is finished.
+    """
+
+    def __init__(self, inner: AsyncAdopter, input_file: str) -> None:
+        self.inner = inner
+        self.input_file = input_file
+        self.adopted = False
+
+    def adopt(self, handoff: AsyncHandoff) -> str | None:
+        handoff.cleanup.append(lambda: os.unlink(self.input_file))
+        refusal = self.inner.adopt(handoff)
+        self.adopted = refusal is None
+        return refusal

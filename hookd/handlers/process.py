@@ -267,20 +267,6 @@ async def _close_pipes(proc: trio.Process) -> None:
             await stream.aclose()
 
 
-async def _drain(stream: trio.abc.ReceiveStream | None, capture: _Capture) -> None:
-    if stream is None:
-        return
-    async with stream:
-        while True:
-            try:
-                chunk = await stream.receive_some(_CHUNK)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return
-            if not chunk:
-                return
-            capture.add(bytes(chunk))
-
-
 async def _feed(stream: trio.abc.SendStream | None, data: bytes) -> None:
     if stream is None:
         return
