@@ -59,6 +59,9 @@ _LLM_EVENTS = frozenset(
 )
 _NO_HTTP_EVENTS = frozenset({"SessionStart", "Setup"})
 
+# Precedence of scalar settings outside policy (reference §10.1), highest first.
+_SCALAR_RANK = {Scope.LOCAL: 0, Scope.PROJECT: 1, Scope.USER: 2}
+
 
 @dataclass(frozen=True)
 class LoadedSource:
@@ -286,6 +289,7 @@ def build_config(
     per_event: dict[str, list[GroupSpec]] = {}
     errors: list[ConfigError] = list(extra_errors)
     disable: bool | None = None
+    disable_rank = len(_SCALAR_RANK)
     policy_disable = False
     managed_only = False
     urls: list[str] | None = None
@@ -298,8 +302,13 @@ def build_config(
         if settings.disableAllHooks is not None:
             if scope is Scope.POLICY:
                 policy_disable = settings.disableAllHooks
-            elif disable is None:
-                disable = settings.disableAllHooks
+            else:
+                # Reference §10.1: scalar keys follow local > project > user, so a
+                # project's `false` overrides a user's `true` — the reverse of the
+                # order hooks merge in.  Among equals, the first file wins.
+                rank = _SCALAR_RANK.get(scope, len(_SCALAR_RANK))
+                if disable is None or rank < disable_rank:
+                    disable, disable_rank = settings.disableAllHooks, rank
         if scope is Scope.POLICY and settings.allowManagedHooksOnly:
             managed_only = True
         if settings.allowedHttpHookUrls is not None:
