@@ -51,8 +51,8 @@ def errors_of(name: str) -> list[str]:
         (
             "missing_command.json",
             [
-                "missing_command.json: $.hooks.PostToolUse[0].hooks[0]: Object missing required field "
-                "`command`"
+                "missing_command.json: $.hooks.PostToolUse[0].hooks[0]: "
+                "Object missing required field `command`"
             ],
         ),
         ("negative_timeout.json", ["negative_timeout.json: $.hooks.Stop[0].hooks[0].timeout: "]),
