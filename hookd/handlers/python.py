@@ -201,7 +201,8 @@ class PythonWorkerPool:
                     log.info("python hook output", worker=worker.proc.pid, line=text)
                 pending = pending[-65536:]
         if pending:
-            log.info("python hook output", worker=worker.proc.pid, line=pending.decode()[:2000])
+            text = pending.decode("utf-8", errors="replace")[:2000]
+            log.info("python hook output", worker=worker.proc.pid, line=text)
 
     async def _discard(self, worker: _Worker) -> None:
         """Kill a worker whose state is unknown (timed out, cancelled, died) and reap it."""
@@ -290,6 +291,8 @@ class PythonRunner:
                 reply = await self.pool.call(request)
             except WorkerDied as exc:
                 return HandlerResult(exit_code=None, failure=str(exc))
+            except OSError as exc:  # the worker interpreter could not be started
+                return HandlerResult(exit_code=None, failure=f"cannot start a python worker: {exc}")
         if deadline.cancelled_caught:
             return HandlerResult(exit_code=None, timed_out=True)
         if reply.kind == "error":

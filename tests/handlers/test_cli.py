@@ -14,7 +14,6 @@ from handlers.scripted_server import ScriptedServer
 
 
 async def _hookctl(settings: Path, tmp_path: Path) -> dict[str, object]:
-
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(tmp_path), "HOOKCTL_LOG_LEVEL": "error"}
     done = await trio.run_process(
         [

@@ -11,7 +11,10 @@ import trio
 from hookd_client.results import FireResult
 
 from handlers.rig import HANDLER_DATA, Rig
+from handlers.scripted_server import ScriptedServer
 from hookd.config.model import HookConfig
+from hookd.engine.engine import Engine, EngineSettings
+from hookd.handlers.registry import HandlerOptions, open_handlers
 
 HOOKS = HANDLER_DATA / "pyhooks"
 BASIC = HOOKS / "basic.py"
@@ -286,3 +289,25 @@ async def test_missing_transcript_is_an_error_not_an_allow(rig: Rig, tmp_path: P
     )
     assert result.hooks[0].outcome == "non_blocking_error"
     assert "FileNotFoundError" in (result.hooks[0].error or "")
+
+
+async def test_worker_that_dies_mid_call_is_an_error_and_replaced(rig: Rig) -> None:
+    result = await rig.fire(pre_config(rig, f"{BASIC}:exits"), PRE)
+    (run,) = result.hooks
+    assert run.outcome == "non_blocking_error"
+    assert run.error == "python worker exited before answering"
+    after = await rig.fire(pre_config(rig, f"{BASIC}:returns_output"), PRE)
+    assert after.system_messages == ["PY-STRUCT PreToolUse"]
+
+
+async def test_missing_interpreter_is_a_failure_not_a_crash(
+    tmp_path: Path, server: ScriptedServer
+) -> None:
+    engine = Engine(EngineSettings(spill_dir=str(tmp_path / "spill")))
+    options = HandlerOptions(python_executable=str(tmp_path / "no-python"), python_warm_workers=0)
+    async with open_handlers(engine, options) as handlers:
+        rig = Rig(engine, handlers, server, tmp_path, tmp_path)
+        result = await rig.fire(pre_config(rig, f"{BASIC}:returns_none"), PRE)
+    (run,) = result.hooks
+    assert run.outcome == "non_blocking_error"
+    assert "cannot start a python worker" in (run.error or "")

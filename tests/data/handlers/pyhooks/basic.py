@@ -77,3 +77,7 @@ def prints(event: DecodedEvent) -> dict[str, Any]:
 
 def worker_pid(event: DecodedEvent) -> dict[str, Any]:
     return {"systemMessage": str(os.getpid())}
+
+
+def exits(event: DecodedEvent) -> None:
+    os._exit(3)
