@@ -40,7 +40,11 @@ def message_reply(name: str, delay: float = 0.0, **substitutions: str) -> Reply:
 
 
 def fixture_input(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((CC_FIXTURES / name).read_text(encoding="utf-8"))
+    """A recorded Claude Code input, or a synthetic one from tests/data/handlers/events."""
+    path = CC_FIXTURES / name
+    if not path.exists():
+        path = HANDLER_DATA / "events" / name
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
 
 

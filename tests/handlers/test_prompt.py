@@ -23,6 +23,9 @@ DEFAULT_EFFECTS = [
     ("SubagentStop.json", "block", REASON, True),
     ("PostToolUseFailure-Bash.json", "block", REASON, True),
     ("PermissionRequest-Bash.json", None, None, True),
+    ("TaskCreated.json", "block", REASON, True),
+    ("TaskCompleted.json", "block", REASON, True),
+    ("TeammateIdle.json", None, None, False),
 ]
 
 
@@ -46,6 +49,7 @@ async def test_ok_false_maps_per_event(
         ("PreToolUse-Bash.json", "deny"),
         ("PostToolUse-Bash.json", "block"),
         ("PostToolBatch.json", "block"),
+        ("TeammateIdle.json", "block"),
     ],
 )
 async def test_continue_on_block_feeds_the_reason_back(
