@@ -495,3 +495,26 @@ def test_fixture_dir_is_the_shared_one(cc_fixtures: Path) -> None:
     assert (
         msgspec.json.decode((cc_fixtures / "Stop.json").read_bytes())["hook_event_name"] == "Stop"
     )
+
+
+async def test_background_grandchild_does_not_hold_the_event(tmp_path: Path) -> None:
+    """hookd stops reading a pipe shortly after the hook exits (pipe grace), even if a
+    background grandchild keeps it open; Claude Code would wait until the timeout."""
+    command = 'sleep 20 & echo $! > bg.pid; echo \'{"systemMessage": "FOREGROUND-DONE"}\''
+    vector = {
+        "input": "UserPromptSubmit",
+        "settings": {
+            "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}
+        },
+    }
+    prepared = prepare(vector, tmp_path)
+    started = time.monotonic()
+    try:
+        result = await fire_prepared(prepared)
+        elapsed = time.monotonic() - started
+    finally:
+        bg = int((tmp_path / "bg.pid").read_text())
+        os.kill(bg, 9)
+    assert result.system_messages == ["FOREGROUND-DONE"]
+    assert result.hooks[0].outcome == "success"
+    assert elapsed < 10, f"the event waited {elapsed:.1f}s for a background process"
