@@ -311,3 +311,18 @@ async def test_missing_interpreter_is_a_failure_not_a_crash(
     (run,) = result.hooks
     assert run.outcome == "non_blocking_error"
     assert "cannot start a python worker" in (run.error or "")
+
+
+async def test_calls_beyond_the_pool_size_wait_for_a_worker(rig: Rig) -> None:
+    config = pre_config(rig, f"{BASIC}:worker_pid")
+    results: list[FireResult] = []
+
+    async def fire() -> None:
+        results.append(await rig.fire(config, PRE))
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(6):
+            nursery.start_soon(fire)
+    assert len(results) == 6
+    pids = {r.system_messages[0] for r in results}
+    assert 1 <= len(pids) <= rig.handlers.pool.size == 2
