@@ -92,3 +92,10 @@ async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[Callable[..., A
     yield start
     for root in roots:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep test output readable: only warnings and errors from hookd's loggers."""
+    from hookd.logging import configure_logging
+
+    configure_logging("console", __import__("os").environ.get("HOOKD_TEST_LOG", "warning"))

@@ -8,7 +8,9 @@ renaming it over the original, by deleting and recreating — so the watcher
 watches *directories*, not files: the source's own directory when it
 exists, otherwise the nearest existing ancestor (non-recursively), so that a
 ``.claude/`` created later is noticed too.  When the set of directories
-changes (a new project, a directory created), the watch restarts.
+changes (a new project, a directory created), the watch restarts and
+everything is re-read once, so an edit made between the two watches is not
+lost.
 """
 
 from __future__ import annotations
@@ -102,15 +104,20 @@ async def watch_sources(
     while True:
         wanted = registry.watch_paths()
         deep, flat = _roots(wanted)
+        log.debug("watching", deep=sorted(map(str, deep)), flat=sorted(map(str, flat)))
         stop = trio.Event()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_watch, deep, True, wanted, debounce_ms, reloader, stop)
             nursery.start_soon(_watch, flat, False, wanted, debounce_ms, reloader, stop)
             nursery.start_soon(_watch_for_new_roots, registry, (deep, flat), stop)
+            # awatch needs a moment to install its watches before edits are seen.
+            await trio.sleep(0.05)
             if not started:
-                # awatch needs a moment to install its watches before edits are seen.
-                await trio.sleep(0.05)
                 started = True
                 task_status.started()
+            else:
+                # Between the old watch and this one, a new project's files were read
+                # without a watch on them: re-read once so no edit in that gap is lost.
+                reloader.reload()
             await stop.wait()
             nursery.cancel_scope.cancel()
