@@ -128,6 +128,8 @@ class AsyncClient:
         self._callbacks = _core.CallbackTable()
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
+        self.connect_attempts = 0
+        """Socket connects tried so far (each retry counts): for status and tests."""
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -178,6 +180,7 @@ class AsyncClient:
         delay = self.backoff
         last: OSError | None = None
         for attempt in range(self.retries + 1):
+            self.connect_attempts += 1
             try:
                 reader, writer = await asyncio.open_unix_connection(
                     str(self.path), limit=self.max_frame + protocol.HEADER.size

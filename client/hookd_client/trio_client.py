@@ -23,7 +23,7 @@ import inspect
 import itertools
 import math
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -98,11 +98,16 @@ class _Connection:
 
 
 class TrioClient:
-    """An async hookd client for trio; make one with :func:`open_client`."""
+    """An async hookd client for trio; make one with :func:`open_client`.
+
+    Or run it in a nursery of your own: ``await nursery.start(client.run)``
+    starts the task that owns the client's reader, writer and callback tasks,
+    and :meth:`aclose` ends it.  The tasks live in a nursery of their own, not
+    in the caller's, so closing the client never cancels the caller's code.
+    """
 
     def __init__(
         self,
-        nursery: trio.Nursery,
         socket_path: str | Path | None = None,
         *,
         name: str = "hookd-client/trio",
@@ -119,14 +124,30 @@ class TrioClient:
         self.max_backoff = max_backoff
         self.on_unavailable: FailurePolicy = on_unavailable
         self.max_frame = max_frame
-        self._nursery = nursery
+        self._nursery: trio.Nursery | None = None
+        self._scope = trio.CancelScope()
         self._ids = itertools.count(1)
         self._conn: _Connection | None = None
         self._connect_lock = trio.Lock()
         self._callbacks = _core.CallbackTable()
         self._closed = False
+        self.connect_attempts = 0
+        """Socket connects tried so far (each retry counts): for status and tests."""
 
     # --- connection ------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Own the client's background tasks until :meth:`aclose`."""
+        with self._scope:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                task_status.started()
+                await trio.sleep_forever()
+
+    def _spawn(self, fn: Callable[..., Awaitable[None]], *args: Any) -> None:
+        if self._nursery is None:
+            raise RuntimeError("TrioClient is not running: use open_client() or nursery.start")
+        self._nursery.start_soon(fn, *args)
 
     @property
     def welcome(self) -> protocol.Welcome | None:
@@ -148,8 +169,8 @@ class TrioClient:
                 return self._conn
             conn = await self._open()
             self._conn = conn
-            self._nursery.start_soon(conn.writer)
-            self._nursery.start_soon(self._reader, conn)
+            self._spawn(conn.writer)
+            self._spawn(self._reader, conn)
             for registration in list(self._callbacks.registrations.values()):
                 await self._request_on(conn, registration.message)
             return conn
@@ -159,6 +180,7 @@ class TrioClient:
         delay = self.backoff
         last: OSError | None = None
         for attempt in range(self.retries + 1):
+            self.connect_attempts += 1
             try:
                 stream = await trio.open_unix_socket(str(self.path))
             except OSError as exc:
@@ -213,7 +235,7 @@ class TrioClient:
         if isinstance(message, protocol.Callback):
             scope = trio.CancelScope()
             conn.callbacks[message.id] = scope
-            self._nursery.start_soon(self._serve_callback, conn, message, scope)
+            self._spawn(self._serve_callback, conn, message, scope)
             return
         if isinstance(message, protocol.CallbackCancel):
             running = conn.callbacks.get(message.id)
@@ -265,7 +287,7 @@ class TrioClient:
             conn.close()
             with trio.CancelScope(shield=True):
                 await conn.stream.aclose()
-        self._nursery.cancel_scope.cancel()
+        self._scope.cancel()
 
     # --- requests ------------------------------------------------------------------
 
@@ -456,7 +478,6 @@ async def open_client(
     """
     async with trio.open_nursery() as nursery:
         client = TrioClient(
-            nursery,
             socket_path,
             name=name,
             retries=retries,
@@ -464,6 +485,7 @@ async def open_client(
             max_backoff=max_backoff,
             on_unavailable=on_unavailable,
         )
+        await nursery.start(client.run)
         try:
             if connect:
                 await client.connect()
