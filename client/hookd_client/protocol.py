@@ -142,6 +142,19 @@ class AsyncList(_Msg, tag="async_list"):
     session_id: str | None = None
 
 
+class SubscribeAsync(_Msg, tag="subscribe_async"):
+    """Ask for ``async_result`` pushes on this connection (asyncRewake wake-ups).
+
+    Only a connection that subscribed is pushed to, so a one-request-at-a-time
+    client never reads an unsolicited frame.  ``session_id`` None: every
+    session of this connection's agent process.  The reply's data is
+    ``{"subscribed": true}``; pushes carry ``id`` 0.
+    """
+
+    id: int
+    session_id: str | None = None
+
+
 class Shutdown(_Msg, tag="shutdown"):
     id: int
 
@@ -182,6 +195,7 @@ ClientMessage = (
     | CallbackResult
     | CheckAsync
     | AsyncList
+    | SubscribeAsync
     | Shutdown
     | Relay
     | Cancel
@@ -243,6 +257,27 @@ class CallbackCancel(_Msg, tag="callback_cancel"):
     id: int
 
 
+class AsyncResult(_Msg, tag="async_result"):
+    """Pushed to a subscribed client when an async hook's result must wake the agent now.
+
+    Sent for ``asyncRewake`` hooks that exit 2 (``rewake``); ``messages`` is
+    what the agent is shown (Claude Code: a system reminder).  A pushed result
+    counts as delivered: ``check_async`` and the next fire do not repeat it.
+    """
+
+    session_id: str
+    process_id: str
+    hook: str
+    event: str
+    hook_kind: str
+    """async, asyncRewake or output (the first stdout line was an async ack)."""
+    id: int = 0
+    exit_code: int | None = None
+    state: str = "finished"
+    messages: list[str] = msgspec.field(default_factory=list)
+    rewake: bool = False
+
+
 class Reply(_Msg, tag="reply"):
     """A generic answer: ``data`` is the request's payload (status, hooks, …) as plain data."""
 
@@ -271,6 +306,7 @@ ServerMessage = (
     | Progress
     | Callback
     | CallbackCancel
+    | AsyncResult
     | Reply
     | TailItem
     | Error

@@ -20,6 +20,7 @@ import trio
 import trio.lowlevel
 from hookd_client import protocol
 from hookd_client.events import EventInputError
+from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
 from hookd_client.results import HookRef, HookRun
 
 import hookd
@@ -27,6 +28,7 @@ from hookd.config.assemble import explicit_sources
 from hookd.config.loader import load_source
 from hookd.config.model import Scope
 from hookd.config.schema import CallbackHandler, handler_label
+from hookd.daemon.async_store import AsyncEntry
 from hookd.daemon.connection import Connection, PeerCred
 from hookd.daemon.registry import session_groups
 from hookd.engine.claude_output import render_claude
@@ -201,6 +203,7 @@ async def handle_fire(daemon: Daemon, conn: Connection, msg: protocol.Fire) -> N
         context=msg.context,
         client=conn.client,
         progress=progress,
+        deliver_async=True,
     )
     claude = render_claude(result) if msg.format == "claude" else None
     conn.send(protocol.FireReply(id=msg.id, result=result, claude=claude))
@@ -220,6 +223,9 @@ async def handle_relay(daemon: Daemon, conn: Connection, msg: protocol.Relay) ->
             protocol.Error(id=msg.id, code="bad_input", message="hook input is not an object")
         )
         return
+    # Claude Code reads late async context only as additionalContext: take the
+    # session's waiting results only on events whose output can carry it.
+    carries = _carries_context(msg.event)
     result = await daemon.fire(
         msg.event,
         raw,
@@ -227,7 +233,10 @@ async def handle_relay(daemon: Daemon, conn: Connection, msg: protocol.Relay) ->
         agent_pid=msg.pid or conn.agent_pid,
         context="interactive",
         client=conn.client or "hookd-relay",
+        deliver_async=carries,
     )
+    if carries:
+        result.additional_context.extend(result.async_results)
     out = render_claude(result)
     conn.send(
         protocol.RelayReply(
@@ -376,6 +385,38 @@ async def handle_check_async(daemon: Daemon, conn: Connection, msg: protocol.Che
     conn.send(protocol.Reply(id=msg.id, data=results))
 
 
+async def handle_subscribe_async(
+    daemon: Daemon, conn: Connection, msg: protocol.SubscribeAsync
+) -> None:
+    """asyncRewake wake-ups are pushed to this connection from now on (until it closes)."""
+
+    def push(entry: AsyncEntry) -> bool:
+        if conn.closed:
+            return False
+        conn.send(
+            protocol.AsyncResult(
+                session_id=entry.session_id,
+                process_id=entry.process_id,
+                hook=entry.hook_name,
+                event=entry.hook_event,
+                hook_kind=entry.kind,
+                exit_code=entry.exit_code,
+                state=entry.state,
+                messages=entry.messages,
+                rewake=entry.rewake,
+            )
+        )
+        return not conn.closed
+
+    conn.send(protocol.Reply(id=msg.id, data={"subscribed": True}))
+    daemon.async_supervisor.subscribe(conn.agent_pid, msg.session_id, push, lambda: not conn.closed)
+
+
+def _carries_context(event: str) -> bool:
+    variant = HOOK_SPECIFIC_OUTPUTS.get(event)
+    return variant is not None and "additionalContext" in variant.__struct_fields__
+
+
 async def handle_async_list(daemon: Daemon, conn: Connection, msg: protocol.AsyncList) -> None:
     supervisor = getattr(daemon, "async_supervisor", None)
     listing = supervisor.listing(msg.session_id) if supervisor is not None else []
@@ -396,6 +437,7 @@ HANDLERS: dict[type[Any], Handler] = {
     protocol.Shutdown: handle_shutdown,
     protocol.CheckAsync: handle_check_async,
     protocol.AsyncList: handle_async_list,
+    protocol.SubscribeAsync: handle_subscribe_async,
 }
 
 

@@ -33,6 +33,8 @@ from hookd_client.results import FireResult, HookRef, HookRun
 import hookd
 from hookd.config.sources import SourceLayout
 from hookd.daemon import systemd
+from hookd.daemon.async_store import AsyncStore
+from hookd.daemon.async_supervisor import AsyncLimits, AsyncSupervisor
 from hookd.daemon.connection import Connection, peer_credentials
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import Session, SessionTable
@@ -90,6 +92,10 @@ class Daemon:
                 env_file_dir=str(state / "env"),
             )
         )
+        self.async_supervisor = AsyncSupervisor(
+            AsyncLimits.from_settings(settings),
+            AsyncStore(state / "async", fsync=settings.async_fsync),
+        )
         self.socket_path = settings.socket_path()
         self.started = time.time()
         self.running: dict[int, RunningHook] = {}
@@ -119,8 +125,14 @@ class Daemon:
         context: str = "interactive",
         client: str = "",
         progress: ProgressFn | None = None,
+        deliver_async: bool = False,
     ) -> FireResult:
-        """Run one event for its session; raises EventInputError for bad input."""
+        """Run one event for its session; raises EventInputError for bad input.
+
+        ``deliver_async``: the caller can carry ``async_results`` (late async
+        hook context) to its agent, so the session's waiting results are
+        taken onto this reply; otherwise they keep waiting for one that can.
+        """
         event = decode_event(raw, event_name)
         project = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
         session = self.sessions.touch(event.typed.session_id, project, agent_pid, client)
@@ -135,11 +147,14 @@ class Daemon:
                 extra_groups=session.extra_groups(),
                 env=env,
                 context=context,
+                async_sink=self.async_supervisor.sink(agent_pid),
                 progress=self._progress(session, progress),
             )
         finally:
             session.in_flight -= 1
             self._end()
+        if deliver_async:
+            self.async_supervisor.attach(result, session.session_id)
         session.events += 1
         session.last_event = event_name
         session.last_event_at = time.time()
@@ -226,6 +241,7 @@ class Daemon:
         listener = self._listen()
         try:
             async with trio.open_nursery() as nursery:
+                await nursery.start(self.async_supervisor.run)
                 nursery.start_soon(self._signals, nursery.cancel_scope)
                 if self.settings.watch:
                     await nursery.start(
@@ -257,6 +273,9 @@ class Daemon:
                 task_status.started()
                 await self.stop_requested.wait()
                 await self._shutdown(accept_scope)
+                # Still-running async hooks are killed by this cancel and journaled
+                # as cancelled for their sessions (docs/async.md).
+                self.async_supervisor.stop()
                 nursery.cancel_scope.cancel()
         finally:
             listener.close()

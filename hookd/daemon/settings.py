@@ -81,6 +81,17 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Empty: ``$XDG_STATE_HOME/hookd``."""
     http_port: int | None = None
     """Loopback port of the Claude Code http-hook endpoint; None disables it."""
+    async_max_running: int = 256
+    """Async hooks running at once, all sessions together (see docs/async.md)."""
+    async_max_running_per_session: int = 32
+    async_max_queued_per_session: int = 64
+    """Async hooks waiting for a slot per session; beyond this a new one is refused."""
+    async_retention_seconds: float = 3600.0
+    """How long a finished, undelivered async result waits for its session."""
+    async_retention_per_session: int = 100
+    """Undelivered async results kept per session; the oldest are dropped beyond it."""
+    async_fsync: bool = True
+    """fsync the async journal when a result finishes or is delivered."""
 
     def socket_path(self) -> Path:
         return Path(self.socket).expanduser() if self.socket else default_socket_path()

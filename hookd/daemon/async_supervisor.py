@@ -1,0 +1,700 @@
+"""Background (async) hooks: run them under limits, remember them, deliver each result once.
+
+Three kinds reach the supervisor (reference §8):
+
+* ``async: true`` in config — the engine hands the hook over before starting
+  it (:meth:`AsyncSupervisor.submit`); decisions are ignored, and its
+  ``additionalContext`` / ``systemMessage`` are delivered later;
+* ``asyncRewake: true`` — the same, except in batch context, where the engine
+  waits for it (observed in ``-p``); exit 2 wakes the agent: its text is
+  pushed at once to a subscribed connection of that agent;
+* output-level ``{"async": true, "asyncTimeout": ms}`` as the hook's *first*
+  stdout line — the command runner hands the still-running process over
+  (:meth:`AsyncSupervisor.adopt`); like Claude Code, only its side effects
+  count, so it delivers no text.
+
+Which timeout applies (Claude Code's documents disagree, reference §1.4):
+config ``async`` and ``asyncRewake`` get the hook's ``timeout`` or 600 s,
+counted from when the process starts (a queued hook's clock has not started);
+output-level async gets ``asyncTimeout`` (ms) or 15 s from the ack.
+
+Ownership: every run is a task in the one nursery :meth:`AsyncSupervisor.run`
+opens, which the daemon starts in its own nursery.  A run outlives the
+connection and the session that fired it (SessionEnd does not end it); only
+the daemon stopping cancels it, and then its tree is killed and it is
+recorded as ``cancelled`` for its session.
+
+Limits: at most ``max_running`` runs overall and ``max_running_per_session``
+per session; behind them a per-session queue of ``max_queued_per_session``;
+a hook beyond that is refused, and the event says so in its errors.
+
+Delivery happens once per result, by whichever comes first: ``check_async``
+(:meth:`collect`), the session's next fire reply (:meth:`attach`), or — for
+an asyncRewake wake-up — a push.  Each take marks and journals the results
+before it returns, with no ``await`` in between, so two concurrent polls can
+never both see one result, and the journal's delivery mark keeps a restart
+from repeating it (:mod:`hookd.daemon.async_store`).
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import structlog
+import trio
+from hookd_client.results import FireResult, HookRun
+
+from hookd.config.model import HookSpec
+from hookd.config.schema import CommandHandler, handler_label
+from hookd.daemon.async_store import AsyncEntry, AsyncKind, AsyncState, AsyncStore
+from hookd.handlers.base import Invocation
+from hookd.handlers.process import AsyncAdopter, AsyncHandoff
+
+if TYPE_CHECKING:
+    from hookd.daemon.settings import DaemonSettings
+    from hookd.engine.engine import Engine
+
+__all__ = [
+    "CONFIG_ASYNC_TIMEOUT",
+    "OUTPUT_ASYNC_TIMEOUT",
+    "AgentRegistry",
+    "AsyncLimits",
+    "AsyncListing",
+    "AsyncSupervisor",
+]
+
+log = structlog.get_logger("hookd.async")
+
+CONFIG_ASYNC_TIMEOUT = 600.0
+"""Seconds a config ``async``/``asyncRewake`` hook may run when it sets no ``timeout``."""
+OUTPUT_ASYNC_TIMEOUT = 15.0
+"""Seconds an output-level async hook may run after its ack when it gives no ``asyncTimeout``."""
+MAX_MESSAGE_CHARS = 10_000
+HOUSEKEEPING_INTERVAL = 30.0
+
+STOPPED = "cancelled: hookd stopped while it ran"
+INTERRUPTED = "cancelled: hookd exited before it finished (found in the journal at startup)"
+
+
+@dataclass(frozen=True)
+class AsyncLimits:
+    max_running: int = 256
+    max_running_per_session: int = 32
+    max_queued_per_session: int = 64
+    retention_seconds: float = 3600.0
+    retention_per_session: int = 100
+    keep_delivered: int = 500
+    """Delivered results kept in memory (not on disk) so that listings can show them."""
+
+    @classmethod
+    def from_settings(cls, settings: DaemonSettings) -> AsyncLimits:
+        return cls(
+            max_running=settings.async_max_running,
+            max_running_per_session=settings.async_max_running_per_session,
+            max_queued_per_session=settings.async_max_queued_per_session,
+            retention_seconds=settings.async_retention_seconds,
+            retention_per_session=settings.async_retention_per_session,
+        )
+
+
+class AsyncListing(msgspec.Struct, kw_only=True):
+    """One row of ``hookctl status`` / ``hookctl async``."""
+
+    agent_pid: int | None
+    session_id: str
+    process_id: str
+    kind: str
+    hook: str
+    event: str
+    tool: str
+    state: str
+    """queued, running, finished, timed_out, cancelled — or delivered once it was."""
+    elapsed: float
+    timeout: float
+    bytes: int
+    delivered: bool
+    exit_code: int | None
+    pid: int | None
+
+
+class AgentRegistry:
+    """The async hooks of one agent process, grouped by session."""
+
+    def __init__(self, agent_pid: int | None) -> None:
+        self.agent_pid = agent_pid
+        self.sessions: dict[str, dict[str, AsyncEntry]] = {}
+
+    def add(self, entry: AsyncEntry) -> None:
+        self.sessions.setdefault(entry.session_id, {})[entry.process_id] = entry
+
+    def remove(self, entry: AsyncEntry) -> None:
+        entries = self.sessions.get(entry.session_id)
+        if entries is not None:
+            entries.pop(entry.process_id, None)
+            if not entries:
+                del self.sessions[entry.session_id]
+
+    def __len__(self) -> int:
+        return sum(len(e) for e in self.sessions.values())
+
+
+@dataclass
+class _Job:
+    entry: AsyncEntry
+    body: Callable[[], Awaitable[None]]
+    live: Invocation | AsyncHandoff | None = None
+
+
+@dataclass
+class _Subscriber:
+    agent_pid: int | None
+    session_id: str | None
+    send: Callable[[AsyncEntry], bool]
+    """Queue a push; False when the subscriber is gone."""
+    alive: Callable[[], bool]
+
+    def wants(self, entry: AsyncEntry) -> bool:
+        if self.session_id is not None:
+            return self.session_id == entry.session_id
+        return self.agent_pid is not None and self.agent_pid == entry.agent_pid
+
+
+@dataclass
+class _Counts:
+    running: int = 0
+    by_session: collections.Counter[str] = field(default_factory=collections.Counter)
+    queued: collections.Counter[str] = field(default_factory=collections.Counter)
+
+
+class AsyncSupervisor:
+    """Runs, registers and delivers async hooks; the daemon starts :meth:`run`."""
+
+    def __init__(self, limits: AsyncLimits, store: AsyncStore) -> None:
+        self.limits = limits
+        self.store = store
+        self.agents: dict[int | None, AgentRegistry] = {}
+        self.counters: collections.Counter[str] = collections.Counter()
+        self._index: dict[str, AsyncEntry] = {}
+        self._jobs: dict[str, _Job] = {}
+        """Queued and running jobs by process id."""
+        self._queue: collections.deque[_Job] = collections.deque()
+        self._counts = _Counts()
+        self._undelivered: dict[str, dict[str, None]] = {}
+        """Finished, undelivered results per session, oldest first."""
+        self._delivered: collections.deque[str] = collections.deque()
+        self._subscribers: list[_Subscriber] = []
+        self._nursery: trio.Nursery | None = None
+        self._stopping = False
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Load what the last daemon left, then own every async run until cancelled."""
+        for entry in self.store.load(INTERRUPTED):
+            self._register(entry)
+            self._mark_undelivered(entry)
+        if self._index:
+            log.info("async results carried over from the last run", results=len(self._index))
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                task_status.started()
+                try:
+                    while True:
+                        await trio.sleep(HOUSEKEEPING_INTERVAL)
+                        self._prune(time.time())
+                finally:
+                    self._stopping = True
+        finally:
+            self._nursery = None
+            self._stopping = True
+            for job in list(self._queue):
+                self._finish(job.entry, state="cancelled", error="cancelled: hookd stopped first")
+            self._queue.clear()
+            self.store.close()
+
+    def stop(self) -> None:
+        """Refuse new async hooks from now on (the daemon is shutting down)."""
+        self._stopping = True
+
+    # --- intake ------------------------------------------------------------------------
+
+    def sink(self, agent_pid: int | None) -> _Sink:
+        """The engine's :class:`~hookd.engine.engine.AsyncSink` for one fire of one agent."""
+        return _Sink(self, agent_pid)
+
+    def submit(
+        self, spec: HookSpec, inv: Invocation, engine: Engine, agent_pid: int | None
+    ) -> str | None:
+        """Take a config ``async``/``asyncRewake`` hook: run it, queue it, or say why not."""
+        handler = spec.handler
+        kind: AsyncKind = (
+            "asyncRewake"
+            if isinstance(handler, CommandHandler) and handler.asyncRewake
+            else "async"
+        )
+        # The engine's timeout may be an event's (UserPromptSubmit 30 s) or the
+        # SessionEnd budget; a background hook gets its own or 600 s.
+        inv.timeout = spec.timeout or CONFIG_ASYNC_TIMEOUT
+        entry = self._new_entry(kind, spec, inv, agent_pid)
+        refusal = self._admit(entry, queue=True)
+        if refusal is not None:
+            return refusal
+
+        async def body() -> None:
+            run = await engine.run_one(spec, inv)
+            self._finish_run(entry, run)
+
+        job = _Job(entry, body, live=inv)
+        self._register(entry)
+        self._jobs[entry.process_id] = job
+        if self._has_slot(entry.session_id) and not self._counts.queued[entry.session_id]:
+            self._launch(job)
+        else:
+            self._counts.queued[entry.session_id] += 1
+            self._queue.append(job)
+            self._journal(self.store.put, entry)
+        return None
+
+    def adopter(self, spec: HookSpec, inv: Invocation, agent_pid: int | None) -> AsyncAdopter:
+        return _Adopter(self, spec, inv, agent_pid)
+
+    def adopt(
+        self, spec: HookSpec, inv: Invocation, agent_pid: int | None, handoff: AsyncHandoff
+    ) -> str | None:
+        """Take a hook that backgrounded itself; it is already running, so it is never queued."""
+        raw = handoff.ack.get("asyncTimeout")
+        timeout = (
+            raw / 1000.0
+            if isinstance(raw, int | float) and not isinstance(raw, bool) and raw > 0
+            else OUTPUT_ASYNC_TIMEOUT
+        )
+        entry = self._new_entry("output", spec, inv, agent_pid)
+        entry.timeout = timeout
+        entry.pid = handoff.pid
+        refusal = self._admit(entry, queue=False)
+        if refusal is not None:
+            return refusal
+
+        async def body() -> None:
+            result = await handoff.finish(timeout)
+            self._finish(
+                entry,
+                state="timed_out" if result.timed_out else "finished",
+                exit_code=result.returncode,
+                stdout=result.stdout.decode("utf-8", errors="replace"),
+                stderr=result.stderr.decode("utf-8", errors="replace"),
+                truncated=result.truncated,
+                error=f"timed out after {timeout:g}s" if result.timed_out else None,
+            )
+
+        job = _Job(entry, body, live=handoff)
+        self._register(entry)
+        self._jobs[entry.process_id] = job
+        self._launch(job)
+        return None
+
+    def _new_entry(
+        self, kind: AsyncKind, spec: HookSpec, inv: Invocation, agent_pid: int | None
+    ) -> AsyncEntry:
+        handler = spec.handler
+        tool = inv.input.get("tool_name")
+        command = handler.command if isinstance(handler, CommandHandler) else ""
+        if isinstance(handler, CommandHandler) and handler.args:
+            command = " ".join([handler.command, *handler.args])
+        return AsyncEntry(
+            process_id=uuid.uuid4().hex[:16],
+            kind=kind,
+            agent_pid=agent_pid,
+            session_id=inv.session_id,
+            hook_name=handler_label(handler),
+            hook_event=inv.event_name,
+            tool_name=tool if isinstance(tool, str) else "",
+            command=command,
+            source=spec.source,
+            queued_time=time.time(),
+            timeout=inv.timeout,
+        )
+
+    def _admit(self, entry: AsyncEntry, *, queue: bool) -> str | None:
+        if self._nursery is None or self._stopping:
+            self.counters["refused"] += 1
+            return "async hook refused: hookd is not accepting background hooks (stopping)"
+        session = entry.session_id
+        if self._has_slot(session):
+            return None
+        limits = self.limits
+        if queue and self._counts.queued[session] < limits.max_queued_per_session:
+            return None
+        self.counters["refused"] += 1
+        log.warning(
+            "async hook refused: limits reached",
+            session=session,
+            hook=entry.hook_name,
+            running=self._counts.running,
+            session_running=self._counts.by_session[session],
+            session_queued=self._counts.queued[session],
+        )
+        if not queue:
+            return (
+                f"async hook refused: {self._counts.running} background hooks running "
+                f"(limits: {limits.max_running} in all, "
+                f"{limits.max_running_per_session} per session); it was stopped"
+            )
+        return (
+            f"async hook refused: {self._counts.by_session[session]} running and "
+            f"{self._counts.queued[session]} queued for this session "
+            f"(limits: {limits.max_running_per_session} running, "
+            f"{limits.max_queued_per_session} queued per session, {limits.max_running} in all)"
+        )
+
+    def _has_slot(self, session: str) -> bool:
+        return (
+            self._counts.running < self.limits.max_running
+            and self._counts.by_session[session] < self.limits.max_running_per_session
+        )
+
+    # --- running -----------------------------------------------------------------------
+
+    def _launch(self, job: _Job) -> None:
+        assert self._nursery is not None
+        entry = job.entry
+        self._counts.running += 1
+        self._counts.by_session[entry.session_id] += 1
+        entry.state = "running"
+        entry.start_time = time.time()
+        self._journal(self.store.put, entry)
+        self._nursery.start_soon(self._guard, job, name=f"async hook {entry.process_id}")
+
+    async def _guard(self, job: _Job) -> None:
+        entry = job.entry
+        try:
+            await job.body()
+        except trio.Cancelled:
+            raise
+        except Exception as exc:  # a bug here must not take the supervisor down
+            log.exception("async hook crashed", hook=entry.hook_name, process_id=entry.process_id)
+            self._finish(entry, state="finished", error=f"hookd error: {exc!r}")
+        finally:
+            if not entry.done:
+                self._finish(entry, state="cancelled", error=STOPPED)
+            self._release(job)
+
+    def _release(self, job: _Job) -> None:
+        entry = job.entry
+        self._jobs.pop(entry.process_id, None)
+        self._counts.running -= 1
+        self._counts.by_session[entry.session_id] -= 1
+        if self._counts.by_session[entry.session_id] <= 0:
+            del self._counts.by_session[entry.session_id]
+        if self._stopping or trio.current_effective_deadline() == float("-inf"):
+            return  # being cancelled: queued jobs are recorded as cancelled by run()
+        self._pump()
+
+    def _pump(self) -> None:
+        """Start queued jobs, oldest first, while slots are free."""
+        if not self._queue or self._counts.running >= self.limits.max_running:
+            return
+        kept: collections.deque[_Job] = collections.deque()
+        while self._queue:
+            job = self._queue.popleft()
+            session = job.entry.session_id
+            if self._counts.running < self.limits.max_running and self._has_slot(session):
+                self._counts.queued[session] -= 1
+                if self._counts.queued[session] <= 0:
+                    del self._counts.queued[session]
+                self._launch(job)
+            else:
+                kept.append(job)
+        self._queue = kept
+
+    # --- finishing ---------------------------------------------------------------------
+
+    def _finish_run(self, entry: AsyncEntry, run: HookRun) -> None:
+        messages: list[str] = []
+        output = run.output or {}
+        specific = output.get("hookSpecificOutput") or {}
+        context = specific.get("additionalContext") if isinstance(specific, dict) else None
+        if isinstance(context, str) and context:
+            messages.append(context[:MAX_MESSAGE_CHARS])
+        system = output.get("systemMessage")
+        if isinstance(system, str) and system:
+            messages.append(system[:MAX_MESSAGE_CHARS])
+        rewake = entry.kind == "asyncRewake" and run.exit_code == 2
+        if rewake:
+            text = run.stderr.strip() or run.stdout.strip() or "No stderr output"
+            label = f"{entry.hook_event}:{entry.tool_name}" if entry.tool_name else entry.hook_event
+            messages.append(
+                f'{label} hook blocking error from command: "{entry.command}": '
+                f"[{entry.command}]: {text}"[:MAX_MESSAGE_CHARS]
+            )
+        self._finish(
+            entry,
+            state="timed_out" if run.timed_out else "finished",
+            exit_code=run.exit_code,
+            stdout=run.stdout,
+            stderr=run.stderr,
+            truncated=run.truncated,
+            error=run.error if run.outcome in ("non_blocking_error", "cancelled") else None,
+            messages=messages,
+            rewake=rewake,
+            pid=run.pid,
+        )
+
+    def _finish(
+        self,
+        entry: AsyncEntry,
+        *,
+        state: AsyncState,
+        exit_code: int | None = None,
+        stdout: str = "",
+        stderr: str = "",
+        truncated: bool = False,
+        error: str | None = None,
+        messages: list[str] | None = None,
+        rewake: bool = False,
+        pid: int | None = None,
+    ) -> None:
+        """Record the end of a run (durably) and offer it for delivery.  Never awaits."""
+        if entry.done:
+            return
+        job = self._jobs.get(entry.process_id)
+        if pid is None and job is not None and job.live is not None:
+            pid = job.live.pid
+        entry.state = state
+        entry.exit_code = exit_code
+        entry.stdout, entry.stderr, entry.truncated = stdout, stderr, truncated
+        entry.error = error
+        entry.messages = messages or []
+        entry.rewake = rewake
+        entry.pid = pid if pid is not None else entry.pid
+        entry.end_time = time.time()
+        self.counters[entry.state] += 1
+        self._journal(self.store.put, entry, durable=True)
+        log.info(
+            "async hook ended",
+            session=entry.session_id,
+            hook=entry.hook_name,
+            kind=entry.kind,
+            state=entry.state,
+            exit_code=exit_code,
+        )
+        if rewake and self._push(entry):
+            self._mark_delivered([entry])
+            return
+        self._mark_undelivered(entry)
+        self._prune_session(entry.session_id, time.time())
+
+    def _mark_undelivered(self, entry: AsyncEntry) -> None:
+        self._undelivered.setdefault(entry.session_id, {})[entry.process_id] = None
+
+    # --- delivery ----------------------------------------------------------------------
+
+    def _take(self, session_id: str) -> list[AsyncEntry]:
+        """Every finished, undelivered result of the session, marked delivered.  Atomic."""
+        ids = self._undelivered.pop(session_id, None)
+        if not ids:
+            return []
+        entries = [self._index[i] for i in ids if i in self._index]
+        self._mark_delivered(entries)
+        return entries
+
+    def _mark_delivered(self, entries: list[AsyncEntry]) -> None:
+        now = time.time()
+        for entry in entries:
+            entry.response_attachment_sent = True
+            entry.delivered_time = now
+            self._delivered.append(entry.process_id)
+        self.counters["delivered"] += len(entries)
+        self._journal(self.store.delivered, [e.process_id for e in entries], now)
+        while len(self._delivered) > self.limits.keep_delivered:
+            self._forget(self._delivered.popleft())
+        self._maybe_compact()
+
+    def collect(self, session_id: str) -> list[dict[str, Any]]:
+        """``check_async``: the session's new results, each returned exactly once."""
+        return [msgspec.to_builtins(e) for e in self._take(session_id)]
+
+    def attach(self, result: FireResult, session_id: str) -> None:
+        """Put the session's new results on a fire reply, as Claude Code does at its next request.
+
+        Text goes to ``async_results`` (bare context); runs that timed out, were
+        cancelled or failed become lines in ``errors``.
+        """
+        for entry in self._take(session_id):
+            result.async_results.extend(entry.messages)
+            if entry.state != "finished" or entry.error:
+                result.errors.append(
+                    f"{entry.hook_name}: async hook {entry.state}: {entry.error or entry.state}"
+                )
+
+    def subscribe(
+        self,
+        agent_pid: int | None,
+        session_id: str | None,
+        send: Callable[[AsyncEntry], bool],
+        alive: Callable[[], bool],
+    ) -> None:
+        """Push wake-ups to ``send`` while ``alive``; any already waiting are pushed now."""
+        subscriber = _Subscriber(agent_pid, session_id, send, alive)
+        self._subscribers.append(subscriber)
+        for sid, ids in list(self._undelivered.items()):
+            waiting = [self._index[i] for i in ids if i in self._index and self._index[i].rewake]
+            pushed = [e for e in waiting if subscriber.wants(e) and subscriber.send(e)]
+            for entry in pushed:
+                ids.pop(entry.process_id, None)
+            if not ids:
+                self._undelivered.pop(sid, None)
+            if pushed:
+                self._mark_delivered(pushed)
+
+    def _push(self, entry: AsyncEntry) -> bool:
+        for subscriber in list(self._subscribers):
+            if not subscriber.alive():
+                self._subscribers.remove(subscriber)
+                continue
+            if not subscriber.wants(entry):
+                continue
+            if subscriber.send(entry):
+                return True
+            self._subscribers.remove(subscriber)
+        return False
+
+    # --- retention ---------------------------------------------------------------------
+
+    def _prune(self, now: float) -> None:
+        for session in list(self._undelivered):
+            self._prune_session(session, now)
+        self._subscribers = [s for s in self._subscribers if s.alive()]
+
+    def _prune_session(self, session: str, now: float) -> None:
+        ids = self._undelivered.get(session)
+        if not ids:
+            return
+        horizon = now - self.limits.retention_seconds
+        expired = [i for i in ids if (self._index[i].end_time or now) < horizon]
+        over = len(ids) - len(expired) - self.limits.retention_per_session
+        if over > 0:
+            expired.extend([i for i in ids if i not in expired][:over])
+        if not expired:
+            return
+        for process_id in expired:
+            ids.pop(process_id, None)
+            self._forget(process_id)
+        if not ids:
+            del self._undelivered[session]
+        self.counters["expired"] += len(expired)
+        log.warning("undelivered async results dropped", session=session, results=len(expired))
+        self._journal(self.store.dropped, expired)
+        self._maybe_compact()
+
+    def _forget(self, process_id: str) -> None:
+        entry = self._index.pop(process_id, None)
+        if entry is None:
+            return
+        agent = self.agents.get(entry.agent_pid)
+        if agent is not None:
+            agent.remove(entry)
+            if not len(agent):
+                del self.agents[entry.agent_pid]
+
+    def _register(self, entry: AsyncEntry) -> None:
+        self._index[entry.process_id] = entry
+        agent = self.agents.get(entry.agent_pid)
+        if agent is None:
+            agent = self.agents[entry.agent_pid] = AgentRegistry(entry.agent_pid)
+        agent.add(entry)
+
+    def _maybe_compact(self) -> None:
+        live = [e for e in self._index.values() if not e.response_attachment_sent]
+        if self.store.records > 2 * len(live) + 1000:
+            self._journal(self.store.compact, live)
+
+    def _journal(self, fn: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+        """Write to the journal; a disk error is logged, never raised into a hook's run."""
+        try:
+            fn(*args, **kwargs)
+        except OSError as exc:
+            self.counters["journal_errors"] += 1
+            log.error("async journal write failed", path=str(self.store.path), error=str(exc))
+
+    # --- views -------------------------------------------------------------------------
+
+    def entries(self, session_id: str | None = None) -> Iterator[AsyncEntry]:
+        for agent in self.agents.values():
+            for sid, entries in agent.sessions.items():
+                if session_id is None or sid == session_id:
+                    yield from entries.values()
+
+    def listing(self, session_id: str | None) -> list[dict[str, Any]]:
+        """Rows for ``hookctl status`` and ``hookctl async``: every known run, oldest first."""
+        now = time.time()
+        rows: list[AsyncListing] = []
+        for entry in sorted(self.entries(session_id), key=lambda e: e.queued_time):
+            job = self._jobs.get(entry.process_id)
+            live = job.live if job is not None else None
+            size = len(entry.stdout) + len(entry.stderr)
+            if isinstance(live, AsyncHandoff) and not entry.done:
+                size = live.output_size()
+            pid = entry.pid if entry.pid is not None else (live.pid if live else None)
+            begin = entry.start_time or entry.queued_time
+            rows.append(
+                AsyncListing(
+                    agent_pid=entry.agent_pid,
+                    session_id=entry.session_id,
+                    process_id=entry.process_id,
+                    kind=entry.kind,
+                    hook=entry.hook_name,
+                    event=entry.hook_event,
+                    tool=entry.tool_name,
+                    state="delivered" if entry.response_attachment_sent else entry.state,
+                    elapsed=round((entry.end_time or now) - begin, 3),
+                    timeout=entry.timeout,
+                    bytes=size,
+                    delivered=entry.response_attachment_sent,
+                    exit_code=entry.exit_code,
+                    pid=pid,
+                )
+            )
+        return [msgspec.to_builtins(r) for r in rows]
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "running": self._counts.running,
+            "queued": len(self._queue),
+            "undelivered": sum(len(ids) for ids in self._undelivered.values()),
+            **self.counters,
+        }
+
+
+class _Sink:
+    """The engine's sink for one fire: remembers which agent process fired it."""
+
+    def __init__(self, supervisor: AsyncSupervisor, agent_pid: int | None) -> None:
+        self.supervisor = supervisor
+        self.agent_pid = agent_pid
+
+    def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> str | None:
+        return self.supervisor.submit(spec, invocation, engine, self.agent_pid)
+
+    def adopter(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> AsyncAdopter:
+        return self.supervisor.adopter(spec, invocation, self.agent_pid)
+
+
+class _Adopter:
+    def __init__(
+        self, supervisor: AsyncSupervisor, spec: HookSpec, inv: Invocation, agent_pid: int | None
+    ) -> None:
+        self.supervisor = supervisor
+        self.spec = spec
+        self.inv = inv
+        self.agent_pid = agent_pid
+
+    def adopt(self, handoff: AsyncHandoff) -> str | None:
+        return self.supervisor.adopt(self.spec, self.inv, self.agent_pid, handoff)
