@@ -147,7 +147,9 @@ class Engine:
         tool_input = event.raw.get("tool_input")
         seen: set[tuple[Any, ...]] = set()
         units: list[_Unit] = []
-        for group in (*config.groups_for(event.name), *extra_groups):
+        # Session groups arrive for every event the session registered: keep this one's.
+        session_groups = (g for g in extra_groups if g.event == event.name)
+        for group in (*config.groups_for(event.name), *session_groups):
             if query is not None and not compile_matcher(group.matcher, event.name).matches(
                 candidates
             ):

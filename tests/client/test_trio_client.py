@@ -388,3 +388,23 @@ async def test_tail_follow_streams_new_records_until_cancelled(
             while handle.daemon.followers:  # the client's `cancel` ended the follow
                 await trio.sleep(0.01)
     assert [r["session_id"] for r in followed] == [event["session_id"]]
+
+
+async def test_session_hooks_run_only_for_their_own_event(
+    daemon_factory: Any, make_event: Any
+) -> None:
+    """A PostToolUse callback is not called for PreToolUse (daemon fix: events were mixed)."""
+    handle = await daemon_factory()
+    event = make_event("PreToolUse-Bash")
+    calls: list[str] = []
+    async with open_client(handle.socket) as client:
+        await client.register_session_hooks(
+            event["session_id"],
+            {
+                "PreToolUse": [{"hooks": [lambda p, _t: calls.append(p["hook_event_name"])]}],
+                "PostToolUse": [{"hooks": [lambda _p, _t: calls.append("post hook")]}],
+            },
+        )
+        reply = await client.fire("PreToolUse", event)
+    assert calls == ["PreToolUse"]
+    assert len(reply.result.hooks) == 1
