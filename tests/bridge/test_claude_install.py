@@ -1,0 +1,140 @@
+"""``hookctl claude install | uninstall | import`` on real files in a private HOME."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hookd_client.events import EVENT_NAMES
+
+from hookd.bridge.claude_settings import BACKUP_SUFFIX, RELAY_EVENTS, is_bridge_handler
+from hookd.cli.hookctl import main as hookctl
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "bridge"
+
+
+@pytest.fixture
+def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    shutil.copy(DATA / "claude-settings-user.json", home / ".claude" / "settings.json")
+    return home
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def _handler(settings: dict[str, Any], event: str) -> dict[str, Any]:
+    groups = settings["hooks"][event]
+    assert len(groups) == 1 and len(groups[0]["hooks"]) == 1
+    handler: dict[str, Any] = groups[0]["hooks"][0]
+    return handler
+
+
+def test_install_sends_every_event_to_hookd_and_moves_the_users_hooks(home: Path) -> None:
+    original = _json(DATA / "claude-settings-user.json")
+    assert hookctl(["claude", "install", "--user", "--port", "47999"]) == 0
+
+    settings = _json(home / ".claude" / "settings.json")
+    assert settings["model"] == "opus" and settings["permissions"] == original["permissions"]
+    assert set(settings["hooks"]) == set(EVENT_NAMES)
+    token = (home / ".config" / "hookd" / "http-token").read_text().strip()
+    for event in EVENT_NAMES:
+        handler = _handler(settings, event)
+        assert is_bridge_handler(handler)
+        if event in RELAY_EVENTS:
+            assert handler["type"] == "command" and handler["args"][:2] == ["-I", "-S"]
+            assert handler["args"][2].endswith("hookd_client/relay.py")
+            assert handler["args"][3] == event
+        else:
+            assert handler["url"] == f"http://127.0.0.1:47999/hooks/{event}"
+            assert handler["headers"] == {"Authorization": f"Bearer {token}"}
+    # The users' hooks now live in hookd's config, unchanged.
+    assert _json(home / ".config" / "hookd" / "hooks.json") == {"hooks": original["hooks"]}
+    # A literal token in the file: only the owner may read it.
+    assert (home / ".claude" / "settings.json").stat().st_mode & 0o777 == 0o600
+    assert _json(home / ".claude" / ("settings.json" + BACKUP_SUFFIX)) == original
+
+
+def test_install_carries_fail_closed_and_long_timeouts_over(home: Path) -> None:
+    assert hookctl(["claude", "install"]) == 0
+    settings = _json(home / ".claude" / "settings.json")
+    pre = _handler(settings, "PreToolUse")
+    assert pre["onFailure"] == "block"  # the user's guard had onFailure: block
+    assert pre["timeout"] == 905  # its 900 s timeout, plus margin; CC must not give up first
+    assert "onFailure" not in _handler(settings, "PostToolUse")
+    assert "--fail-closed" not in _handler(settings, "SessionStart")["args"]
+
+
+def test_second_install_changes_nothing(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert hookctl(["claude", "install"]) == 0
+    files = [home / ".claude" / "settings.json", home / ".config" / "hookd" / "hooks.json"]
+    before = [p.read_text() for p in files]
+    capsys.readouterr()
+    assert hookctl(["claude", "install"]) == 0
+    assert "nothing to change" in capsys.readouterr().out
+    assert [p.read_text() for p in files] == before
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = home / ".claude" / "settings.json"
+    before = settings.read_text()
+    assert hookctl(["claude", "install", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"--- {settings}" in out and f"+++ {settings}" in out
+    assert '+            "url": "http://127.0.0.1:47470/hooks/PreToolUse",' in out
+    assert "+++ " + str(home / ".config" / "hookd" / "hooks.json") in out
+    assert settings.read_text() == before
+    assert not (home / ".config" / "hookd").exists()
+
+
+def test_uninstall_restores_the_users_hooks(home: Path) -> None:
+    original = _json(DATA / "claude-settings-user.json")
+    assert hookctl(["claude", "install"]) == 0
+    assert hookctl(["claude", "uninstall"]) == 0
+    assert _json(home / ".claude" / "settings.json") == original
+    # hookd no longer runs them too.
+    assert "hooks" not in _json(home / ".config" / "hookd" / "hooks.json")
+
+
+def test_uninstall_keeps_hookd_only_groups_in_hookd(home: Path) -> None:
+    assert hookctl(["claude", "install"]) == 0
+    config = home / ".config" / "hookd" / "hooks.json"
+    data = _json(config)
+    sequential = {"sequential": True, "hooks": [{"type": "command", "command": "fmt"}]}
+    data["hooks"]["PostToolUse"] = [sequential]
+    config.write_text(json.dumps(data))
+    assert hookctl(["claude", "uninstall"]) == 0
+    assert "PostToolUse" not in _json(home / ".claude" / "settings.json")["hooks"]
+    assert _json(config)["hooks"] == {"PostToolUse": [sequential]}
+
+
+def test_import_copies_without_touching_claude_settings(home: Path) -> None:
+    settings = home / ".claude" / "settings.json"
+    before = settings.read_text()
+    assert hookctl(["claude", "import"]) == 0
+    assert settings.read_text() == before
+    original = _json(DATA / "claude-settings-user.json")
+    assert _json(home / ".config" / "hookd" / "hooks.json") == {"hooks": original["hooks"]}
+
+
+def test_project_install_never_writes_the_token(tmp_path: Path, home: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    shutil.copy(DATA / "claude-settings-user.json", project / ".claude" / "settings.json")
+    assert hookctl(["claude", "install", "--project", "--project-dir", str(project)]) == 0
+    text = (project / ".claude" / "settings.json").read_text()
+    token = (home / ".config" / "hookd" / "http-token").read_text().strip()
+    assert token not in text
+    handler = _handler(json.loads(text), "Stop")
+    assert handler["headers"] == {"Authorization": "Bearer $HOOKD_HTTP_TOKEN"}
+    assert handler["allowedEnvVars"] == ["HOOKD_HTTP_TOKEN"]
+    assert (project / ".claude" / "hooks.json").exists()

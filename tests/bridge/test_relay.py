@@ -1,0 +1,145 @@
+"""hookd-relay run as Claude Code runs it (``python3 -I -S relay.py EVENT``), real daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+import trio
+from hookd_client import protocol, relay
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+RELAY = Path(relay.__file__).resolve()
+
+
+def _input(name: str) -> bytes:
+    return (DATA / "cc-fixtures" / f"{name}.json").read_bytes()
+
+
+async def _run_relay(
+    *args: str, stdin: bytes, env: dict[str, str] | None = None
+) -> trio.CompletedProcess[bytes]:
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **(env or {})}
+    return await trio.run_process(
+        [sys.executable, "-I", "-S", str(RELAY), *args],
+        stdin=stdin,
+        env=base,
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
+
+
+async def test_relay_prints_what_the_hooks_decided(daemon_factory: Any) -> None:
+    handle = await daemon_factory()
+    handle.user_config.write_text((DATA / "bridge" / "endpoint-hooks.json").read_text())
+    handle.daemon.reload()
+    proc = await _run_relay(
+        "PreToolUse", "--socket", str(handle.socket), stdin=_input("PreToolUse-Bash")
+    )
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout)
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert "BLOCKED-BY-HOOK" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+async def test_relay_finds_the_socket_through_hookd_socket(daemon_factory: Any) -> None:
+    handle = await daemon_factory()
+    handle.user_config.write_text((DATA / "bridge" / "endpoint-hooks.json").read_text())
+    handle.daemon.reload()
+    proc = await _run_relay(
+        "UserPromptSubmit",
+        stdin=_input("UserPromptSubmit"),
+        env={"HOOKD_SOCKET": str(handle.socket), "CLAUDE_PID": str(os.getpid())},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == b"PLAIN-UPS-CONTEXT\n"  # plain context stays plain through a command
+
+
+async def test_daemon_down_fails_open_with_a_visible_message(tmp_path: Path) -> None:
+    missing = tmp_path / "nobody.sock"
+    proc = await _run_relay("PreToolUse", "--socket", str(missing), stdin=_input("PreToolUse-Bash"))
+    assert proc.returncode == 0
+    message = json.loads(proc.stdout)["systemMessage"]
+    assert message.startswith("hookd is not running:")
+    assert str(missing) in message
+
+
+async def test_daemon_down_with_fail_closed_blocks(tmp_path: Path) -> None:
+    proc = await _run_relay(
+        "PreToolUse",
+        "--socket",
+        str(tmp_path / "nobody.sock"),
+        "--fail-closed",
+        stdin=_input("PreToolUse-Bash"),
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+    assert b"hookd is not running" in proc.stderr
+
+
+async def test_daemon_error_reply_fails_open_naming_the_error(daemon_factory: Any) -> None:
+    handle = await daemon_factory()
+    proc = await _run_relay("PreToolUse", "--socket", str(handle.socket), stdin=b"[1, 2]")
+    assert proc.returncode == 0
+    message = json.loads(proc.stdout)["systemMessage"]
+    assert "bad_input" in message
+
+
+def test_socket_path_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOOKD_SOCKET", "/x/env.sock")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    assert relay.socket_path("/x/flag.sock") == "/x/flag.sock"
+    assert relay.socket_path() == "/x/env.sock"
+    monkeypatch.delenv("HOOKD_SOCKET")
+    assert relay.socket_path() == f"{tmp_path}/hookd/hookd.sock"
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "missing"))
+    assert relay.socket_path() == f"/tmp/hookd-{os.getuid()}/hookd.sock"
+
+
+@pytest.mark.parametrize("size", [0, 31, 32, 255, 256, 65535, 65536, 300_000])
+def test_hand_encoded_relay_frame_is_what_msgspec_decodes(size: int) -> None:
+    data = ("é" * (size // 2)).encode()[:size] if size else b""
+    env = {"K" * 40: "v" * size, "SHORT": "x", "UNICODE": "ü→✓"}
+    frame = relay._frame(
+        {"kind": "relay", "id": 1, "event": "PreToolUse", "input": data, "env": env, "pid": 70000}
+    )
+    assert int.from_bytes(frame[:4], "big") == len(frame) - 4
+    decoded = protocol.decode_client(frame[4:])
+    assert decoded == protocol.Relay(id=1, event="PreToolUse", input=data, env=env, pid=70000)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        protocol.RelayReply(id=1, stdout="o" * 70000, stderr="é", exit_code=2),
+        protocol.RelayReply(id=1),
+        protocol.Welcome(version=1, server="hookd 0.1", pid=4_000_000_000, max_frame=1 << 24),
+        protocol.Error(code="bad_input", message="nope", id=1),
+    ],
+)
+def test_hand_decoder_reads_what_the_daemon_sends(message: msgspec.Struct) -> None:
+    body = protocol.encode(message)[4:]
+    decoded, end = relay._decode(body, 0)
+    assert end == len(body)
+    assert decoded == msgspec.to_builtins(msgspec.msgpack.decode(body))
+
+
+def test_relay_imports_nothing_heavy() -> None:
+    """Start-up is the relay's whole cost: no json, msgspec, socket or typing module."""
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", str(RELAY), "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if "|" in line}
+    assert "_socket" in imported
+    assert not imported & {"json", "msgspec", "socket", "typing", "hookd_client"}
