@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +32,9 @@ def make_event() -> EventFactory:
 
 
 @pytest.fixture
-def unused_socket(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A socket path in a short directory where no daemon listens (yet)."""
-    import tempfile
-
+def unused_socket() -> Iterator[Path]:
+    """A socket path where no daemon listens (yet), in a short directory: Unix socket
+    paths must stay under 108 bytes, which pytest's tmp_path does not promise."""
     root = Path(tempfile.mkdtemp(prefix="hkc", dir="/tmp"))
-    return root / "hookd.sock"
+    yield root / "hookd.sock"
+    shutil.rmtree(root, ignore_errors=True)
