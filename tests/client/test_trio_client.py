@@ -16,6 +16,15 @@ HANG_GUARD = 30
 """Seconds before a stuck test fails instead of hanging; never a timing assertion."""
 
 
+async def _accepts(path: Path) -> bool:
+    try:
+        stream = await trio.open_unix_socket(str(path))
+    except OSError:
+        return False
+    await stream.aclose()
+    return True
+
+
 def _deny(reason: str) -> dict[str, Any]:
     return {
         "hookSpecificOutput": {
@@ -408,3 +417,25 @@ async def test_session_hooks_run_only_for_their_own_event(
         reply = await client.fire("PreToolUse", event)
     assert calls == ["PreToolUse"]
     assert len(reply.result.hooks) == 1
+
+
+async def test_reconnect_after_a_daemon_restart_replays_callback_registrations(
+    daemon_factory: Any, make_event: Any
+) -> None:
+    first = await daemon_factory()
+    event = make_event("PreToolUse-Bash")
+    async with open_client(first.socket, retries=60, backoff=0.02, max_backoff=0.2) as client:
+        await client.register_session_hooks(
+            event["session_id"], {"PreToolUse": [{"hooks": [lambda _p, _t: _deny("still here")]}]}
+        )
+        assert (await client.fire("PreToolUse", event)).result.decision == "deny"
+        first.cancel()
+        with trio.fail_after(HANG_GUARD):
+            while client.welcome is not None:  # the client saw the daemon go
+                await trio.sleep(0.01)
+            while await _accepts(first.socket):  # and the old listener is closed
+                await trio.sleep(0.01)
+        await daemon_factory(socket=str(first.socket))
+        reply = await client.fire("PreToolUse", event)
+    assert reply.result.decision == "deny"
+    assert reply.result.reason == "still here"
