@@ -316,6 +316,8 @@ class AsyncClient:
         """
         rid = next(self._ids)
         queue: asyncio.Queue[protocol.ServerMessage | None] = asyncio.Queue()
+        if conn.closed:
+            raise DaemonUnavailable(self.path, "the daemon closed the connection")
         conn.pending[rid] = queue
         answered = False
         try:

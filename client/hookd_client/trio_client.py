@@ -312,6 +312,8 @@ class TrioClient:
         """
         rid = next(self._ids)
         send, receive = trio.open_memory_channel[protocol.ServerMessage](math.inf)
+        if conn.closed:
+            raise DaemonUnavailable(self.path, "the daemon closed the connection")
         conn.pending[rid] = send
         answered = False
         try:
