@@ -71,6 +71,8 @@ async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[Callable[..., A
             "kill_grace": 0.3,
             "shutdown_grace": 2.0,
             "watch_debounce_ms": 20,
+            # Tests put hooks in project dirs freely; trust has its own tests.
+            "require_trust": False,
         }
         values.update(overrides)
         settings = DaemonSettings(**values)

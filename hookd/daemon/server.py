@@ -31,15 +31,19 @@ from hookd_client.events import decode_event
 from hookd_client.results import FireResult, HookRef, HookRun
 
 import hookd
+from hookd.config.model import HookConfig, HookSpec
 from hookd.config.sources import SourceLayout
 from hookd.daemon import systemd
 from hookd.daemon.async_store import AsyncStore
 from hookd.daemon.async_supervisor import AsyncLimits, AsyncSupervisor
+from hookd.daemon.audit import AuditLog, EventAudit
 from hookd.daemon.connection import Connection, peer_credentials
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import Session, SessionTable
 from hookd.daemon.settings import DaemonSettings
+from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.daemon.watcher import watch_sources
+from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd.engine.engine import Engine, EngineSettings, ProgressFn
 from hookd.handlers.base import Invocation
 from hookd.handlers.command import CommandRunner
@@ -92,6 +96,19 @@ class Daemon:
                 env_file_dir=str(state / "env"),
             )
         )
+        # Reliability (docs/reliability.md): trust gate, circuit breaker, audit log.
+        self.trust = TrustGate(
+            TrustStore(state / "trust.json"), self.layout, required=settings.require_trust
+        )
+        self.breaker = CircuitBreaker(settings.breaker_threshold, settings.breaker_cooldown)
+        self.engine.gate = self._gate
+        self.audit = AuditLog(
+            state / "audit",
+            max_bytes=settings.audit_max_bytes,
+            files=settings.audit_files,
+            input_cap=settings.audit_input_cap,
+            enabled=settings.audit,
+        )
         self.async_supervisor = AsyncSupervisor(
             AsyncLimits.from_settings(settings),
             AsyncStore(state / "async", fsync=settings.async_fsync),
@@ -136,7 +153,9 @@ class Daemon:
         event = decode_event(raw, event_name)
         project = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
         session = self.sessions.touch(event.typed.session_id, project, agent_pid, client)
-        config = self.registry.config_for(session.project)
+        full_config = self.registry.config_for(session.project)
+        config = self.trust.apply(full_config, session.project)
+        audit = self.audit.begin(event_name, raw, session.session_id, session.project, client)
         session.in_flight += 1
         self._begin()
         try:
@@ -148,11 +167,12 @@ class Daemon:
                 env=env,
                 context=context,
                 async_sink=self.async_supervisor.sink(agent_pid),
-                progress=self._progress(session, progress),
+                progress=self._progress(session, progress, audit),
             )
         finally:
             session.in_flight -= 1
             self._end()
+        self.audit.event(audit, result, _held_back(full_config, config, event_name))
         if deliver_async:
             self.async_supervisor.attach(result, session.session_id)
         session.events += 1
@@ -173,7 +193,9 @@ class Daemon:
         if self.in_flight == 0:
             self._idle.set()
 
-    def _progress(self, session: Session, extra: ProgressFn | None) -> ProgressFn:
+    def _progress(
+        self, session: Session, extra: ProgressFn | None, audit: EventAudit | None = None
+    ) -> ProgressFn:
         def on_progress(
             phase: str, ref: HookRef, run: HookRun | None, invocation: Invocation
         ) -> None:
@@ -185,6 +207,7 @@ class Daemon:
                 self.running.pop(id(ref), None)
                 if run is not None:
                     self._record(session, ref, run)
+                    self._account(invocation.spec, session.session_id, ref, run, audit)
             if extra is not None:
                 extra(phase, ref, run, invocation)
 
@@ -212,6 +235,29 @@ class Daemon:
                 pass  # a slow tail reader misses records rather than slowing hooks
             except (trio.ClosedResourceError, trio.BrokenResourceError):
                 self.followers.discard(follower)
+
+    def _gate(self, spec: HookSpec, session_id: str) -> str | None:
+        return self.breaker.paused(breaker_key(spec, session_id))
+
+    def _account(
+        self, spec: HookSpec, session_id: str, ref: HookRef, run: HookRun, audit: EventAudit | None
+    ) -> None:
+        """Feed one finished run to the circuit breaker and the audit log."""
+        key = breaker_key(spec, session_id)
+        if self.breaker.record(key, ref.name, run) == "paused":
+            log.warning(
+                "hook paused by the circuit breaker", hook=ref.name, key=key, error=run.error
+            )
+            self.counters["breaker_paused"] += 1
+            self.audit.breaker(key, ref.name, "paused", run.error)
+        if audit is not None:
+            self.audit.run(audit, ref, run)
+
+    def reset_breakers(self, pattern: str | None) -> list[str]:
+        keys = self.breaker.reset(pattern)
+        for key in keys:
+            self.audit.breaker(key, key, "reset")
+        return keys
 
     def running_hooks(self) -> list[RunningHookInfo]:
         now = time.time()
@@ -388,6 +434,14 @@ class Daemon:
                 self.socket_path.unlink()
         except OSError:
             pass
+
+
+def _held_back(full: HookConfig, used: HookConfig, event: str) -> int:
+    """How many of ``event``'s hooks the trust gate held back (0 when trusted)."""
+    if full is used:
+        return 0
+    count = sum(len(g.hooks) for g in full.groups_for(event))
+    return count - sum(len(g.hooks) for g in used.groups_for(event))
 
 
 def _answers(path: Path) -> bool:

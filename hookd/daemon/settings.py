@@ -92,6 +92,20 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Undelivered async results kept per session; the oldest are dropped beyond it."""
     async_fsync: bool = True
     """fsync the async journal when a result finishes or is delivered."""
+    require_trust: bool = True
+    """Project, local and project-plugin hooks run only in trusted directories (hookctl trust)."""
+    audit: bool = True
+    """Append every hook run and event decision to ``<state>/audit/audit.jsonl``."""
+    audit_max_bytes: int = 10 * 1024 * 1024
+    """The audit file rotates at this size …"""
+    audit_files: int = 5
+    """… keeping this many rotated files."""
+    audit_input_cap: int = 64 * 1024
+    """Event inputs up to this size (compact JSON bytes) are kept for ``hookctl replay``."""
+    breaker_threshold: int = 5
+    """Consecutive failures that pause a hook (0: never pause)."""
+    breaker_cooldown: float = 60.0
+    """Seconds a paused hook stays paused before it may run again."""
 
     def socket_path(self) -> Path:
         return Path(self.socket).expanduser() if self.socket else default_socket_path()

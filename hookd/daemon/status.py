@@ -11,6 +11,8 @@ import msgspec
 import hookd
 from hookd.daemon.registry import SourceStatus
 from hookd.daemon.sessions import SessionInfo
+from hookd.daemon.trust import UntrustedProject
+from hookd.engine.breaker import BreakerState
 
 if TYPE_CHECKING:
     from hookd.daemon.server import Daemon, RunningHookInfo
@@ -35,6 +37,10 @@ class DaemonStatus(msgspec.Struct, kw_only=True):
     connections: int
     in_flight: int
     async_hooks: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    breakers: list[BreakerState] = msgspec.field(default_factory=list)
+    """Hooks with consecutive failures; ``paused`` ones are skipped (docs/reliability.md)."""
+    untrusted: list[UntrustedProject] = msgspec.field(default_factory=list)
+    """Projects whose own hooks do not run because the directory is not trusted."""
 
 
 def build_status(daemon: Daemon) -> DaemonStatus:
@@ -57,4 +63,8 @@ def build_status(daemon: Daemon) -> DaemonStatus:
         connections=len(daemon.connections),
         in_flight=daemon.in_flight,
         async_hooks=supervisor.listing(None) if supervisor is not None else [],
+        breakers=daemon.breaker.states(),
+        untrusted=daemon.trust.report(
+            {p: daemon.registry.config_for(p) for p in daemon.registry.projects()}
+        ),
     )

@@ -53,6 +53,8 @@ log = structlog.get_logger("hookd.engine")
 HandlerFn = Callable[[Any, Invocation], Awaitable[HandlerResult]]
 ProgressFn = Callable[[str, HookRef, HookRun | None, Invocation], None]
 """Called with ``"started"`` (run is None) and ``"finished"`` for every hook run."""
+Gate = Callable[[HookSpec, str], str | None]
+"""Asked per selected hook and session id: a reason to skip it (circuit breaker), or None."""
 
 
 def default_timeout(handler: Handler, event: str) -> float:
@@ -120,6 +122,7 @@ class _Unit:
 class Engine:
     def __init__(self, settings: EngineSettings | None = None) -> None:
         self.settings = settings or EngineSettings()
+        self.gate: Gate | None = None
         self._handlers: dict[type[Any], HandlerFn] = {
             CommandHandler: self.settings.command_runner.run,
         }
@@ -194,6 +197,9 @@ class Engine:
         progress: ProgressFn | None = None,
     ) -> FireResult:
         units = self.select(config, event, extra_groups, session)
+        skipped: list[str] = []
+        if self.gate is not None:
+            units, skipped = _apply_gate(units, self.gate, event.typed.session_id)
         base_env = dict(os.environ if env is None else env)
         project_dir = base_env.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
         budget_end: float | None = None
@@ -267,6 +273,7 @@ class Engine:
         done = [r for r in runs if r is not None]
         kept_units = _renumber(index_units, runs)
         result = aggregate(event.name, done, kept_units, spill=self._spiller(event))
+        result.errors.extend(skipped)
         result.generation = config.generation
         if session is not None and event.name in ("Stop", "SubagentStop"):
             self._stop_cap(result, session)
@@ -355,3 +362,20 @@ def _renumber(units: list[list[int]], runs: list[HookRun | None]) -> list[list[i
         if run is not None:
             new_index[i] = len(new_index)
     return [[new_index[i] for i in unit if i in new_index] for unit in units]
+
+
+def _apply_gate(units: list[_Unit], gate: Gate, session_id: str) -> tuple[list[_Unit], list[str]]:
+    """Drop the hooks ``gate`` refuses; their reasons become the event's errors."""
+    kept: list[_Unit] = []
+    skipped: list[str] = []
+    for unit in units:
+        hooks = []
+        for spec in unit.hooks:
+            why = gate(spec, session_id)
+            if why is None:
+                hooks.append(spec)
+            else:
+                skipped.append(f"{spec.ref().name}: {why}")
+        if hooks:
+            kept.append(_Unit(tuple(hooks), unit.sequential))
+    return kept, skipped

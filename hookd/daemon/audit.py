@@ -1,0 +1,381 @@
+"""The audit log: one JSON line per hook run, per event decision and per breaker change.
+
+Why a file and not the in-memory ``tail`` ring: the audit log must answer
+"what did the hooks decide about this tool call, and why" after the fact —
+after a restart, after the session is gone — and ``hookctl replay`` must be
+able to re-run a recorded event against today's configuration.  So an
+``event`` record keeps the event's input (the hook input exactly as the
+daemon validated it), capped at ``input_cap`` bytes: a larger input is
+recorded by hash and size only and cannot be replayed.  The agent's
+environment is *not* recorded (it holds secrets); replay supplies
+``CLAUDE_PROJECT_DIR`` from the record and the caller's own environment.
+
+Records are append-only, written with one ``write`` per line and flushed (no
+fsync: a daemon crash loses nothing the kernel has accepted, a power loss may
+lose the last lines; a torn last line is reported by the reader, never
+silently skipped).  The file rotates by size: ``audit.jsonl`` → ``.1`` … ``.N``,
+oldest dropped, so the log never holds more than ``max_bytes × (files + 1)``.
+
+Every record is a msgspec Struct in a tagged union (``kind``): the reader
+decodes with the same types the writer encoded, so a field rename cannot go
+unnoticed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import structlog
+from hookd_client.results import FireResult, HookRef, HookRun
+
+__all__ = [
+    "AuditBreaker",
+    "AuditEvent",
+    "AuditLog",
+    "AuditRecord",
+    "AuditRun",
+    "DiffOp",
+    "EventAudit",
+    "input_hash",
+    "json_diff",
+    "read_records",
+]
+
+log = structlog.get_logger("hookd.audit")
+
+_MISSING: Any = object()
+
+
+class DiffOp(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One difference between two JSON values, at a JSONPath-like ``path``."""
+
+    op: str
+    """``add`` | ``remove`` | ``change``"""
+    path: str
+    old: Any = None
+    new: Any = None
+
+
+class AuditRun(msgspec.Struct, kw_only=True, omit_defaults=True, tag="run", tag_field="kind"):
+    time: float
+    event_id: str
+    session_id: str
+    event: str
+    hook: str
+    hook_type: str
+    scope: str
+    source: str
+    input_hash: str
+    outcome: str
+    exit_code: int | None = None
+    duration_ms: float = 0.0
+    decision: str | None = None
+    """What this hook said: ``allow``/``deny``/``ask``/``defer``, or ``block``."""
+    updated_input_diff: list[DiffOp] | None = None
+    """This hook's ``updatedInput`` against the event's ``tool_input``."""
+    kill_reason: str | None = None
+    """``timeout``, ``signal N`` (died by a signal), or None."""
+    error: str | None = None
+    truncated: bool = False
+    pid: int | None = None
+
+
+class AuditEvent(msgspec.Struct, kw_only=True, omit_defaults=True, tag="event", tag_field="kind"):
+    time: float
+    id: str
+    session_id: str
+    event: str
+    project: str
+    client: str = ""
+    input_hash: str
+    input_size: int
+    input: dict[str, Any] | None = None
+    """The event input, or None when it was larger than the cap (then not replayable)."""
+    input_truncated: bool = False
+    decision: str | None = None
+    reason: str | None = None
+    stop: bool = False
+    """True when the result said ``continue: false``."""
+    updated_input_diff: list[DiffOp] | None = None
+    hooks: int = 0
+    outcomes: dict[str, int] = msgspec.field(default_factory=dict)
+    errors: list[str] = msgspec.field(default_factory=list)
+    generation: int = 0
+    duration_ms: float = 0.0
+    untrusted: int = 0
+    """Hooks of the project that did not run because it is not trusted."""
+
+
+class AuditBreaker(
+    msgspec.Struct, kw_only=True, omit_defaults=True, tag="breaker", tag_field="kind"
+):
+    time: float
+    key: str
+    hook: str
+    state: str
+    """``paused`` | ``reset``"""
+    error: str | None = None
+
+
+AuditRecord = AuditRun | AuditEvent | AuditBreaker
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(AuditRecord)
+
+
+def input_hash(raw: dict[str, Any]) -> tuple[str, bytes]:
+    """sha256 of the input's compact JSON (and the JSON itself, to size it)."""
+    data = _encoder.encode(raw)
+    return hashlib.sha256(data).hexdigest()[:32], data
+
+
+def json_diff(old: Any, new: Any, path: str = "$") -> list[DiffOp]:
+    """A structural diff: nested maps by key, everything else compared whole."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        ops: list[DiffOp] = []
+        for key in sorted(set(old) | set(new), key=str):
+            sub = f"{path}.{key}"
+            if key not in new:
+                ops.append(DiffOp(op="remove", path=sub, old=old[key]))
+            elif key not in old:
+                ops.append(DiffOp(op="add", path=sub, new=new[key]))
+            else:
+                ops.extend(json_diff(old[key], new[key], sub))
+        return ops
+    if old is _MISSING:
+        return [DiffOp(op="add", path=path, new=new)]
+    if old == new and type(old) is type(new):
+        return []
+    return [DiffOp(op="change", path=path, old=old, new=new)]
+
+
+def _hook_decision(run: HookRun) -> str | None:
+    output = run.output or {}
+    specific = output.get("hookSpecificOutput") or {}
+    decision = specific.get("permissionDecision")
+    if decision is None and isinstance(specific.get("decision"), dict):
+        decision = specific["decision"].get("behavior")
+    if decision is None:
+        decision = output.get("decision")
+    if decision is None and run.outcome == "blocking":
+        decision = "block"
+    return str(decision) if decision is not None else None
+
+
+def _kill_reason(run: HookRun) -> str | None:
+    if run.timed_out:
+        return "timeout"
+    if run.exit_code is not None and run.exit_code < 0:
+        return f"signal {-run.exit_code}"
+    return None
+
+
+@dataclass
+class EventAudit:
+    """One event being audited: its id and input hash, shared by its hook runs."""
+
+    id: str
+    session_id: str
+    event: str
+    project: str
+    client: str
+    raw: dict[str, Any]
+    hash: str
+    size: int
+    started: float = field(default_factory=time.perf_counter)
+
+
+class AuditLog:
+    """Appends records to ``<dir>/audit.jsonl`` and rotates it by size."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        max_bytes: int = 10 * 1024 * 1024,
+        files: int = 5,
+        input_cap: int = 64 * 1024,
+        enabled: bool = True,
+    ) -> None:
+        self.directory = directory
+        self.path = directory / "audit.jsonl"
+        self.max_bytes = max_bytes
+        self.files = files
+        self.input_cap = input_cap
+        self.enabled = enabled
+        self.written = 0
+        self.failed = 0
+        self._fh: Any = None
+        self._size = 0
+
+    # --- what the daemon calls -------------------------------------------------
+
+    def begin(
+        self, event: str, raw: dict[str, Any], session_id: str, project: str, client: str
+    ) -> EventAudit:
+        digest, data = input_hash(raw) if self.enabled else ("", b"")
+        return EventAudit(
+            id=uuid.uuid4().hex[:16],
+            session_id=session_id,
+            event=event,
+            project=project,
+            client=client,
+            raw=raw,
+            hash=digest,
+            size=len(data),
+        )
+
+    def run(self, audit: EventAudit, ref: HookRef, run: HookRun) -> None:
+        if not self.enabled:
+            return
+        diff = None
+        specific = (run.output or {}).get("hookSpecificOutput") or {}
+        updated = specific.get("updatedInput")
+        if isinstance(updated, dict):
+            diff = json_diff(audit.raw.get("tool_input", {}), updated, "$.tool_input")
+        self.write(
+            AuditRun(
+                time=time.time(),
+                event_id=audit.id,
+                session_id=audit.session_id,
+                event=audit.event,
+                hook=ref.name,
+                hook_type=ref.type,
+                scope=ref.scope,
+                source=ref.source,
+                input_hash=audit.hash,
+                outcome=run.outcome,
+                exit_code=run.exit_code,
+                duration_ms=run.duration_ms,
+                decision=_hook_decision(run),
+                updated_input_diff=diff,
+                kill_reason=_kill_reason(run),
+                error=run.error,
+                truncated=run.truncated,
+                pid=run.pid,
+            )
+        )
+
+    def event(self, audit: EventAudit, result: FireResult, untrusted: int = 0) -> None:
+        if not self.enabled:
+            return
+        keep = audit.size <= self.input_cap
+        diff = None
+        if result.updated_input is not None:
+            diff = json_diff(audit.raw.get("tool_input", {}), result.updated_input, "$.tool_input")
+        outcomes: dict[str, int] = {}
+        for run in result.hooks:
+            outcomes[run.outcome] = outcomes.get(run.outcome, 0) + 1
+        self.write(
+            AuditEvent(
+                time=time.time(),
+                id=audit.id,
+                session_id=audit.session_id,
+                event=audit.event,
+                project=audit.project,
+                client=audit.client,
+                input_hash=audit.hash,
+                input_size=audit.size,
+                input=audit.raw if keep else None,
+                input_truncated=not keep,
+                decision=result.decision,
+                reason=result.reason,
+                stop=not result.continue_,
+                updated_input_diff=diff,
+                hooks=len(result.hooks),
+                outcomes=outcomes,
+                errors=list(result.errors),
+                generation=result.generation,
+                duration_ms=round((time.perf_counter() - audit.started) * 1000, 3),
+                untrusted=untrusted,
+            )
+        )
+
+    def breaker(self, key: str, hook: str, state: str, error: str | None = None) -> None:
+        if self.enabled:
+            self.write(AuditBreaker(time=time.time(), key=key, hook=hook, state=state, error=error))
+
+    # --- the file ----------------------------------------------------------------
+
+    def write(self, record: AuditRecord) -> None:
+        """Append one line; an I/O error is logged and counted, never raised into an event."""
+        line = _encoder.encode(record) + b"\n"
+        try:
+            if self._fh is None:
+                self._open()
+            elif self._size + len(line) > self.max_bytes:
+                self._rotate()
+            self._fh.write(line)
+            self._fh.flush()
+            self._size += len(line)
+            self.written += 1
+        except OSError as exc:
+            self.failed += 1
+            log.error("audit write failed", file=str(self.path), error=str(exc))
+            self.close()
+
+    def _open(self) -> None:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._fh = os.fdopen(fd, "ab", buffering=0)
+        self._size = os.fstat(fd).st_size
+
+    def _rotate(self) -> None:
+        self.close()
+        for i in range(self.files, 0, -1):
+            src = self.path if i == 1 else self.path.with_name(f"audit.jsonl.{i - 1}")
+            dst = self.path.with_name(f"audit.jsonl.{i}")
+            if src.exists():
+                os.replace(src, dst)
+        self._open()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            try:
+                self._fh.close()
+            finally:
+                self._fh = None
+
+
+@dataclass
+class ReadResult:
+    records: list[AuditRecord]
+    bad_lines: list[str]
+    """``file:line: error`` for lines that did not decode (e.g. torn by a crash)."""
+
+
+def audit_files(directory: Path) -> list[Path]:
+    """Oldest first: ``audit.jsonl.N`` … ``.1``, then ``audit.jsonl``."""
+    rotated = sorted(
+        (p for p in directory.glob("audit.jsonl.*") if p.suffix[1:].isdigit()),
+        key=lambda p: int(p.suffix[1:]),
+        reverse=True,
+    )
+    current = directory / "audit.jsonl"
+    return [*rotated, *([current] if current.exists() else [])]
+
+
+def iter_records(directory: Path, bad: list[str]) -> Iterator[AuditRecord]:
+    for path in audit_files(directory):
+        with path.open("rb") as fh:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield _decoder.decode(line)
+                except msgspec.DecodeError as exc:
+                    bad.append(f"{path}:{number}: {exc}")
+
+
+def read_records(directory: Path) -> ReadResult:
+    bad: list[str] = []
+    records = list(iter_records(directory, bad))
+    return ReadResult(records, bad)

@@ -1,0 +1,359 @@
+"""Workspace trust: a repository's own hooks do not run until its directory is trusted.
+
+A committed ``.claude/hooks.json`` is arbitrary code execution for anyone
+whose agent opens the repository (reference §10.4).  Claude Code gates it
+behind the interactive trust dialog but runs it unasked in ``-p``/SDK runs;
+a daemon that serves every agent of the user, batch ones included, must not
+run unknown project hooks silently.  So hooks whose file lives in the
+project directory — the project, local and project-plugin scopes — run only
+once the directory is trusted (``hookctl trust DIR``).  Policy, user and
+user-plugin hooks, and hooks a client registered for its own session, need
+no trust: the user or the agent put them there.
+
+Trust can be **pinned** (``hookctl trust --pin DIR``, Codex-style): the entry
+records a hash of the project's hook files, and any change to them — an
+edit, a new ``hooks.local.json``, a new plugin — makes the project untrusted
+again until it is re-trusted.  An unpinned entry trusts the directory and
+every directory below it; a pinned one covers exactly its directory.
+
+An untrusted project's *settings* are ignored too, not only its hooks: its
+``disableAllHooks`` could otherwise switch off the user's own guard hooks and
+its HTTP allowlists could widen the user's.  Policy switches
+(``allowManagedHooksOnly``, policy ``disableAllHooks``) hold everywhere.
+
+The store is one JSON file under the state dir (mode 0600), written
+atomically under a lock by ``hookctl`` and re-read by the daemon whenever
+its stat changes, so a ``hookctl trust`` takes effect on the next event
+without a restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import msgspec
+import structlog
+
+from hookd.config.loader import build_config, load_source
+from hookd.config.model import GroupSpec, HookConfig, HookSpec, Scope
+from hookd.config.sources import SourceLayout
+
+__all__ = [
+    "TrustEntry",
+    "TrustGate",
+    "TrustStore",
+    "UntrustedProject",
+    "Verdict",
+    "needs_trust",
+    "project_fingerprint",
+]
+
+log = structlog.get_logger("hookd.trust")
+
+TRUSTED_SCOPES = frozenset({Scope.PROJECT, Scope.LOCAL, Scope.PLUGIN})
+"""Scopes whose files may live in a repository (and then need trust)."""
+
+
+class TrustEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
+    path: str
+    """The trusted directory (absolute, symlinks resolved)."""
+    trusted_at: float
+    pinned: bool = False
+    fingerprint: str | None = None
+    """Pinned entries: sha256 over the project's hook files at trust time."""
+    files: list[str] = msgspec.field(default_factory=list)
+    """Pinned entries: the files the fingerprint covers (relative to ``path``)."""
+
+
+class _TrustFile(msgspec.Struct, kw_only=True):
+    version: int = 1
+    entries: list[TrustEntry] = msgspec.field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    trusted: bool
+    reason: str
+    """Why: which entry trusts it, or what is missing."""
+
+
+def canonical(directory: str | os.PathLike[str]) -> str:
+    return os.path.realpath(os.path.abspath(os.path.expanduser(os.fspath(directory))))
+
+
+def needs_trust(spec: HookSpec, project: str) -> bool:
+    """A hook needs trust when its scope is repository-like *and* its file is in the project."""
+    if spec.scope not in TRUSTED_SCOPES:
+        return False
+    root = canonical(project)
+    source = canonical(spec.source)
+    return source == root or source.startswith(root.rstrip("/") + "/")
+
+
+# --- fingerprints ------------------------------------------------------------------
+
+_hash_cache: dict[str, tuple[tuple[int, int, int], str]] = {}
+
+
+def _file_digest(path: Path) -> str | None:
+    """sha256 of a file's bytes, cached by (inode, size, mtime): events stat, not read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    cached = _hash_cache.get(str(path))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+    if len(_hash_cache) > 4096:
+        _hash_cache.clear()
+    _hash_cache[str(path)] = (key, digest)
+    return digest
+
+
+def project_fingerprint(layout: SourceLayout, project: str) -> tuple[str, list[str]]:
+    """One hash over every hook file the project contributes (absent files count as absent).
+
+    Returns the hash and the files present, relative to the project.  Adding a
+    file changes the hash as much as editing one: a new ``hooks.local.json``
+    with a hook in it must need re-trust too.
+    """
+    root = canonical(project)
+    lines: list[str] = []
+    present: list[str] = []
+    specs = sorted(layout.project_sources(root), key=lambda s: str(s.path))
+    for spec in specs:
+        path = Path(canonical(spec.path))
+        rel = os.path.relpath(path, root)
+        digest = _file_digest(path)
+        lines.append(f"{rel}\0{digest or '-'}\n")
+        if digest is not None:
+            present.append(rel)
+    return hashlib.sha256("".join(lines).encode()).hexdigest(), present
+
+
+# --- the store -------------------------------------------------------------------
+
+
+class TrustStore:
+    """The trusted directories, persisted in ``<state>/trust.json`` (0600)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stat: tuple[int, int, int] | None = None
+        self._entries: dict[str, TrustEntry] = {}
+
+    # reading (daemon and CLI)
+
+    def refresh(self) -> None:
+        """Re-read the file when it changed on disk (one ``stat`` when it did not)."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._stat, self._entries = None, {}
+            return
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if key == self._stat:
+            return
+        self._entries = {e.path: e for e in self._read()}
+        self._stat = key
+
+    def _read(self) -> list[TrustEntry]:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        try:
+            return msgspec.json.decode(data, type=_TrustFile).entries
+        except msgspec.DecodeError as exc:
+            # A damaged store trusts nothing (fail closed) and says so.
+            log.error(
+                "trust store unreadable: trusting nothing", file=str(self.path), error=str(exc)
+            )
+            return []
+
+    def entries(self) -> list[TrustEntry]:
+        self.refresh()
+        return sorted(self._entries.values(), key=lambda e: e.path)
+
+    def lookup(self, project: str) -> TrustEntry | None:
+        """The entry that covers ``project``: its own, or an unpinned ancestor's."""
+        self.refresh()
+        root = canonical(project)
+        exact = self._entries.get(root)
+        if exact is not None:
+            return exact
+        parent = os.path.dirname(root)
+        while True:
+            entry = self._entries.get(parent)
+            if entry is not None and not entry.pinned:
+                return entry
+            up = os.path.dirname(parent)
+            if up == parent:
+                return None
+            parent = up
+
+    # writing (hookctl)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[dict[str, TrustEntry]]:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lock_path = self.path.with_suffix(".lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            entries = {e.path: e for e in self._read()}
+            yield entries
+            body = msgspec.json.format(
+                msgspec.json.encode(
+                    _TrustFile(entries=sorted(entries.values(), key=lambda e: e.path))
+                )
+            )
+            tmp = self.path.with_suffix(".tmp")
+            wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(wfd, "wb") as fh:
+                fh.write(body + b"\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.path)
+        finally:
+            os.close(fd)
+        self._stat = None
+
+    def trust(self, directory: str, layout: SourceLayout, *, pin: bool = False) -> TrustEntry:
+        root = canonical(directory)
+        fingerprint: str | None = None
+        files: list[str] = []
+        if pin:
+            fingerprint, files = project_fingerprint(layout, root)
+        entry = TrustEntry(
+            path=root, trusted_at=time.time(), pinned=pin, fingerprint=fingerprint, files=files
+        )
+        with self._locked() as entries:
+            entries[root] = entry
+        return entry
+
+    def untrust(self, directory: str) -> bool:
+        root = canonical(directory)
+        with self._locked() as entries:
+            return entries.pop(root, None) is not None
+
+
+# --- the daemon's gate -------------------------------------------------------------
+
+
+class UntrustedProject(msgspec.Struct, kw_only=True):
+    """What ``hookctl status`` shows for a project whose hooks are held back."""
+
+    project: str
+    reason: str
+    hooks: list[str]
+    """``event: hook (source)`` for every hook that does not run."""
+
+
+def _global_config(layout: SourceLayout) -> HookConfig:
+    return build_config([load_source(s) for s in layout.global_sources()])
+
+
+class TrustGate:
+    """Applies trust to a project's config before the engine sees it.
+
+    ``apply`` is called once per event: it costs a ``stat`` of the store (and,
+    for pinned entries, of the project's hook files); the filtered config is
+    cached per (config generation, verdict).
+    """
+
+    def __init__(self, store: TrustStore, layout: SourceLayout, *, required: bool = True) -> None:
+        self.store = store
+        self.layout = layout
+        self.required = required
+        self._cache: dict[str, tuple[HookConfig, Verdict, HookConfig]] = {}
+        self._globals: tuple[int, HookConfig] | None = None
+
+    def verdict(self, project: str) -> Verdict:
+        if not self.required:
+            return Verdict(True, "trust is not required (require_trust = false)")
+        entry = self.store.lookup(project)
+        if entry is None:
+            return Verdict(False, f"{canonical(project)} is not trusted (hookctl trust DIR)")
+        if entry.pinned:
+            current, _ = project_fingerprint(self.layout, entry.path)
+            if current != entry.fingerprint:
+                return Verdict(
+                    False,
+                    f"the hook files of {entry.path} changed since they were trusted "
+                    "(re-trust with hookctl trust --pin)",
+                )
+            return Verdict(True, f"trusted (pinned) at {entry.path}")
+        return Verdict(True, f"trusted via {entry.path}")
+
+    def apply(self, config: HookConfig, project: str) -> HookConfig:
+        """``config`` without the project's hooks and settings when ``project`` is untrusted."""
+        verdict = self.verdict(project)
+        if verdict.trusted:
+            return config
+        cached = self._cache.get(project)
+        if cached is not None and cached[0] is config and cached[1] == verdict:
+            return cached[2]
+        filtered = self._filtered(config, project)
+        if len(self._cache) > 1024:
+            self._cache.clear()
+        self._cache[project] = (config, verdict, filtered)
+        return filtered
+
+    def held_back(self, config: HookConfig, project: str) -> tuple[Verdict, list[HookSpec]]:
+        verdict = self.verdict(project)
+        if verdict.trusted:
+            return verdict, []
+        return verdict, [s for s in config.all_hooks() if needs_trust(s, project)]
+
+    def report(self, configs: dict[str, HookConfig]) -> list[UntrustedProject]:
+        out = []
+        for project, config in sorted(configs.items()):
+            verdict, specs = self.held_back(config, project)
+            if specs:
+                out.append(
+                    UntrustedProject(
+                        project=project,
+                        reason=verdict.reason,
+                        hooks=[f"{s.event}: {s.ref().name} ({s.source})" for s in specs],
+                    )
+                )
+        return out
+
+    def _filtered(self, config: HookConfig, project: str) -> HookConfig:
+        groups: dict[str, tuple[GroupSpec, ...]] = {}
+        for event, event_groups in config.groups.items():
+            kept = []
+            for group in event_groups:
+                hooks = tuple(h for h in group.hooks if not needs_trust(h, project))
+                if hooks:
+                    kept.append(replace(group, hooks=hooks))
+            if kept:
+                groups[event] = tuple(kept)
+        base = self._global_settings(config.generation)
+        return replace(
+            config,
+            groups=groups,
+            disable_all_hooks=base.disable_all_hooks,
+            allowed_http_hook_urls=base.allowed_http_hook_urls,
+            http_hook_allowed_env_vars=base.http_hook_allowed_env_vars,
+        )
+
+    def _global_settings(self, generation: int) -> HookConfig:
+        """The user/policy scalars alone, re-read once per config generation."""
+        if self._globals is None or self._globals[0] != generation:
+            self._globals = (generation, _global_config(self.layout))
+        return self._globals[1]
