@@ -174,6 +174,16 @@ class Relay(_Msg, tag="relay"):
     """The agent's pid (the relay's parent, i.e. Claude Code)."""
 
 
+class ResetBreakers(_Msg, tag="reset_breakers"):
+    """Close circuit breakers: every one, or those whose key or hook name contains ``hook``.
+
+    Reply data: ``{"reset": [key, ...]}`` (the breakers that were open or counting).
+    """
+
+    id: int
+    hook: str | None = None
+
+
 class Cancel(_Msg, tag="cancel"):
     """Cancel an in-flight request of this connection (e.g. a running Fire)."""
 
@@ -199,6 +209,7 @@ ClientMessage = (
     | Shutdown
     | Relay
     | Cancel
+    | ResetBreakers
 )
 
 
