@@ -164,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     remote.add_commands(sub)
 
+    from hookd.cli import async_cmd
+
+    async_cmd.add_command(sub)
+
     from hookd.cli.claude_cmd import add_claude_command
 
     add_claude_command(sub)
