@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from hookd.bridge.claude_settings import relay_bootstrap
+
 ROOT = Path(__file__).resolve().parents[1]
 RELAY = ROOT / "client" / "hookd_client" / "relay.py"
 INPUT = (ROOT / "tests" / "data" / "cc-fixtures" / "PreToolUse-Bash.json").read_bytes()
@@ -82,11 +84,14 @@ def main() -> int:
                     return 1
                 time.sleep(0.05)
             bare = [args.python, "-I", "-S", "-c", "pass"]
-            relay = [args.python, "-I", "-S", str(RELAY), "PreToolUse", "--socket", str(sock)]
-            down = [args.python, "-I", "-S", str(RELAY), "PreToolUse", "--socket", str(base / "x")]
+            boot = relay_bootstrap(str(RELAY))  # exactly what `hookctl claude install` writes
+            relay = [args.python, "-I", "-S", "-c", boot, "PreToolUse", "--socket", str(sock)]
+            down = [args.python, "-I", "-S", "-c", boot, "PreToolUse", "--socket", str(base / "x")]
+            script = [args.python, "-I", "-S", str(RELAY), "PreToolUse", "--socket", str(sock)]
             _time(relay, 10, env)  # warm the page cache and the daemon
             base_p50 = _report("python3 -I -S -c pass", _time(bare, args.runs, env))
             relay_p50 = _report("relay -> daemon (no hooks)", _time(relay, args.runs, env))
+            _report("same, run as a script (compiles)", _time(script, args.runs, env))
             _report("relay, daemon down (fail open)", _time(down, args.runs, env))
             print(
                 f"relay / bare interpreter: {relay_p50 / base_p50:.2f}x "

@@ -1,6 +1,7 @@
 """hookd-relay: a Claude Code ``command`` hook that hands the event to the daemon.
 
-Installed as ``/abs/python3 -I -S /abs/path/relay.py EVENT [--fail-closed]``.
+Installed as ``/abs/python3 -I -S -c "<import relay from its directory>" EVENT
+[--fail-closed]`` (``python3 -I -S relay.py EVENT`` works too).
 It reads the hook input from stdin, sends ``hello`` and ``relay`` frames to the
 daemon's socket, and prints the reply's stdout/stderr and exits with its exit
 code — byte for byte what a command hook would, so Claude Code cannot tell.
@@ -11,7 +12,10 @@ with ``_socket`` ≈ 9 ms; the ``socket`` module doubles it, ``json`` or
 ``msgspec`` triple it or worse).  So the two small MessagePack maps are
 encoded and decoded by hand here, the hook input is forwarded as raw bytes
 (the daemon parses it), and the only JSON ever written is a one-line
-``systemMessage`` built with an escaping function.
+``systemMessage`` built with an escaping function.  For the same reason the
+installed command *imports* this file rather than running it as a script: a
+script is compiled on every run (~6 ms), an import uses the cached bytecode;
+and there is no ``from __future__`` import (it is a real module import).
 
 Socket path, in the daemon's order: ``--socket``, ``$HOOKD_SOCKET``,
 ``$XDG_RUNTIME_DIR/hookd/hookd.sock`` (when that directory exists), else
@@ -23,8 +27,6 @@ missing daemon must not freeze the agent; ``--fail-closed`` (used for events
 that have a hook marked ``onFailure: "block"``) exits 2 with the reason on
 stderr, which blocks wherever exit 2 blocks.
 """
-
-from __future__ import annotations
 
 import _socket
 import os

@@ -53,6 +53,7 @@ __all__ = [
     "plan_import",
     "plan_install",
     "plan_uninstall",
+    "relay_bootstrap",
     "relay_script",
 ]
 
@@ -77,6 +78,17 @@ def relay_script() -> Path:
     from hookd_client import relay
 
     return Path(relay.__file__).resolve()
+
+
+def relay_bootstrap(relay_file: str) -> str:
+    """The ``-c`` program that runs the relay from its cached bytecode.
+
+    Importing (rather than running ``python relay.py``) skips compiling the
+    source on every event.  The directory is *appended* to ``sys.path`` so
+    that no file next to the relay can shadow a standard module.
+    """
+    directory = os.path.dirname(relay_file)
+    return f"import sys;sys.path.append({directory!r});import relay;sys.exit(relay.main())"
 
 
 @dataclass(frozen=True)
@@ -152,7 +164,11 @@ def is_bridge_handler(handler: Any) -> bool:
         return bool(_BRIDGE_URL.match(str(handler.get("url", ""))))
     if handler.get("type") == "command":
         text = " ".join([str(handler.get("command", "")), *map(str, handler.get("args") or [])])
-        return "hookd_client/relay.py" in text or "hookd-relay" in text
+        return (
+            "hookd_client/relay.py" in text
+            or "hookd-relay" in text
+            or ("hookd_client" in text and "import relay" in text)
+        )
     return False
 
 
@@ -161,7 +177,7 @@ def bridge_handler(
 ) -> dict[str, Any]:
     handler: dict[str, Any]
     if event in RELAY_EVENTS:
-        args = ["-I", "-S", bridge.relay, event]
+        args = ["-I", "-S", "-c", relay_bootstrap(bridge.relay), event]
         if bridge.socket:
             args += ["--socket", bridge.socket]
         if fail_closed:

@@ -49,9 +49,9 @@ def test_install_sends_every_event_to_hookd_and_moves_the_users_hooks(home: Path
         handler = _handler(settings, event)
         assert is_bridge_handler(handler)
         if event in RELAY_EVENTS:
-            assert handler["type"] == "command" and handler["args"][:2] == ["-I", "-S"]
-            assert handler["args"][2].endswith("hookd_client/relay.py")
-            assert handler["args"][3] == event
+            assert handler["type"] == "command" and handler["args"][:3] == ["-I", "-S", "-c"]
+            assert "hookd_client" in handler["args"][3] and "import relay" in handler["args"][3]
+            assert handler["args"][4] == event
         else:
             assert handler["url"] == f"http://127.0.0.1:47999/hooks/{event}"
             assert handler["headers"] == {"Authorization": f"Bearer {token}"}

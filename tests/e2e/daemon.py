@@ -1,9 +1,9 @@
 """Start the real hookd daemon as a subprocess for end-to-end tests.
 
-``hookd serve --socket S --http-port P`` with its own ``HOME`` and
-``XDG_CONFIG_HOME``, so the http token file and the user config are private
-to the test.  Ready means: the socket accepts connections and the http
-endpoint answers ``GET /health``.
+``hookd serve --socket S --http-port P`` with the ``HOME`` it is given: the
+one the Claude Code run uses too, so ``hookctl claude install --user`` and the
+daemon share the user config and the http token file, private to the test.
+Ready means: the socket accepts connections and ``GET /health`` answers.
 """
 
 from __future__ import annotations
@@ -68,16 +68,20 @@ async def _ready(d: RunningDaemon, proc: trio.Process) -> None:
         await trio.sleep(0.05)
 
 
-@asynccontextmanager
-async def hookd_daemon(base: Path) -> AsyncIterator[RunningDaemon]:
-    home = base / "daemon-home"
-    d = RunningDaemon(
+def daemon_paths(base: Path, home: Path) -> RunningDaemon:
+    """Where a daemon for ``home`` will listen; known before it starts (for install)."""
+    return RunningDaemon(
         home=home,
         config_home=home / ".config",
         socket=base / "hookd.sock",
         port=free_port(),
         log=base / "hookd.log",
     )
+
+
+@asynccontextmanager
+async def hookd_daemon(d: RunningDaemon) -> AsyncIterator[RunningDaemon]:
+    home = d.home
     (d.config_home / "hookd").mkdir(parents=True, exist_ok=True)
     env = {
         **d.env(),
@@ -95,7 +99,7 @@ async def hookd_daemon(base: Path) -> AsyncIterator[RunningDaemon]:
         "--log-format",
         "json",
         "--policy-file",
-        str(base / "no-policy.json"),
+        str(d.socket.parent / "no-policy.json"),
     ]
     async with trio.open_nursery() as nursery:
         with d.log.open("wb") as log:

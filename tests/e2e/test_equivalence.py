@@ -3,10 +3,11 @@
 For every scenario in ``tests/data/e2e/scenarios.json`` the real CLI runs
 twice against the scripted fake API:
 
-* **native**: the hooks in the project's ``.claude/settings.json``;
-* **hookd**: the same settings file after ``hookctl claude install --project``
-  (which moves the hooks to ``.claude/hooks.json`` and wires every event to a
-  real ``hookd serve`` subprocess: http hooks, and hookd-relay for SessionStart).
+* **native**: the hooks in the user's ``~/.claude/settings.json``;
+* **hookd**: the same settings file after ``hookctl claude install --user``
+  (which moves the hooks to ``~/.config/hookd/hooks.json`` and wires every
+  event to a real ``hookd serve`` subprocess: http hooks with the token in the
+  header, and hookd-relay for SessionStart).
 
 The runs must agree on what the model received (every request's messages:
 tool results, system messages, prompts), the final result, the permission
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 import trio
 
-from e2e.daemon import VENV_BIN, RunningDaemon, hookd_daemon
+from e2e.daemon import VENV_BIN, RunningDaemon, daemon_paths, hookd_daemon
 from e2e.fake_api import Turn
 from e2e.harness import ClaudeRun, claude_available, run_claude
 from e2e.normalise import comparable
@@ -58,36 +59,32 @@ def _turns(scenario: dict[str, Any]) -> list[Turn]:
 
 
 async def _run_side(
-    kind: str, base: Path, scenario: dict[str, Any], daemon: RunningDaemon | None
+    kind: str, base: Path, scenario: dict[str, Any], daemon: RunningDaemon | None = None
 ) -> tuple[ClaudeRun, Path, Path]:
+    """One CLI run with the scenario's hooks in the user's ``~/.claude/settings.json``.
+
+    With ``daemon``: ``hookctl claude install --user`` first (moving the hooks
+    into ``~/.config/hookd/hooks.json``), then the daemon is started on that
+    HOME, then the CLI runs.
+    """
     run_dir = base / kind
+    home = run_dir / "home"
     project = run_dir / "proj"
-    settings = project / ".claude" / "settings.json"
+    project.mkdir(parents=True)
+    settings = home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True)
     settings.write_text(json.dumps({"hooks": _materialise(scenario["hooks"])}, indent=2))
-    env: dict[str, str] = {}
-    if daemon is not None:
-        install = [
-            str(VENV_BIN / "hookctl"),
-            "claude",
-            "install",
-            "--project",
-            "--project-dir",
-            str(project),
-            "--port",
-            str(daemon.port),
-            "--socket",
-            str(daemon.socket),
-        ]
-        await trio.run_process(install, env=daemon.env(), capture_stdout=True)
-        env["HOOKD_HTTP_TOKEN"] = daemon.token()
-    run = await run_claude(
-        prompt=PROMPT,
-        turns=_turns(scenario),
-        home=run_dir / "home",
-        project=project,
-        env=env,
-    )
+    if daemon is None:
+        run = await run_claude(prompt=PROMPT, turns=_turns(scenario), home=home, project=project)
+        return run, run_dir, project
+    install = [
+        str(VENV_BIN / "hookctl"),
+        *("claude", "install", "--user"),
+        *("--port", str(daemon.port), "--socket", str(daemon.socket)),
+    ]
+    await trio.run_process(install, env=daemon.env(), capture_stdout=True)
+    async with hookd_daemon(daemon):
+        run = await run_claude(prompt=PROMPT, turns=_turns(scenario), home=home, project=project)
     return run, run_dir, project
 
 
@@ -124,16 +121,14 @@ def _check_expectations(name: str, kind: str, seen: dict[str, Any], expect: dict
 async def test_hooks_through_hookd_match_native(name: str, tmp_path: Path) -> None:
     scenario = SPEC["scenarios"][name]
     runs: dict[str, tuple[ClaudeRun, Path, Path]] = {}
-    async with hookd_daemon(tmp_path) as daemon:
+    daemon = daemon_paths(tmp_path, tmp_path / "hookd" / "home")
 
-        async def side(kind: str) -> None:
-            runs[kind] = await _run_side(
-                kind, tmp_path, scenario, daemon if kind == "hookd" else None
-            )
+    async def side(kind: str) -> None:
+        runs[kind] = await _run_side(kind, tmp_path, scenario, daemon if kind == "hookd" else None)
 
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(side, "native")
-            nursery.start_soon(side, "hookd")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(side, "native")
+        nursery.start_soon(side, "hookd")
 
     seen = {kind: comparable(*runs[kind]) for kind in ("native", "hookd")}
     for kind in ("native", "hookd"):
