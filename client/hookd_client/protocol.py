@@ -345,6 +345,11 @@ def _decode(decoder: msgspec.msgpack.Decoder[Any], body: bytes) -> Any:
         raise FrameError(f"invalid message: {exc}") from None
     except msgspec.DecodeError as exc:
         raise FrameError(f"frame is not valid MessagePack: {exc}") from None
+    except UnicodeDecodeError as exc:
+        # msgspec raises this (not DecodeError) for a str that is not UTF-8.
+        raise FrameError(f"frame has a string that is not UTF-8: {exc}") from None
+    except RecursionError:
+        raise FrameError("frame is nested too deeply") from None
 
 
 def decode_client(body: bytes) -> ClientMessage:
@@ -361,7 +366,7 @@ def request_id_of(body: bytes) -> int | None:
     """Best effort: the ``id`` of a frame that failed to decode, so the error can name it."""
     try:
         value = msgspec.msgpack.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
     if isinstance(value, dict):
         rid = value.get("id")
