@@ -315,6 +315,11 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
     new_settings = {**settings, "hooks": bridge_hooks(bridge, merged)}
     private = not bridge.token_in_env
     plan.changes.append(FileChange(settings_path, old_settings, _dump(new_settings), private))
+    if scope != "user" and own:
+        where = project or Path.cwd()
+        plan.notes.append(
+            f"hookd runs a project's hooks only once it is trusted: hookctl trust {where}"
+        )
     if bridge.token_in_env:
         plan.notes.append(
             f"the http hooks read the token from ${TOKEN_ENV}: export it where Claude Code runs "

@@ -85,6 +85,7 @@ class FireFn(Protocol):
         agent_pid: int | None,
         context: str = "interactive",
         client: str = "",
+        deliver_async: bool = False,
     ) -> Awaitable[FireResult]: ...
 
 
@@ -359,6 +360,7 @@ async def _dispatch(
 
     pid = await peer_pid.get()
     context = _context_of(pid)
+    carries = _carries_async_context(event)
     result: FireResult | None = None
     bad_input: str | None = None
 
@@ -366,8 +368,16 @@ async def _dispatch(
         nonlocal result, bad_input
         try:
             result = await fire(
-                event, raw, env=None, agent_pid=pid, context=context, client=CLIENT_NAME
+                event,
+                raw,
+                env=None,
+                agent_pid=pid,
+                context=context,
+                client=CLIENT_NAME,
+                deliver_async=carries,
             )
+            if carries:
+                result.additional_context.extend(result.async_results)
         except EventInputError as exc:
             bad_input = str(exc)
         nursery.cancel_scope.cancel()
@@ -392,6 +402,19 @@ async def _dispatch(
     if result is None:
         return 200, None
     return 200, render_http(result)
+
+
+def _carries_async_context(event: str) -> bool:
+    """Whether this event's answer may carry late context from earlier async hooks.
+
+    Only events with ``additionalContext`` — and not Stop/SubagentStop, where
+    additionalContext makes Claude Code continue the turn, which a late
+    async result must not do (natively it is simply shown at the next request).
+    """
+    if event in ("Stop", "SubagentStop"):
+        return False
+    variant = HOOK_SPECIFIC_OUTPUTS.get(event)
+    return variant is not None and "additionalContext" in variant.__struct_fields__
 
 
 def _context_of(pid: int | None) -> str:

@@ -57,8 +57,16 @@ class EngineFire:
         agent_pid: int | None,
         context: str = "interactive",
         client: str = "",
+        deliver_async: bool = False,
     ) -> FireResult:
-        self.calls.append({"event": event, "agent_pid": agent_pid, "context": context})
+        self.calls.append(
+            {
+                "event": event,
+                "agent_pid": agent_pid,
+                "context": context,
+                "deliver_async": deliver_async,
+            }
+        )
         config = load_config(None, None, [str(HOOKS)])
         finished = False
         try:
@@ -120,6 +128,8 @@ async def test_stop_block_travels_as_json(endpoint: Endpoint) -> None:
     async with httpx.AsyncClient(base_url=endpoint.url) as client:
         reply = await client.post("/hooks/Stop", json=_input("Stop"), headers=_auth())
     assert reply.json() == {"decision": "block", "reason": "KEEP-GOING"}
+    # Late async context must not ride on Stop: there it would continue the turn.
+    assert endpoint.fire.calls[-1]["deliver_async"] is False
 
 
 async def test_no_matching_hook_is_an_empty_200(endpoint: Endpoint) -> None:
