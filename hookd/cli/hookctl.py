@@ -168,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     async_cmd.add_command(sub)
 
+    from hookd.cli import reliability_cmd
+
+    reliability_cmd.add_commands(sub)
+
     from hookd.cli.claude_cmd import add_claude_command
 
     add_claude_command(sub)
