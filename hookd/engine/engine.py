@@ -200,7 +200,8 @@ class Engine:
         skipped: list[str] = []
         if self.gate is not None:
             units, skipped = _apply_gate(units, self.gate, event.typed.session_id)
-        base_env = dict(os.environ if env is None else env)
+        # No hook selected (the common case): skip the environment copy and the nursery.
+        base_env = dict(os.environ if env is None else env) if units else {}
         project_dir = base_env.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
         budget_end: float | None = None
         if event.name == "SessionEnd":
@@ -266,9 +267,10 @@ class Engine:
                 if isinstance(updated, dict):
                     raw = {**raw, "tool_input": updated}
 
-        async with trio.open_nursery() as nursery:
-            for unit, indexes in zip(units, index_units, strict=True):
-                nursery.start_soon(run_unit, unit, indexes)
+        if units:
+            async with trio.open_nursery() as nursery:
+                for unit, indexes in zip(units, index_units, strict=True):
+                    nursery.start_soon(run_unit, unit, indexes)
 
         done = [r for r in runs if r is not None]
         kept_units = _renumber(index_units, runs)
