@@ -1,0 +1,3 @@
+#!/bin/sh
+# Never answers: the timeout must kill it.
+sleep 600
