@@ -2,7 +2,8 @@
 
     python bench/loadgen.py SOCKET START_AT DURATION_S EVENT INPUT_JSON [MAX_EVENTS]
 
-SIGTERM ends the loop early (the result is still printed).  Waits until ``time.monotonic() >= START_AT`` (CLOCK_MONOTONIC is system-wide,
+SIGTERM ends the loop early (the result is still printed).
+Waits until ``time.monotonic() >= START_AT`` (CLOCK_MONOTONIC is system-wide,
 so many processes start together), fires ``EVENT`` sequentially for
 ``DURATION_S`` seconds (at most ``MAX_EVENTS``), and prints one JSON line:
 events answered, errors, lost replies and latency percentiles.  A reply
