@@ -20,3 +20,14 @@ def wire(nursery: trio.Nursery) -> Callable[..., Any]:
         return await Wire.open(path, nursery, pid)
 
     return open_wire
+
+
+@pytest.fixture
+def daemon_factory(daemon_factory: Callable[..., Any]) -> Callable[..., Any]:
+    """The shared factory, without the config watcher: these tests reload explicitly,
+    and a watcher racing the fixture's directory cleanup only adds noise."""
+
+    async def start(**overrides: Any) -> Any:
+        return await daemon_factory(**{"watch": False, **overrides})
+
+    return start
