@@ -106,12 +106,15 @@ def probe_hooks() -> dict[str, Any]:
     }
 
 
-@contextmanager
-def daemon_process(
-    hooks: dict[str, Any] | None = None, extra_args: tuple[str, ...] = ()
-) -> Iterator[DaemonProcess]:
-    """``python -m hookd serve`` in a private directory; killed (and waited for) on exit."""
-    base = Path(tempfile.mkdtemp(prefix="hkfz", dir="/tmp"))
+def start_daemon(
+    base: Path, hooks: dict[str, Any] | None = None, extra_args: tuple[str, ...] = ()
+) -> DaemonProcess:
+    """``python -m hookd serve`` with its socket, state and config under ``base``.
+
+    Starting it again on the same ``base`` is a restart: same socket, same
+    state dir (async journal, audit log, trust store).
+    """
+    base.mkdir(parents=True, exist_ok=True)
     user = base / "hooks.json"
     user.write_text(json.dumps(hooks if hooks is not None else probe_hooks()))
     sock = base / "hookd.sock"
@@ -146,21 +149,39 @@ def daemon_process(
         stderr=None if os.environ.get("FUZZ_DAEMON_LOG") else subprocess.DEVNULL,
         cwd=str(ROOT),
     )
+    deadline = time.monotonic() + 30
+    while not _accepts(sock):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"hookd did not start (exit {proc.returncode})")
+        time.sleep(0.02)
+    return DaemonProcess(proc, sock, base / "state", base)
+
+
+def stop_daemon(daemon: DaemonProcess) -> None:
+    proc = daemon.proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
+def daemon_process(
+    hooks: dict[str, Any] | None = None, extra_args: tuple[str, ...] = ()
+) -> Iterator[DaemonProcess]:
+    """A daemon in a private directory; stopped (and the directory removed) on exit."""
+    base = Path(tempfile.mkdtemp(prefix="hkfz", dir="/tmp"))
     try:
-        deadline = time.monotonic() + 30
-        while not _accepts(sock):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"hookd did not start (exit {proc.returncode})")
-            time.sleep(0.02)
-        yield DaemonProcess(proc, sock, base / "state", base)
+        daemon = start_daemon(base, hooks, extra_args)
+        try:
+            yield daemon
+        finally:
+            stop_daemon(daemon)
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
         shutil.rmtree(base, ignore_errors=True)
 
 
