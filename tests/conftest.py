@@ -57,6 +57,7 @@ async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[Callable[..., A
     from hookd.daemon.settings import DaemonSettings
 
     roots: list[Path] = []
+    running: list[tuple[trio.CancelScope, trio.Event]] = []
 
     async def start(**overrides: Any) -> DaemonHandle:
         root = Path(tempfile.mkdtemp(prefix="hk", dir="/tmp"))
@@ -83,15 +84,25 @@ async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[Callable[..., A
         )
         daemon = Daemon(settings, layout)
         scope = trio.CancelScope()
+        done = trio.Event()
+        running.append((scope, done))
 
         async def run(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-            with scope:
-                await daemon.run(task_status=task_status)
+            try:
+                with scope:
+                    await daemon.run(task_status=task_status)
+            finally:
+                done.set()
 
         await nursery.start(run)
         return DaemonHandle(daemon, root, Path(values["socket"]), user, policy, home, scope.cancel)
 
     yield start
+    # Stop every daemon (watcher included) before its files disappear under it.
+    for scope, _ in running:
+        scope.cancel()
+    for _, done in running:
+        await done.wait()
     for root in roots:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -73,7 +73,14 @@ class Connection:
         self._callback_ids = itertools.count(1)
         self._callbacks: dict[int, trio.MemorySendChannel[protocol.CallbackResult]] = {}
         self.cancel_scope = trio.CancelScope()
+        """Cancels everything of this connection: the hard close."""
+        self.reader_scope = trio.CancelScope()
+        """Cancels only reading: the graceful close (queued replies are still sent)."""
         self.requests: dict[int, trio.CancelScope] = {}
+        self.streams: set[int] = set()
+        """Requests that never finish on their own (``tail -f``): cancelled at EOF."""
+        self._no_requests = trio.Event()
+        self._no_requests.set()
         self.closed = False
 
     # --- sending -----------------------------------------------------------------
@@ -105,10 +112,40 @@ class Connection:
                     return
 
     def close(self) -> None:
+        """Hard close: a misbehaving or vanished client; drop whatever is queued."""
         if not self.closed:
             self.closed = True
             self._send.close()
             self.cancel_scope.cancel()
+
+    def end(self) -> None:
+        """Graceful close: stop reading; replies already queued are still delivered."""
+        self.reader_scope.cancel()
+
+    def finish_sending(self) -> None:
+        """No more replies will be queued: the writer flushes and exits."""
+        self._send.close()
+
+    # --- request bookkeeping -------------------------------------------------------
+
+    def add_request(self, request_id: int, scope: trio.CancelScope) -> None:
+        self.requests[request_id] = scope
+        if self._no_requests.is_set():
+            self._no_requests = trio.Event()
+
+    def remove_request(self, request_id: int) -> None:
+        self.requests.pop(request_id, None)
+        self.streams.discard(request_id)
+        if not self.requests:
+            self._no_requests.set()
+
+    async def wait_requests(self) -> None:
+        """Wait for in-flight requests; streaming ones (tail -f) are cancelled instead."""
+        for rid in list(self.streams):
+            scope = self.requests.get(rid)
+            if scope is not None:
+                scope.cancel()
+        await self._no_requests.wait()
 
     # --- receiving ---------------------------------------------------------------
 

@@ -60,34 +60,27 @@ async def serve_connection(
         with conn.cancel_scope:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(conn.writer)
-                try:
-                    async for body in conn.frames():
-                        _dispatch(daemon, conn, body, nursery)
-                except protocol.FrameError as exc:
-                    conn.send(protocol.Error(code="bad_frame", message=str(exc)))
-                    log.warning(
-                        "framing lost, closing connection", conn=conn.number, error=str(exc)
-                    )
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    pass
-                # EOF or lost framing: let in-flight requests finish (a relay half-closes
-                # after sending), then close.
+                with conn.reader_scope:
+                    try:
+                        async for body in conn.frames():
+                            _dispatch(daemon, conn, body, nursery)
+                    except protocol.FrameError as exc:
+                        conn.send(protocol.Error(code="bad_frame", message=str(exc)))
+                        log.warning("framing lost, closing", conn=conn.number, error=str(exc))
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        pass
+                # EOF, lost framing or a graceful end: in-flight requests still finish
+                # (a relay half-closes right after sending), then the writer flushes.
                 conn.fail_callbacks()
-                await _drain_requests(conn)
-                conn.close()
+                await conn.wait_requests()
+                conn.finish_sending()
     finally:
         daemon.connections.discard(conn)
+        conn.closed = True
         conn.fail_callbacks()
         _forget_callbacks(daemon, conn)
         with trio.CancelScope(shield=True):
             await conn.stream.aclose()
-
-
-async def _drain_requests(conn: Connection) -> None:
-    while conn.requests:
-        await trio.sleep(0.005)
-    # Let the writer flush what the last replies queued.
-    await trio.lowlevel.checkpoint()
 
 
 def _dispatch(daemon: Daemon, conn: Connection, body: bytes, nursery: trio.Nursery) -> None:
@@ -109,7 +102,7 @@ def _dispatch(daemon: Daemon, conn: Connection, body: bytes, nursery: trio.Nurse
                     f"this daemon speaks {protocol.PROTOCOL_VERSION}",
                 )
             )
-            conn.close()
+            conn.end()
             return
         conn.greeted = True
         conn.client = message.client
@@ -126,7 +119,7 @@ def _dispatch(daemon: Daemon, conn: Connection, body: bytes, nursery: trio.Nurse
         return
     if not conn.greeted:
         conn.send(protocol.Error(code="bad_request", message="the first message must be `hello`"))
-        conn.close()
+        conn.end()
         return
     if isinstance(message, protocol.CallbackResult):
         if not conn.deliver_callback_result(message):
@@ -159,7 +152,7 @@ async def _run_request(
     daemon: Daemon, conn: Connection, handler: Handler, message: Any, request_id: int
 ) -> None:
     scope = trio.CancelScope()
-    conn.requests[request_id] = scope
+    conn.add_request(request_id, scope)
     try:
         with scope:
             await handler(daemon, conn, message)
@@ -171,7 +164,7 @@ async def _run_request(
         log.exception("request failed", kind=type(message).__name__, conn=conn.number)
         conn.send(protocol.Error(id=request_id, code="internal", message=repr(exc)))
     finally:
-        conn.requests.pop(request_id, None)
+        conn.remove_request(request_id)
 
 
 # --- one function per request kind ------------------------------------------------
@@ -333,6 +326,7 @@ async def handle_tail(daemon: Daemon, conn: Connection, msg: protocol.Tail) -> N
     if not msg.follow:
         conn.send(protocol.Reply(id=msg.id, data={"end": True}))
         return
+    conn.streams.add(msg.id)
     send, receive = trio.open_memory_channel[dict[str, Any]](256)
     daemon.followers.add(send)
     try:

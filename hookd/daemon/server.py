@@ -47,6 +47,7 @@ from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd.engine.engine import Engine, EngineSettings, ProgressFn
 from hookd.handlers.base import Invocation
 from hookd.handlers.command import CommandRunner
+from hookd.handlers.registry import HandlerOptions, open_handlers
 
 __all__ = ["AlreadyRunning", "Daemon", "RunningHook"]
 
@@ -285,8 +286,15 @@ class Daemon:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         listener = self._listen()
+        options = HandlerOptions(
+            messages_api_base_url=self.settings.messages_api_base_url,
+            default_model=self.settings.default_model,
+            kill_grace=self.settings.kill_grace,
+        )
         try:
-            async with trio.open_nursery() as nursery:
+            # The handlers' shared resources (http client, python workers) outlive
+            # every task that may use them, so they are entered first.
+            async with open_handlers(self.engine, options), trio.open_nursery() as nursery:
                 await nursery.start(self.async_supervisor.run)
                 nursery.start_soon(self._signals, nursery.cancel_scope)
                 if self.settings.watch:
@@ -298,13 +306,19 @@ class Daemon:
                 if interval:
                     nursery.start_soon(systemd.watchdog_loop, interval)
                 accept_scope = trio.CancelScope()
+                clients_done = trio.Event()
 
-                async def accept_loop() -> None:
-                    with accept_scope:
+                async def serve_clients() -> None:
+                    # Connections live outside the accept scope: stopping accepting
+                    # must not cut off replies still on their way out.
+                    try:
                         async with trio.open_nursery() as connections:
-                            await self._accept(listener, connections)
+                            with accept_scope:
+                                await self._accept(listener, connections)
+                    finally:
+                        clients_done.set()
 
-                nursery.start_soon(accept_loop)
+                nursery.start_soon(serve_clients)
                 if self.settings.http_port is not None:
                     await self._start_http(nursery)
                 self.listening = True
@@ -318,7 +332,7 @@ class Daemon:
                 systemd.notify(f"READY=1\nMAINPID={os.getpid()}")
                 task_status.started()
                 await self.stop_requested.wait()
-                await self._shutdown(accept_scope)
+                await self._shutdown(accept_scope, clients_done)
                 # Still-running async hooks are killed by this cancel and journaled
                 # as cancelled for their sessions (docs/async.md).
                 self.async_supervisor.stop()
@@ -327,13 +341,22 @@ class Daemon:
             listener.close()
             self._unlink_socket()
 
-    async def _shutdown(self, accept_scope: trio.CancelScope) -> None:
+    async def _shutdown(self, accept_scope: trio.CancelScope, clients_done: trio.Event) -> None:
+        """Stop accepting; let in-flight events finish (up to the grace); flush replies.
+
+        Connections are ended gracefully (reading stops, queued replies are still
+        written); whatever is left after the grace is cancelled by the caller.
+        """
         systemd.notify("STOPPING=1")
         self.shutting_down = True
         log.info("shutting down", in_flight=self.in_flight, grace=self.settings.shutdown_grace)
+        accept_scope.cancel()
         with trio.move_on_after(self.settings.shutdown_grace):
             await self._idle.wait()
-        accept_scope.cancel()
+        for conn in list(self.connections):
+            conn.end()
+        with trio.move_on_after(min(2.0, self.settings.shutdown_grace)):
+            await clients_done.wait()
 
     async def _accept(self, listener: socket.socket, connections: trio.Nursery) -> None:
         from hookd.daemon.requests import serve_connection

@@ -79,6 +79,10 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Recent hook runs kept for ``hookctl tail``."""
     state_dir: str = ""
     """Empty: ``$XDG_STATE_HOME/hookd``."""
+    messages_api_base_url: str | None = None
+    """Messages API for prompt/agent hooks; None: the agent's ANTHROPIC_BASE_URL."""
+    default_model: str = "claude-haiku-4-5"
+    """Model for prompt/agent hooks that name none (a small fast one, as Claude Code)."""
     http_port: int | None = None
     """Loopback port of the Claude Code http-hook endpoint; None disables it."""
     async_max_running: int = 256

@@ -363,9 +363,15 @@ async def test_sigterm_lets_in_flight_events_finish(tmp_path: Path) -> None:
     """SIGTERM: stop accepting, finish what is running, exit 0, remove the socket."""
     root = Path(__import__("tempfile").mkdtemp(prefix="hkt", dir="/tmp"))
     hooks = root / "hooks.json"
-    write_hooks(hooks, "sleepy.json")
+    write_hooks(hooks, "marked_sleep.json")
     sock = root / "d.sock"
-    env = {**os.environ, "XDG_STATE_HOME": str(root / "state"), "HOME": str(root)}
+    marker = root / "hook-started"
+    env = {
+        **os.environ,
+        "XDG_STATE_HOME": str(root / "state"),
+        "HOME": str(root),
+        "HOOKD_TEST_MARKER": str(marker),
+    }
     daemon = await trio.lowlevel.open_process(
         [sys.executable, "-m", "hookd", "serve", "--socket", str(sock), "--user-file", str(hooks),
          "--policy-file", str(root / "none.json"), "--log-format", "json"],
@@ -383,7 +389,9 @@ async def test_sigterm_lets_in_flight_events_finish(tmp_path: Path) -> None:
                 result.append(await fire(sock, "PreToolUse", event(session_id="slow")))
 
             nursery.start_soon(slow)
-            await trio.sleep(0.3)  # the hook (sleep 0.5) is running now
+            with trio.fail_after(30):
+                while not marker.exists():  # the hook (touch; sleep 0.5) is running now
+                    await trio.sleep(0.01)
             daemon.send_signal(15)
         assert result[0].result.hooks[0].outcome == "success"
         with trio.fail_after(15):
