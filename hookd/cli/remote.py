@@ -173,7 +173,7 @@ def cmd_hooks(args: argparse.Namespace) -> int:
             h["hook"],
             h["scope"],
             h["source"],
-            "" if h["runs"] else "disabled",
+            "" if h["runs"] else f"not run: {h.get('why') or 'disabled'}",
         ]
         for h in data["hooks"]
     ]

@@ -26,11 +26,13 @@ from hookd_client.results import HookRef, HookRun
 import hookd
 from hookd.config.assemble import explicit_sources
 from hookd.config.loader import load_source
-from hookd.config.model import Scope
+from hookd.config.model import HookConfig, HookSpec, Scope
 from hookd.config.schema import CallbackHandler, handler_label
 from hookd.daemon.async_store import AsyncEntry
 from hookd.daemon.connection import Connection, PeerCred
 from hookd.daemon.registry import session_groups
+from hookd.daemon.trust import Verdict, needs_trust
+from hookd.engine.breaker import breaker_key
 from hookd.engine.claude_output import render_claude
 from hookd.engine.engine import ProgressFn
 from hookd.handlers.base import HandlerResult, Invocation
@@ -279,6 +281,7 @@ async def handle_hooks(daemon: Daemon, conn: Connection, msg: protocol.Hooks) ->
     if session is not None:
         project = session.project
     config = daemon.registry.config_for(project)
+    verdict = daemon.trust.verdict(project)
     hooks = []
     extra = session.extra_groups() if session else []
     for event, groups in sorted({**config.groups}.items()):
@@ -293,7 +296,7 @@ async def handle_hooks(daemon: Daemon, conn: Connection, msg: protocol.Hooks) ->
                         "scope": spec.scope.label,
                         "source": spec.source,
                         "timeout": spec.timeout,
-                        "runs": config.scope_allowed(spec.scope),
+                        **_why_not(daemon, config, spec, project, verdict, msg.session_id),
                     }
                 )
     conn.send(
@@ -302,6 +305,31 @@ async def handle_hooks(daemon: Daemon, conn: Connection, msg: protocol.Hooks) ->
             data={"project": project, "generation": config.generation, "hooks": hooks},
         )
     )
+
+
+def _why_not(
+    daemon: Daemon,
+    config: HookConfig,
+    spec: HookSpec,
+    project: str,
+    verdict: Verdict,
+    session_id: str | None,
+) -> dict[str, Any]:
+    """``runs`` and, when it does not, ``why``: scope switches, trust, the breaker."""
+    why: str | None = None
+    if not config.scope_allowed(spec.scope):
+        why = "disabled by disableAllHooks or allowManagedHooksOnly"
+    elif not verdict.trusted and needs_trust(spec, project):
+        why = verdict.reason
+    else:
+        why = daemon.breaker.paused(breaker_key(spec, session_id or ""))
+    return {"runs": why is None, "why": why} if why else {"runs": True}
+
+
+async def handle_reset_breakers(
+    daemon: Daemon, conn: Connection, msg: protocol.ResetBreakers
+) -> None:
+    conn.send(protocol.Reply(id=msg.id, data={"reset": daemon.reset_breakers(msg.hook)}))
 
 
 async def handle_sessions(daemon: Daemon, conn: Connection, msg: protocol.Sessions) -> None:
@@ -432,6 +460,7 @@ HANDLERS: dict[type[Any], Handler] = {
     protocol.CheckAsync: handle_check_async,
     protocol.AsyncList: handle_async_list,
     protocol.SubscribeAsync: handle_subscribe_async,
+    protocol.ResetBreakers: handle_reset_breakers,
 }
 
 

@@ -147,3 +147,19 @@ async def test_a_damaged_trust_store_trusts_nothing(daemon_factory: Any) -> None
     assert await contexts(handle, project) == ["user", "project"]
     (handle.daemon.settings.state_path() / "trust.json").write_text("{not json")
     assert await contexts(handle, project) == ["user"]
+
+
+async def test_hookctl_hooks_says_why_a_hook_does_not_run(daemon_factory: Any) -> None:
+    handle, project = await _setup(daemon_factory)
+
+    def hooks() -> dict[str, Any]:
+        with Client(handle.socket) as client:
+            return client.call(protocol.Hooks(id=client.next_id(), cwd=str(project)))
+
+    listing = await trio.to_thread.run_sync(hooks)
+    by_scope = {h["scope"]: h for h in listing["hooks"]}
+    assert by_scope["user"]["runs"] is True and "why" not in by_scope["user"]
+    assert by_scope["project"]["runs"] is False
+    assert "is not trusted" in by_scope["project"]["why"]
+    out = await trio.to_thread.run_sync(lambda: hookctl(handle, "hooks", "--cwd", str(project)))
+    assert "not run: " in out.stdout and "is not trusted" in out.stdout
