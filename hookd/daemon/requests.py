@@ -379,8 +379,15 @@ async def handle_register(
     project = existing.project if existing else (msg.project or os.getcwd())
     session = daemon.sessions.touch(msg.session_id, project, conn.agent_pid, conn.client)
     session.hooks[msg.source] = groups
-    if any(isinstance(s.handler, CallbackHandler) for g in groups for s in g.hooks):
-        session.callback_owner = conn
+    callback_ids = [
+        s.handler.callback_id
+        for g in groups
+        for s in g.hooks
+        if isinstance(s.handler, CallbackHandler)
+    ]
+    for callback_id in callback_ids:
+        session.callback_owners[callback_id] = conn
+    if callback_ids:
         _ensure_callback_handler(daemon)
     count = sum(len(g.hooks) for g in groups)
     conn.send(protocol.Reply(id=msg.id, data={"registered": count}))
@@ -472,7 +479,7 @@ def _ensure_callback_handler(daemon: Daemon) -> None:
 
     async def run_callback(handler: CallbackHandler, inv: Invocation) -> HandlerResult:
         session = daemon.sessions.get(inv.session_id)
-        owner = session.callback_owner if session is not None else None
+        owner = session.callback_owners.get(handler.callback_id) if session else None
         if not isinstance(owner, Connection) or owner.closed:
             return HandlerResult(exit_code=None, failure="the client that registered it is gone")
         started = time.monotonic()
@@ -496,5 +503,6 @@ def _ensure_callback_handler(daemon: Daemon) -> None:
 
 def _forget_callbacks(daemon: Daemon, conn: Connection) -> None:
     for session in daemon.sessions.all():
-        if session.callback_owner is conn:
-            session.callback_owner = None
+        for callback_id, owner in list(session.callback_owners.items()):
+            if owner is conn:
+                del session.callback_owners[callback_id]

@@ -53,8 +53,8 @@ class Session:
     state: SessionState = field(default_factory=SessionState)
     hooks: dict[str, list[GroupSpec]] = field(default_factory=dict)
     """Session-registered hook groups, by registration source."""
-    callback_owner: object | None = None
-    """The connection that registered callback hooks (they call back into it)."""
+    callback_owners: dict[str, object] = field(default_factory=dict)
+    """callback_id → the connection that registered it (calls go back to that one)."""
     in_flight: int = 0
 
     def extra_groups(self) -> list[GroupSpec]:

@@ -15,7 +15,7 @@ from hookd_client.output import OutputSchemaError, WrongEventNameError, parse_ho
 from hookd_client.results import HookRun
 
 from hookd.config.model import HookSpec
-from hookd.config.schema import CommandHandler, handler_label
+from hookd.config.schema import CallbackHandler, CommandHandler, handler_label
 from hookd.handlers.base import NO_JSON, HandlerResult
 
 __all__ = [
@@ -71,6 +71,13 @@ PLAIN_TEXT_CONTEXT_EVENTS = frozenset(
 ON_FAILURE_IGNORED_EVENTS = frozenset({"Stop", "SubagentStop", "TaskCompleted", "TeammateIdle"})
 
 MAX_CONTEXT_CHARS = 10_000
+
+CALLBACK_TIMEOUT_BLOCKS = frozenset({"PreToolUse", "UserPromptSubmit", "UserPromptExpansion"})
+"""Events on which a timed-out client callback blocks (reference §4.7, SDK callbacks)."""
+
+
+def inv_timeout(spec: HookSpec) -> str:
+    return f"{spec.timeout:g}s" if spec.timeout is not None else "its timeout"
 
 
 class _Stdout(msgspec.Struct):
@@ -182,6 +189,11 @@ def interpret(spec: HookSpec, event: str, result: HandlerResult, duration_ms: fl
         if event == "PreModelSwitch":  # a timed-out PreModelSwitch hook blocks the switch
             run.outcome = "blocking"
             run.block_message = f"[{label}]: timed out"
+        elif isinstance(handler, CallbackHandler) and event in CALLBACK_TIMEOUT_BLOCKS:
+            # §4.7 (2.1.208): an SDK callback that times out blocks the tool call or
+            # the prompt; on Post* and Stop events it is a plain timeout.
+            run.outcome = "blocking"
+            run.block_message = f"[{label}]: callback did not answer within {inv_timeout(spec)}"
         return run
     if result.failure is not None:
         return failed(result.failure)

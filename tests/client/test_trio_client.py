@@ -219,11 +219,12 @@ async def test_slow_async_callback_is_cancelled_at_the_hook_timeout(
             reply = await client.fire("PreToolUse", event)
             await observed.wait()
     assert started.is_set()
-    assert reply.result.decision is None  # the event proceeds
+    # Reference §4.7: a callback that times out on PreToolUse blocks the call.
+    assert reply.result.decision == "deny"
     (run,) = reply.result.hooks
     assert run.hook.name == "slow"
-    assert run.timed_out and run.outcome == "cancelled"
-    assert reply.result.errors == ["slow: timed out"]
+    assert run.timed_out and run.outcome == "blocking"
+    assert reply.result.reason == "[slow]: callback did not answer within 0.5s"
 
 
 async def test_callback_that_raises_is_a_non_blocking_error(
@@ -439,3 +440,40 @@ async def test_reconnect_after_a_daemon_restart_replays_callback_registrations(
         reply = await client.fire("PreToolUse", event)
     assert reply.result.decision == "deny"
     assert reply.result.reason == "still here"
+
+
+async def test_two_connections_with_callbacks_for_one_session_each_get_their_own(
+    daemon_factory: Any, make_event: Any
+) -> None:
+    """Callback calls go to the connection that registered *that* callback."""
+    handle = await daemon_factory()
+    event = make_event("PreToolUse-Bash")
+    calls: list[str] = []
+
+    def first(_payload: dict[str, Any], _tid: str | None) -> dict[str, Any]:
+        calls.append("first")
+        return _context("from first")
+
+    def second(_payload: dict[str, Any], _tid: str | None) -> dict[str, Any]:
+        calls.append("second")
+        return _context("from second")
+
+    async with open_client(handle.socket) as a, open_client(handle.socket) as b:
+        # Distinct sources: registering the same source again would replace the set.
+        await a.register_session_hooks(
+            event["session_id"],
+            {"PreToolUse": [{"hooks": [first]}]},
+            source="agent-a",
+            project=str(handle.root),
+        )
+        await b.register_session_hooks(
+            event["session_id"],
+            {"PreToolUse": [{"hooks": [second]}]},
+            source="agent-b",
+            project=str(handle.root),
+        )
+        with trio.fail_after(HANG_GUARD):
+            reply = await a.fire("PreToolUse", event)
+    assert sorted(calls) == ["first", "second"]
+    assert sorted(reply.result.additional_context) == ["from first", "from second"]
+    assert reply.result.errors == []
