@@ -249,7 +249,7 @@ _SHAPES: dict[str, dict[str, str]] = {
 }
 _NOT: dict[str, list[Any]] = {
     "str": [1, 1.5, [], {}, b"\xff", True],
-    "int": ["x", 1.5, [], {}, b"1", 2**64 - 1],
+    "int": ["x", 1.5, [], {}, b"1", True],
     "bool": ["x", 2, 1.5, [], {}],
     "map": ["x", 1, [1, 2], b"\x00", True],
     "bin": [1, [], {}, 1.5],

@@ -58,9 +58,9 @@ class Agent:
             try:
                 with Client(self.sock, timeout=30, retries=0) as client:
                     reply = client.fire("PreToolUse", payload, on_unavailable="open")
-            except DaemonUnavailable as exc:  # the handshake itself can meet the dead socket
+            except OSError as exc:  # DaemonUnavailable, or a reset during the handshake
                 self.fallbacks += 1
-                self.errors.append(f"handshake: {exc.reason}")
+                self.errors.append(f"handshake: {exc!r}")
                 time.sleep(0.01)
                 continue
             messages = reply.result.system_messages
