@@ -119,5 +119,11 @@ async def watch_sources(
                 # Between the old watch and this one, a new project's files were read
                 # without a watch on them: re-read once so no edit in that gap is lost.
                 reloader.reload()
-            await stop.wait()
-            nursery.cancel_scope.cancel()
+            try:
+                await stop.wait()
+            finally:
+                # Also on cancellation: awatch's thread only returns when it sees the
+                # stop event, and a cancelled nursery would otherwise wait for it
+                # (up to rust_timeout) before the daemon can stop.
+                stop.set()
+                nursery.cancel_scope.cancel()
