@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
 import time
@@ -84,8 +85,20 @@ class Verdict:
     """Why: which entry trusts it, or what is missing."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _canonical(directory: str) -> str:
+    return os.path.realpath(os.path.abspath(os.path.expanduser(directory)))
+
+
 def canonical(directory: str | os.PathLike[str]) -> str:
-    return os.path.realpath(os.path.abspath(os.path.expanduser(os.fspath(directory))))
+    """The real path of ``directory``.
+
+    Memoised: it is asked for on every event, and a realpath walk (an
+    ``lstat`` per component) was half of a no-hook event's cost.  A project
+    directory that becomes a symlink to elsewhere while the daemon runs is
+    seen after a restart.
+    """
+    return _canonical(os.fspath(directory))
 
 
 def needs_trust(spec: HookSpec, project: str) -> bool:
@@ -280,16 +293,23 @@ class TrustGate:
         self.layout = layout
         self.required = required
         self._cache: dict[str, tuple[HookConfig, Verdict, HookConfig]] = {}
+        self._pins: dict[str, tuple[object, str | None]] = {}
         self._globals: tuple[int, HookConfig] | None = None
 
-    def verdict(self, project: str) -> Verdict:
+    def verdict(self, project: str, generation: int | None = None) -> Verdict:
+        """Is ``project`` trusted?  ``generation``: the config generation the caller
+        holds; a pinned project's fingerprint is recomputed only when it changes
+        (every edit of a hook file makes a new generation)."""
         if not self.required:
             return Verdict(True, "trust is not required (require_trust = false)")
         entry = self.store.lookup(project)
         if entry is None:
             return Verdict(False, f"{canonical(project)} is not trusted (hookctl trust DIR)")
         if entry.pinned:
-            current, _ = project_fingerprint(self.layout, entry.path)
+            key = (entry.path, entry.fingerprint, generation)
+            if generation is None or self._pins.get(entry.path, (None, None))[0] != key:
+                self._pins[entry.path] = (key, project_fingerprint(self.layout, entry.path)[0])
+            current = self._pins[entry.path][1]
             if current != entry.fingerprint:
                 return Verdict(
                     False,
@@ -301,7 +321,7 @@ class TrustGate:
 
     def apply(self, config: HookConfig, project: str) -> HookConfig:
         """``config`` without the project's hooks and settings when ``project`` is untrusted."""
-        verdict = self.verdict(project)
+        verdict = self.verdict(project, config.generation)
         if verdict.trusted:
             return config
         cached = self._cache.get(project)
