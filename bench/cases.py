@@ -35,6 +35,7 @@ from _util import (
     tempdir,
     time_fires,
 )
+
 from hookd_client import protocol
 
 Row = dict[str, Any]

@@ -26,6 +26,7 @@ from typing import Any
 import trio
 from _util import ROOT, hookd_daemon, tempdir
 from cases import POLICY_HOOK, Plan
+
 from hookd_client import protocol
 
 sys.path.insert(0, str(ROOT / "tests"))

@@ -15,6 +15,7 @@ import os
 import sys
 
 import trio
+
 from hookd_client import protocol
 from hookd_client.results import FireResult
 

@@ -276,6 +276,23 @@ class Client:
             raise DaemonError("bad_reply", f"expected reply, got {type(reply).__name__}")
         return reply.data
 
+    def status_line(
+        self, cwd: str, payload: dict[str, Any], env: dict[str, str] | None = None
+    ) -> str | None:
+        """The line the project's ``statusLine`` command prints (None: keep the old one)."""
+        data = self.call(protocol.StatusLine(id=self.next_id(), cwd=cwd, input=payload, env=env))
+        line = data.get("line") if isinstance(data, dict) else None
+        return line if isinstance(line, str) else None
+
+    def file_suggestion(self, cwd: str, query: str, env: dict[str, str] | None = None) -> list[str]:
+        """Paths the project's ``fileSuggestion`` command suggests for ``query``."""
+        message = protocol.StatusLine(
+            id=self.next_id(), cwd=cwd, input={"query": query}, which="fileSuggestion", env=env
+        )
+        data = self.call(message)
+        paths = data.get("paths") if isinstance(data, dict) else None
+        return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+
     def status(self) -> dict[str, Any]:
         data: dict[str, Any] = self.call(protocol.Status(id=self.next_id()))
         return data

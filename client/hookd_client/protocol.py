@@ -184,6 +184,21 @@ class ResetBreakers(_Msg, tag="reset_breakers"):
     hook: str | None = None
 
 
+class StatusLine(_Msg, tag="status_line"):
+    """Run the configured ``statusLine`` (or ``fileSuggestion``) command for a session.
+
+    ``input`` is what Claude Code gives the command (session_id, cwd, model,
+    workspace, …; ``{"query": …}`` for fileSuggestion).  The reply's data is
+    ``{"line": str | None}`` or ``{"paths": [str]}``.
+    """
+
+    id: int
+    cwd: str
+    input: dict[str, Any]
+    which: Literal["statusLine", "fileSuggestion"] = "statusLine"
+    env: dict[str, str] | None = None
+
+
 class Cancel(_Msg, tag="cancel"):
     """Cancel an in-flight request of this connection (e.g. a running Fire)."""
 
@@ -208,6 +223,7 @@ ClientMessage = (
     | SubscribeAsync
     | Shutdown
     | Relay
+    | StatusLine
     | Cancel
     | ResetBreakers
 )

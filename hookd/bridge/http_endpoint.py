@@ -43,11 +43,11 @@ import h11
 import msgspec
 import structlog
 import trio
+
+from hookd.engine.claude_output import render_claude
 from hookd_client.events import EVENT_NAMES, EventInputError
 from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
 from hookd_client.results import FireResult
-
-from hookd.engine.claude_output import render_claude
 
 __all__ = [
     "MAX_BODY",

@@ -17,8 +17,6 @@ from typing import Any
 
 import msgspec
 import trio
-from hookd_client.events import EventInputError, decode_event
-from hookd_client.results import FireResult
 
 from hookd.config.assemble import explicit_sources, load_config
 from hookd.config.loader import load_source
@@ -29,6 +27,8 @@ from hookd.engine.engine import Engine, SessionState
 from hookd.handlers.base import Invocation
 from hookd.handlers.registry import HandlerOptions, open_handlers
 from hookd.logging import configure_logging
+from hookd_client.events import EventInputError, decode_event
+from hookd_client.results import FireResult
 
 __all__ = ["main"]
 

@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from hookd_client import protocol
-from hookd_client.client import Client, DaemonError, DaemonUnavailable
-from hookd_client.results import FireResult
 
 from hookd.config.sources import SourceLayout
 from hookd.daemon.audit import AuditEvent, AuditRecord, AuditRun, json_diff, read_records
 from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings
 from hookd.daemon.trust import TrustGate, TrustStore, canonical
+from hookd_client import protocol
+from hookd_client.client import Client, DaemonError, DaemonUnavailable
+from hookd_client.results import FireResult
 
 __all__ = ["add_commands", "replay_changes"]
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
+
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
 
@@ -260,6 +261,32 @@ def fire(args: argparse.Namespace) -> int:
     return reply.claude.exit_code
 
 
+@_guard
+def cmd_statusline(args: argparse.Namespace) -> int:
+    from hookd.cli.hookctl import read_input
+
+    cwd = os.path.abspath(args.cwd)
+    with _client(args) as client:
+        if args.suggest is not None:
+            for path in client.file_suggestion(cwd, args.suggest, env=dict(os.environ)):
+                print(path)
+            return EXIT_OK
+        payload = (
+            read_input(args.input, "StatusLine")
+            if args.input
+            else {
+                "session_id": "hookctl",
+                "cwd": cwd,
+                "workspace": {"current_dir": cwd, "project_dir": cwd},
+            }
+        )
+        line = client.status_line(cwd, payload, env=dict(os.environ))
+    if line is None:
+        return EXIT_ERROR
+    print(line)
+    return EXIT_OK
+
+
 def add_commands(sub: Any) -> None:
     """Register the daemon-backed subcommands on hookctl's parser."""
     status = sub.add_parser("status", help="the daemon, its config, sessions and running hooks")
@@ -283,6 +310,14 @@ def add_commands(sub: Any) -> None:
     tail.add_argument("-n", "--last", type=int, default=20)
     tail.add_argument("--json", action="store_true")
     tail.set_defaults(func=cmd_tail)
+
+    statusline = sub.add_parser(
+        "statusline", help="run the project's statusLine (or fileSuggestion) command"
+    )
+    statusline.add_argument("--cwd", default=".")
+    statusline.add_argument("--input", metavar="FILE", help="the status JSON, or - for stdin")
+    statusline.add_argument("--suggest", metavar="QUERY", help="run fileSuggestion instead")
+    statusline.set_defaults(func=cmd_statusline)
 
     stop = sub.add_parser("stop", help="stop the daemon gracefully")
     stop.set_defaults(func=cmd_stop)

@@ -23,12 +23,12 @@ from typing import Any
 
 import msgspec
 import yaml
-from hookd_client.events import EVENTS
 
 from hookd.config.model import ConfigError, GroupSpec, HookConfig, HookSpec, Scope
 from hookd.config.schema import (
     AgentHandler,
     CommandHandler,
+    CommandSetting,
     HttpHandler,
     MatcherGroup,
     PromptHandler,
@@ -36,6 +36,7 @@ from hookd.config.schema import (
 )
 from hookd.config.sources import SourceSpec
 from hookd.engine.matching import compile_matcher
+from hookd_client.events import EVENTS
 
 __all__ = ["LoadedSource", "build_config", "load_source", "parse_source_text"]
 
@@ -295,10 +296,18 @@ def build_config(
     urls: list[str] | None = None
     env_vars: list[str] | None = None
     budget = 1.5
+    commands: dict[str, tuple[int, CommandSetting]] = {}
     for source in ordered:
         errors.extend(source.errors)
         settings = source.settings
         scope = source.spec.scope
+        rank = -1 if scope is Scope.POLICY else _SCALAR_RANK.get(scope, len(_SCALAR_RANK))
+        for key, value in (
+            ("statusLine", settings.statusLine),
+            ("fileSuggestion", settings.fileSuggestion),
+        ):
+            if value is not None and (key not in commands or rank < commands[key][0]):
+                commands[key] = (rank, value)
         if settings.disableAllHooks is not None:
             if scope is Scope.POLICY:
                 policy_disable = settings.disableAllHooks
@@ -351,4 +360,6 @@ def build_config(
         sources=tuple(str(s.spec.path) for s in ordered),
         generation=generation,
         session_end_budget=budget,
+        status_line=commands["statusLine"][1] if "statusLine" in commands else None,
+        file_suggestion=commands["fileSuggestion"][1] if "fileSuggestion" in commands else None,
     )

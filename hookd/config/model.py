@@ -11,9 +11,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from hookd.config.schema import CommandSetting, Handler, handler_label
 from hookd_client.results import HookRef
-
-from hookd.config.schema import Handler, handler_label
 
 __all__ = ["ConfigError", "GroupSpec", "HookConfig", "HookSpec", "Scope"]
 
@@ -111,6 +110,9 @@ class HookConfig:
     sources: tuple[str, ...] = ()
     generation: int = 0
     session_end_budget: float = 1.5
+    status_line: CommandSetting | None = None
+    """``statusLine`` of the highest-precedence file that sets it."""
+    file_suggestion: CommandSetting | None = None
 
     def groups_for(self, event: str) -> tuple[GroupSpec, ...]:
         return self.groups.get(event, ())

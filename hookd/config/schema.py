@@ -16,6 +16,7 @@ __all__ = [
     "AgentHandler",
     "CallbackHandler",
     "CommandHandler",
+    "CommandSetting",
     "Handler",
     "HttpHandler",
     "MatcherGroup",
@@ -110,6 +111,15 @@ class MatcherGroup(msgspec.Struct, kw_only=True, omit_defaults=True):
     """hookd extension: run the group's hooks in order, chaining rewritten input."""
 
 
+class CommandSetting(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """``statusLine`` / ``fileSuggestion``: a command run with JSON on stdin (5 s)."""
+
+    type: Literal["command"] = "command"
+    command: str
+    padding: int | None = None
+    timeout: Seconds | None = None
+
+
 class SettingsFile(msgspec.Struct, kw_only=True):
     """The keys of a settings file that concern hooks; every other key is ignored.
 
@@ -122,6 +132,8 @@ class SettingsFile(msgspec.Struct, kw_only=True):
     allowManagedHooksOnly: bool | None = None
     allowedHttpHookUrls: list[str] | None = None
     httpHookAllowedEnvVars: list[str] | None = None
+    statusLine: CommandSetting | None = None
+    fileSuggestion: CommandSetting | None = None
 
 
 def handler_label(handler: Handler, limit: int = 80) -> str:

@@ -48,13 +48,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import structlog
 import trio
-from hookd_client.results import FireResult, HookRun
 
 from hookd.config.model import HookSpec
 from hookd.config.schema import CommandHandler, handler_label
 from hookd.daemon.async_store import AsyncEntry, AsyncKind, AsyncState, AsyncStore
 from hookd.handlers.base import Invocation
 from hookd.handlers.process import AsyncAdopter, AsyncHandoff
+from hookd_client.results import FireResult, HookRun
 
 if TYPE_CHECKING:
     from hookd.daemon.settings import DaemonSettings

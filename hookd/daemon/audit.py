@@ -34,6 +34,7 @@ from typing import Any
 
 import msgspec
 import structlog
+
 from hookd_client.results import FireResult, HookRef, HookRun
 
 __all__ = [

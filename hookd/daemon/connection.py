@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import structlog
 import trio
+
 from hookd_client import protocol
 from hookd_client.protocol import HEADER
 

@@ -18,10 +18,6 @@ import msgspec
 import structlog
 import trio
 import trio.lowlevel
-from hookd_client import protocol
-from hookd_client.events import EventInputError
-from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
-from hookd_client.results import HookRef, HookRun
 
 import hookd
 from hookd.config.assemble import explicit_sources
@@ -36,6 +32,11 @@ from hookd.engine.breaker import breaker_key
 from hookd.engine.claude_output import render_claude
 from hookd.engine.engine import ProgressFn
 from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.statusline import run_file_suggestion, run_status_line
+from hookd_client import protocol
+from hookd_client.events import EventInputError
+from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
+from hookd_client.results import HookRef, HookRun
 
 if TYPE_CHECKING:
     from hookd.daemon.server import Daemon
@@ -452,9 +453,35 @@ async def handle_async_list(daemon: Daemon, conn: Connection, msg: protocol.Asyn
     conn.send(protocol.Reply(id=msg.id, data=listing))
 
 
+async def handle_status_line(daemon: Daemon, conn: Connection, msg: protocol.StatusLine) -> None:
+    """statusLine / fileSuggestion: the command of the project's config, 5 s by default.
+
+    Like hooks, they are off under ``disableAllHooks`` and need a trusted project
+    when they come from a project file.
+    """
+    project = (msg.env or {}).get("CLAUDE_PROJECT_DIR") or msg.cwd
+    config = daemon.trust.apply(daemon.registry.config_for(project), project)
+    setting = config.status_line if msg.which == "statusLine" else config.file_suggestion
+    disabled = config.policy_disables_all or config.disable_all_hooks
+    key = "line" if msg.which == "statusLine" else "paths"
+    if setting is None or disabled:
+        conn.send(protocol.Reply(id=msg.id, data={key: None if key == "line" else []}))
+        return
+    timeout = setting.timeout or 5.0
+    if msg.which == "statusLine":
+        line = await run_status_line(setting.command, msg.input, timeout, cwd=msg.cwd, env=msg.env)
+        conn.send(protocol.Reply(id=msg.id, data={"line": line}))
+    else:
+        paths = await run_file_suggestion(
+            setting.command, msg.input, timeout, cwd=msg.cwd, env=msg.env
+        )
+        conn.send(protocol.Reply(id=msg.id, data={"paths": paths}))
+
+
 HANDLERS: dict[type[Any], Handler] = {
     protocol.Fire: handle_fire,
     protocol.Relay: handle_relay,
+    protocol.StatusLine: handle_status_line,
     protocol.Status: handle_status,
     protocol.Reload: handle_reload,
     protocol.Validate: handle_validate,

@@ -26,9 +26,6 @@ from typing import Any
 import msgspec
 import structlog
 import trio
-from hookd_client import protocol
-from hookd_client.events import decode_event
-from hookd_client.results import FireResult, HookRef, HookRun
 
 import hookd
 from hookd.config.model import HookConfig, HookSpec
@@ -48,6 +45,9 @@ from hookd.engine.engine import Engine, EngineSettings, ProgressFn
 from hookd.handlers.base import Invocation
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import HandlerOptions, open_handlers
+from hookd_client import protocol
+from hookd_client.events import decode_event
+from hookd_client.results import FireResult, HookRef, HookRun
 
 __all__ = ["AlreadyRunning", "Daemon", "RunningHook"]
 

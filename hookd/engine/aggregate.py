@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hookd_client.results import FireResult, HookRun
-
 from hookd.engine.interpret import BLOCKING_EVENTS, MAX_CONTEXT_CHARS
+from hookd_client.results import FireResult, HookRun
 
 __all__ = ["CONTINUE_IGNORED_EVENTS", "aggregate"]
 

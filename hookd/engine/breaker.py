@@ -28,9 +28,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import msgspec
-from hookd_client.results import HookRun
 
 from hookd.config.model import HookSpec, Scope
+from hookd_client.results import HookRun
 
 __all__ = ["BreakerState", "CircuitBreaker", "breaker_key", "is_failure"]
 

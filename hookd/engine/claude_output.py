@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+
 from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
 from hookd_client.protocol import ClaudeHookOutput
 from hookd_client.results import FireResult

@@ -25,8 +25,6 @@ from typing import Any, Protocol, runtime_checkable
 import msgspec
 import structlog
 import trio
-from hookd_client.events import DecodedEvent, matcher_query
-from hookd_client.results import FireResult, HookRef, HookRun
 
 from hookd.config.model import GroupSpec, HookConfig, HookSpec
 from hookd.config.schema import AgentHandler, CommandHandler, Handler, PromptHandler
@@ -36,6 +34,8 @@ from hookd.engine.matching import compile_matcher, dedup_key, if_rule_matches, t
 from hookd.handlers.base import HandlerResult, HttpPolicy, Invocation
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.process import AsyncAdopter
+from hookd_client.events import DecodedEvent, matcher_query
+from hookd_client.results import FireResult, HookRef, HookRun
 
 __all__ = [
     "AsyncSink",

@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from hookd_client.output import OutputSchemaError, WrongEventNameError, parse_hook_output
-from hookd_client.results import HookRun
 
 from hookd.config.model import HookSpec
 from hookd.config.schema import CallbackHandler, CommandHandler, handler_label
 from hookd.handlers.base import NO_JSON, HandlerResult
+from hookd_client.output import OutputSchemaError, WrongEventNameError, parse_hook_output
+from hookd_client.results import HookRun
 
 __all__ = [
     "BLOCKING_EVENTS",

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-from hookd_client.events import TOOL_EVENTS
 
 from hookd.config.model import HookSpec, Scope
 from hookd.config.schema import (
@@ -32,6 +31,7 @@ from hookd.config.schema import (
     PromptHandler,
     PythonHandler,
 )
+from hookd_client.events import TOOL_EVENTS
 
 __all__ = ["Matcher", "compile_matcher", "dedup_key", "if_rule_matches", "tool_aliases"]
 

@@ -53,12 +53,12 @@ import sys
 import uuid
 from pathlib import Path
 
-import hookd_client
 import msgspec
 import structlog
 import trio
 
 import hookd
+import hookd_client
 from hookd.config.schema import PythonHandler
 from hookd.handlers.base import HandlerResult, Invocation
 from hookd.handlers.process import kill_tree

@@ -35,6 +35,7 @@ from types import ModuleType
 from typing import IO, Any, Literal
 
 import msgspec
+
 from hookd_client.events import decode_event
 
 __all__ = ["WorkerReply", "WorkerRequest", "read_frame", "write_frame"]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+
 from hookd_client import protocol
 
 DATA = Path(__file__).resolve().parent.parent / "data"

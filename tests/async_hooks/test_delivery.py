@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+
 from hookd_client import protocol
 
 from .helpers import command_hook, configure, event, poll_results, script, wait_until

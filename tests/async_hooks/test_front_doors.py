@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import msgspec
+
 from hookd_client import protocol
 
 from .helpers import command_hook, configure, event, script, wait_until

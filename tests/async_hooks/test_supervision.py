@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+
 from hookd_client import protocol
 
 from .helpers import (

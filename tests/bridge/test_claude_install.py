@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hookd_client.events import EVENT_NAMES
 
 from hookd.bridge.claude_settings import BACKUP_SUFFIX, RELAY_EVENTS, is_bridge_handler
 from hookd.cli.hookctl import main as hookctl
+from hookd_client.events import EVENT_NAMES
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bridge"
 

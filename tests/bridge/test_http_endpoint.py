@@ -18,8 +18,6 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from hookd_client.events import decode_event
-from hookd_client.results import FireResult
 
 from hookd.bridge.http_endpoint import (
     load_or_create_token,
@@ -28,6 +26,8 @@ from hookd.bridge.http_endpoint import (
 )
 from hookd.config.assemble import load_config
 from hookd.engine.engine import Engine
+from hookd_client.events import decode_event
+from hookd_client.results import FireResult
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 HOOKS = DATA / "bridge" / "endpoint-hooks.json"

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 import trio
+
 from hookd_client import protocol, relay
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import pytest
 import trio
+
 from hookd_client import protocol
 from hookd_client.aio import AsyncClient, CallbackHook
 from hookd_client.client import DaemonUnavailable

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import trio
+
 from hookd_client.client import Client, DaemonUnavailable
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import trio
+
 from hookd_client.client import Client
 from hookd_client.toolcall import run_tool_call, run_tool_call_blocking
 from hookd_client.trio_client import open_client

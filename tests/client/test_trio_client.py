@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import trio
+
 from hookd_client import protocol
 from hookd_client.client import DaemonUnavailable
 from hookd_client.trio_client import CallbackHook, open_client

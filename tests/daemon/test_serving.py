@@ -135,7 +135,9 @@ async def test_broken_edit_keeps_last_good_config_and_is_reported(daemon_factory
     st = await status(handle.socket)
     [source] = [s for s in st["sources"] if s["path"] == str(handle.user_config)]
     assert source["stale"] is True
-    assert any("hooks.json" in e and "$.hooks.PreToolUse[0].hooks[0]" in e for e in source["errors"])
+    assert any(
+        "hooks.json" in e and "$.hooks.PreToolUse[0].hooks[0]" in e for e in source["errors"]
+    )
     assert st["config_errors"]
     # Syntax errors too: the good version stays, the error names the line.
     handle.user_config.write_text('{\n  "hooks": {\n    oops\n}')
@@ -373,8 +375,20 @@ async def test_sigterm_lets_in_flight_events_finish(tmp_path: Path) -> None:
         "HOOKD_TEST_MARKER": str(marker),
     }
     daemon = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "hookd", "serve", "--socket", str(sock), "--user-file", str(hooks),
-         "--policy-file", str(root / "none.json"), "--log-format", "json"],
+        [
+            sys.executable,
+            "-m",
+            "hookd",
+            "serve",
+            "--socket",
+            str(sock),
+            "--user-file",
+            str(hooks),
+            "--policy-file",
+            str(root / "none.json"),
+            "--log-format",
+            "json",
+        ],
         env=env,
         stderr=subprocess.DEVNULL,
     )

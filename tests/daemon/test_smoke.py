@@ -10,6 +10,7 @@ import trio
 
 from hookd_client import protocol
 from hookd_client.client import Client
+
 CC_FIXTURES = Path(__file__).resolve().parent.parent / "data" / "cc-fixtures"
 
 
@@ -36,8 +37,16 @@ async def test_fire_runs_user_hooks_and_tracks_the_session(daemon_factory: Any) 
     handle = await daemon_factory()
     handle.user_config.write_text(
         json.dumps(
-            {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-                {"type": "command", "command": "echo nope >&2; exit 2"}]}]}}
+            {
+                "hooks": {
+                    "PreToolUse": [
+                        {
+                            "matcher": "Bash",
+                            "hooks": [{"type": "command", "command": "echo nope >&2; exit 2"}],
+                        }
+                    ]
+                }
+            }
         )
     )
     handle.daemon.reload()

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from hookd_client.events import decode_event
 
 from hookd.config.assemble import explicit_sources
 from hookd.config.loader import build_config, load_source
@@ -19,6 +18,7 @@ from hookd.config.model import HookConfig, Scope
 from hookd.config.schema import CommandHandler, HttpHandler
 from hookd.config.sources import SourceSpec, _kind
 from hookd.engine.engine import Engine, SessionState
+from hookd_client.events import decode_event
 
 from .vectors import CC_FIXTURES, DATA, ROOT, clean_env
 

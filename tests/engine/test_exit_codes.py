@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hookd_client.events import EVENT_NAMES
 
 from hookd.engine.claude_output import render_claude
+from hookd_client.events import EVENT_NAMES
 
 from .vectors import VECTORS, fire_prepared, prepare
 

@@ -17,13 +17,13 @@ from typing import Any
 
 import msgspec
 import pytest
-from hookd_client.events import decode_event
 
 from hookd.config.loader import build_config, load_source
 from hookd.config.model import Scope
 from hookd.config.sources import SourceSpec
 from hookd.engine.engine import Engine, EngineSettings, SessionState
 from hookd.handlers.command import CommandRunner
+from hookd_client.events import decode_event
 
 from .vectors import CC_FIXTURES, HOOKS, PY, Prepared, fire_prepared, hook_command, prepare
 

@@ -34,12 +34,12 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from hookd_client.events import decode_event
-from hookd_client.results import FireResult
 
 from hookd.config.assemble import load_config
 from hookd.engine.engine import Engine, EngineSettings, SessionState
 from hookd.handlers.command import CommandRunner
+from hookd_client.events import decode_event
+from hookd_client.results import FireResult
 
 TESTS = Path(__file__).resolve().parent.parent
 DATA = TESTS / "data"

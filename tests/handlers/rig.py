@@ -9,15 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hookd_client.events import decode_event
-from hookd_client.results import FireResult
-
 from handlers.scripted_server import Reply, ScriptedServer
 from hookd.config.loader import build_config, parse_source_text
 from hookd.config.model import HookConfig, Scope
 from hookd.config.sources import SourceSpec
 from hookd.engine.engine import Engine, SessionState
 from hookd.handlers.registry import Handlers
+from hookd_client.events import decode_event
+from hookd_client.results import FireResult
 
 HANDLER_DATA = Path(__file__).resolve().parent.parent / "data" / "handlers"
 CC_FIXTURES = Path(__file__).resolve().parent.parent / "data" / "cc-fixtures"

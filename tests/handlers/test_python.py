@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 import trio
-from hookd_client.results import FireResult
 
 from handlers.rig import HANDLER_DATA, Rig
 from handlers.scripted_server import ScriptedServer
 from hookd.config.model import HookConfig
 from hookd.engine.engine import Engine, EngineSettings
 from hookd.handlers.registry import HandlerOptions, open_handlers
+from hookd_client.results import FireResult
 
 HOOKS = HANDLER_DATA / "pyhooks"
 BASIC = HOOKS / "basic.py"

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import trio
+
+from hookd.daemon.audit import AuditEvent, AuditLog, AuditRun, json_diff, read_records
 from hookd_client import protocol
 from hookd_client.client import Client
 from hookd_client.results import FireResult
-
-from hookd.daemon.audit import AuditEvent, AuditLog, AuditRun, json_diff, read_records
 from tests.reliability.helpers import DATA, event
 
 

@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import trio
+
+from hookd.daemon.audit import AuditBreaker, read_records
+from hookd.engine.breaker import CircuitBreaker
 from hookd_client import protocol
 from hookd_client.client import Client
 from hookd_client.results import HookRef, HookRun
 from hookd_client.trio_client import CallbackHook, open_client
-
-from hookd.daemon.audit import AuditBreaker, read_records
-from hookd.engine.breaker import CircuitBreaker
 from tests.reliability.helpers import DATA, event
 
 REF = HookRef(name="h", type="command", scope="user", source="s", event="PreToolUse")

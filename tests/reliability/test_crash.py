@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 import trio
-from hookd_client import protocol
-from hookd_client.client import Client, DaemonUnavailable
 
 from hookd.daemon.audit import AuditEvent, read_records
+from hookd_client import protocol
+from hookd_client.client import Client, DaemonUnavailable
 from tests.reliability.helpers import bench_module, event
 
 fuzz = bench_module("fuzz")

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import trio
+
 from hookd_client import protocol
 from hookd_client.client import Client
-
 from tests.reliability.helpers import DATA, event, processes_with, rss_kb
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from hookd_client import protocol
-from hookd_client.client import Client
 
 from hookd.daemon.audit import AuditEvent, read_records
+from hookd_client import protocol
+from hookd_client.client import Client
 from tests.reliability.helpers import DATA, event
 
 

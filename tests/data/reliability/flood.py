@@ -1,4 +1,5 @@
 """Writes 100 MB to stdout, then exits 0."""
+
 import sys
 
 chunk = b"x" * (1024 * 1024)

@@ -1,4 +1,5 @@
 """Ignores SIGTERM and keeps running: only the KILL after the grace ends it."""
+
 import signal
 import time
 

@@ -2,6 +2,7 @@
 
 The grandchild keeps the environment, so the HOOKD_RUN_ID scan finds it.
 """
+
 import os
 import time
 
