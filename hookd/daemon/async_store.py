@@ -84,6 +84,8 @@ class AsyncEntry(msgspec.Struct, kw_only=True, rename="camel"):
     response_attachment_sent: bool = False
     """Delivered to its session (once: by check_async, a fire reply, or a push)."""
     delivered_time: float | None = None
+    run_id: str = ""
+    """The run's ``HOOKD_RUN_ID``: after a crash, its orphaned processes are found by it."""
 
     @property
     def done(self) -> bool:

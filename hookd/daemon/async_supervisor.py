@@ -39,6 +39,8 @@ from repeating it (:mod:`hookd.daemon.async_store`).
 from __future__ import annotations
 
 import collections
+import os
+import signal
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -53,7 +55,7 @@ from hookd.config.model import HookSpec
 from hookd.config.schema import CommandHandler, handler_label
 from hookd.daemon.async_store import AsyncEntry, AsyncKind, AsyncState, AsyncStore
 from hookd.handlers.base import Invocation
-from hookd.handlers.process import AsyncAdopter, AsyncHandoff
+from hookd.handlers.process import AsyncAdopter, AsyncHandoff, marked_processes
 from hookd_client.results import FireResult, HookRun
 
 if TYPE_CHECKING:
@@ -197,6 +199,8 @@ class AsyncSupervisor:
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Load what the last daemon left, then own every async run until cancelled."""
         for entry in self.store.load(INTERRUPTED):
+            if entry.error == INTERRUPTED and entry.run_id:
+                _kill_orphans(entry)
             self._register(entry)
             self._mark_undelivered(entry)
         if self._index:
@@ -320,6 +324,7 @@ class AsyncSupervisor:
             source=spec.source,
             queued_time=time.time(),
             timeout=inv.timeout,
+            run_id=inv.run_id,
         )
 
     def _admit(self, entry: AsyncEntry, *, queue: bool) -> str | None:
@@ -698,3 +703,22 @@ class _Adopter:
 
     def adopt(self, handoff: AsyncHandoff) -> str | None:
         return self.supervisor.adopt(self.spec, self.inv, self.agent_pid, handoff)
+
+
+def _kill_orphans(entry: AsyncEntry) -> None:
+    """Kill what is left of a run the previous daemon died under (SIGKILL, crash).
+
+    Its processes outlived their parent; they still carry the run's
+    ``HOOKD_RUN_ID``, so they are found and killed before the run is reported
+    as cancelled — nothing keeps running that nobody supervises.
+    """
+    pids = marked_processes(entry.run_id)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            continue
+        except PermissionError as exc:
+            log.warning("cannot kill an orphaned async hook process", pid=pid, error=str(exc))
+    if pids:
+        log.info("killed orphaned async hook processes", process_id=entry.process_id, pids=pids)

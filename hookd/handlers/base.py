@@ -9,6 +9,7 @@ read the same way.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,9 @@ class Invocation:
     env_file_dir: str | None = None
     context: str = "interactive"
     pid: int | None = None
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """Marks every process of this run (``HOOKD_RUN_ID``), so its tree can be found
+    and killed — by the runner at a timeout, or after a crash from the async journal."""
     """Set by process-spawning handlers once the hook's process exists (for status)."""
     http_policy: HttpPolicy = field(default_factory=HttpPolicy)
     async_adopter: AsyncAdopter | None = None

@@ -113,6 +113,7 @@ class CommandRunner:
                 pipe_grace=self.pipe_grace,
                 on_spawn=lambda pid: setattr(inv, "pid", pid),
                 on_async_ack=adopter,
+                run_id=inv.run_id,
             )
         finally:
             if adopter is None or not adopter.adopted:

@@ -290,8 +290,11 @@ async def run_process_capped(
     pipe_grace: float = 1.0,
     on_spawn: Callable[[int], None] | None = None,
     on_async_ack: AsyncAdopter | None = None,
+    run_id: str | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or ``timeout``; on timeout or cancellation kill its tree.
+
+    ``run_id``: the ``HOOKD_RUN_ID`` marker to give the tree (default: a new one).
 
     ``pipe_grace``: once the hook itself has exited, how long to keep reading
     from pipes that a background grandchild may still hold open.  Claude Code
@@ -303,7 +306,7 @@ async def run_process_capped(
     module docstring); the result then has ``went_async`` and the ack line as
     its stdout.  Without an adopter the hook is waited for as before.
     """
-    run_id = uuid.uuid4().hex
+    run_id = run_id or uuid.uuid4().hex
     full_env = dict(env)
     full_env["HOOKD_RUN_ID"] = run_id
     workdir = cwd if cwd and os.path.isdir(cwd) else None

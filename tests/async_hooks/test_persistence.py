@@ -200,6 +200,10 @@ async def test_sigkill_restart_loses_nothing_and_repeats_nothing(wire: Any, tmp_
         procs.append(proc2)
         conn2 = await wire(short / "hookd.sock")
         await _after_restart(conn2, "s-kill", delivered_id, "hookd exited before it finished")
+        # The restarted daemon found the orphaned run by its HOOKD_RUN_ID and killed it.
+        orphans = read_pids(tmp_path / "pids")
+        assert orphans
+        assert [pid for pid in orphans if _alive(pid)] == []
         proc2.send_signal(signal.SIGKILL)
         await proc2.wait()
         await conn2.aclose()
@@ -214,10 +218,19 @@ async def test_sigkill_restart_loses_nothing_and_repeats_nothing(wire: Any, tmp_
             if p.returncode is None:
                 p.send_signal(signal.SIGKILL)
                 await p.wait()
-        # A SIGKILLed daemon cannot kill its hooks: the stuck one is an orphan now.
+        # Belt and braces, should an assertion above have failed.
         kill_quietly(read_pids(tmp_path / "pids"))
         for name in ("hookd.sock", "hooks.json"):
             try:
                 (short / name).unlink()
             except OSError:
                 pass
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie nobody reaped yet counts as gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
