@@ -180,6 +180,17 @@ class Daemon:
         session.last_event = event_name
         session.last_event_at = time.time()
         self.counters["events"] += 1
+        # One record per event (each hook run has its own, from the engine).  Events
+        # that ran no hook — most tool calls — log at debug to keep the hot path lean.
+        (log.info if result.hooks else log.debug)(
+            "event",
+            session=session.session_id,
+            hook_event=event_name,
+            agent_pid=agent_pid,
+            hooks=len(result.hooks),
+            decision=result.decision,
+            generation=result.generation,
+        )
         if event_name == "SessionEnd":
             self.sessions.end(session.session_id)
         return result
