@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
+from hookd.cli.remote import EXIT_OK, _client, _guard
 from hookd_client import protocol
-from hookd_client.client import Client, DaemonError, DaemonUnavailable
 
 __all__ = ["add_command", "cmd_async", "render_async"]
-
-EXIT_OK, EXIT_ERROR, EXIT_NO_DAEMON = 0, 1, 3
 
 HEADERS = ["session", "hook", "event", "kind", "state", "exit", "elapsed", "bytes", "pid"]
 
@@ -62,18 +59,12 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+@_guard
 def cmd_async(args: argparse.Namespace) -> int:
-    try:
-        with Client(getattr(args, "socket", None), name="hookctl", retries=0) as client:
-            rows: list[dict[str, Any]] = client.call(
-                protocol.AsyncList(id=client.next_id(), session_id=args.session)
-            )
-    except DaemonUnavailable as exc:
-        print(f"hookctl: {exc}", file=sys.stderr)
-        return EXIT_NO_DAEMON
-    except DaemonError as exc:
-        print(f"hookctl: the daemon refused: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+    with _client(args) as client:
+        rows: list[dict[str, Any]] = client.call(
+            protocol.AsyncList(id=client.next_id(), session_id=args.session)
+        )
     if args.json:
         print(json.dumps(rows, indent=2, sort_keys=True))
     else:

@@ -11,7 +11,9 @@ connection goes on.
 
 from __future__ import annotations
 
+import collections
 import itertools
+import os
 import socket
 import struct
 from collections.abc import AsyncIterator
@@ -70,7 +72,12 @@ class Connection:
         self.client = ""
         self.agent_pid: int | None = peer.pid if peer else None
         self.greeted = False
-        self._send, self._outbox = trio.open_memory_channel[bytes](send_queue)
+        self.send_queue = send_queue
+        self._outbox: collections.deque[bytes] = collections.deque()
+        self._writer_busy = False
+        self._more = trio.Event()
+        self._finishing = False
+        self._fd = stream.socket.fileno()
         self._callback_ids = itertools.count(1)
         self._callbacks: dict[int, trio.MemorySendChannel[protocol.CallbackResult]] = {}
         self.cancel_scope = trio.CancelScope()
@@ -87,36 +94,64 @@ class Connection:
     # --- sending -----------------------------------------------------------------
 
     def send(self, message: msgspec.Struct) -> None:
-        """Queue a message; a client whose queue is full is too slow and is dropped."""
-        if self.closed:
+        """Send a message now if the socket takes it, else queue it for the writer.
+
+        Writing straight from the task that produced the reply saves two trips
+        through trio's scheduler per request (hand-over to the writer task, and
+        its own checkpoint) — a third of a no-hook event's latency.  Order is
+        kept: the direct write happens only when nothing is queued and the
+        writer holds nothing.  A client whose queue passes ``send_queue``
+        messages is too slow and is dropped.
+        """
+        if self.closed or self._finishing:
             return
-        try:
-            self._send.send_nowait(protocol.encode(message))
-        except trio.WouldBlock:
+        data = protocol.encode(message)
+        if not self._outbox and not self._writer_busy:
+            try:
+                sent = os.write(self._fd, data)
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                self.close()  # the peer is gone
+                return
+            if sent == len(data):
+                return
+            data = data[sent:]
+        if len(self._outbox) >= self.send_queue:
             log.warning("client too slow: send queue full, closing", conn=self.number)
             self.close()
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            pass
+            return
+        self._outbox.append(data)
+        self._more.set()
 
     async def writer(self) -> None:
-        async with self._outbox:
-            async for data in self._outbox:
+        """Drain what :meth:`send` could not write at once; exit when finishing and empty."""
+        while True:
+            while self._outbox:
+                self._writer_busy = True
+                data = self._outbox.popleft()
                 with trio.move_on_after(self.send_timeout) as scope:
                     try:
                         await self.stream.send_all(data)
                     except (trio.BrokenResourceError, trio.ClosedResourceError):
                         self.close()
                         return
+                self._writer_busy = False
                 if scope.cancelled_caught:
                     log.warning("client too slow: write timed out, closing", conn=self.number)
                     self.close()
                     return
+            if self._finishing or self.closed:
+                return
+            self._more = trio.Event()
+            await self._more.wait()
 
     def close(self) -> None:
         """Hard close: a misbehaving or vanished client; drop whatever is queued."""
         if not self.closed:
             self.closed = True
-            self._send.close()
+            self._outbox.clear()
+            self._more.set()
             self.cancel_scope.cancel()
 
     def end(self) -> None:
@@ -125,7 +160,8 @@ class Connection:
 
     def finish_sending(self) -> None:
         """No more replies will be queued: the writer flushes and exits."""
-        self._send.close()
+        self._finishing = True
+        self._more.set()
 
     # --- request bookkeeping -------------------------------------------------------
 

@@ -9,6 +9,7 @@ naming what was wrong; nothing a client sends can raise out of here.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -36,10 +37,10 @@ from hookd.handlers.statusline import run_file_suggestion, run_status_line
 from hookd_client import protocol
 from hookd_client.events import EventInputError
 from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
-from hookd_client.results import HookRef, HookRun
+from hookd_client.results import FireResult, HookRef, HookRun
 
 if TYPE_CHECKING:
-    from hookd.daemon.server import Daemon
+    from hookd.daemon.server import Daemon, PreparedEvent
 
 __all__ = ["HANDLERS", "serve_connection"]
 
@@ -143,7 +144,22 @@ def _dispatch(daemon: Daemon, conn: Connection, body: bytes, nursery: trio.Nurse
             protocol.Error(id=request_id, code="bad_request", message=f"id {request_id} is in use")
         )
         return
+    if isinstance(message, protocol.Fire | protocol.Relay):
+        prepared = _answer_inline(daemon, conn, message)
+        if prepared is None:
+            return
+        handler = functools.partial(_run_with, handler, prepared)
     nursery.start_soon(_run_request, daemon, conn, handler, message, request_id)
+
+
+async def _run_with(
+    handler: Callable[..., Awaitable[None]],
+    prepared: PreparedEvent,
+    daemon: Daemon,
+    conn: Connection,
+    message: Any,
+) -> None:
+    await handler(daemon, conn, message, prepared)
 
 
 def _id(message: Any) -> int:
@@ -173,7 +189,98 @@ async def _run_request(
 # --- one function per request kind ------------------------------------------------
 
 
-async def handle_fire(daemon: Daemon, conn: Connection, msg: protocol.Fire) -> None:
+# --- Fire and Relay: prepared synchronously, answered inline when no hook runs ---------
+
+
+def _prepare_fire(daemon: Daemon, conn: Connection, msg: protocol.Fire) -> PreparedEvent:
+    return daemon.prepare(
+        msg.event,
+        msg.input,
+        env=msg.env,
+        agent_pid=msg.agent_pid or conn.agent_pid,
+        client=conn.client,
+    )
+
+
+def _relay_input(msg: protocol.Relay) -> dict[str, Any]:
+    try:
+        raw = msgspec.json.decode(msg.input)
+    except msgspec.DecodeError as exc:
+        raise EventInputError(f"hook input: {exc}") from None
+    if not isinstance(raw, dict):
+        raise EventInputError("hook input is not an object")
+    return raw
+
+
+def _prepare_relay(daemon: Daemon, conn: Connection, msg: protocol.Relay) -> PreparedEvent:
+    return daemon.prepare(
+        msg.event,
+        _relay_input(msg),
+        env=msg.env,
+        agent_pid=msg.pid or conn.agent_pid,
+        client=conn.client or "hookd-relay",
+    )
+
+
+def _reply_fire(conn: Connection, msg: protocol.Fire, result: FireResult) -> None:
+    claude = render_claude(result) if msg.format == "claude" else None
+    conn.send(protocol.FireReply(id=msg.id, result=result, claude=claude))
+
+
+def _reply_relay(conn: Connection, msg: protocol.Relay, result: FireResult) -> None:
+    if _carries_context(msg.event):
+        result.additional_context.extend(result.async_results)
+    out = render_claude(result)
+    conn.send(
+        protocol.RelayReply(
+            id=msg.id, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
+        )
+    )
+
+
+def _answer_inline(
+    daemon: Daemon, conn: Connection, msg: protocol.Fire | protocol.Relay
+) -> PreparedEvent | None:
+    """Prepare a Fire/Relay in the reader task; answer it right here when no hook runs.
+
+    Most events match no hook.  Answering those without starting a task saves
+    trips through trio's scheduler, and they cannot block, so the reader is not
+    held up.  Returns the prepared event when hooks must run (the caller starts
+    a task for it), None when the request was answered (or refused).
+    """
+    if daemon.shutting_down:
+        conn.send(protocol.Error(id=msg.id, code="shutting_down", message="hookd is stopping"))
+        return None
+    try:
+        if isinstance(msg, protocol.Fire):
+            prepared = _prepare_fire(daemon, conn, msg)
+        else:
+            prepared = _prepare_relay(daemon, conn, msg)
+    except EventInputError as exc:
+        conn.send(protocol.Error(id=msg.id, code="bad_input", message=str(exc)))
+        return None
+    progress_wanted = isinstance(msg, protocol.Fire) and msg.progress
+    if progress_wanted:
+        return prepared
+    result = daemon.answer_now(prepared, deliver_async=_delivers(msg))
+    if result is None:
+        return prepared
+    if isinstance(msg, protocol.Fire):
+        _reply_fire(conn, msg, result)
+    else:
+        _reply_relay(conn, msg, result)
+    return None
+
+
+def _delivers(msg: protocol.Fire | protocol.Relay) -> bool:
+    """May this reply carry late async results?  Claude Code reads them only as
+    additionalContext, so a relay takes them only on events whose output has it."""
+    return isinstance(msg, protocol.Fire) or _carries_context(msg.event)
+
+
+async def handle_fire(
+    daemon: Daemon, conn: Connection, msg: protocol.Fire, prepared: PreparedEvent | None = None
+) -> None:
     if daemon.shutting_down:
         conn.send(protocol.Error(id=msg.id, code="shutting_down", message="hookd is stopping"))
         return
@@ -191,54 +298,27 @@ async def handle_fire(daemon: Daemon, conn: Connection, msg: protocol.Fire) -> N
                 )
             )
 
-    result = await daemon.fire(
-        msg.event,
-        msg.input,
-        env=msg.env,
-        agent_pid=msg.agent_pid or conn.agent_pid,
+    result = await daemon.run_prepared(
+        prepared or _prepare_fire(daemon, conn, msg),
         context=msg.context,
-        client=conn.client,
         progress=progress,
         deliver_async=True,
     )
-    claude = render_claude(result) if msg.format == "claude" else None
-    conn.send(protocol.FireReply(id=msg.id, result=result, claude=claude))
+    _reply_fire(conn, msg, result)
 
 
-async def handle_relay(daemon: Daemon, conn: Connection, msg: protocol.Relay) -> None:
+async def handle_relay(
+    daemon: Daemon, conn: Connection, msg: protocol.Relay, prepared: PreparedEvent | None = None
+) -> None:
     if daemon.shutting_down:
         conn.send(protocol.Error(id=msg.id, code="shutting_down", message="hookd is stopping"))
         return
-    try:
-        raw = msgspec.json.decode(msg.input)
-    except msgspec.DecodeError as exc:
-        conn.send(protocol.Error(id=msg.id, code="bad_input", message=f"hook input: {exc}"))
-        return
-    if not isinstance(raw, dict):
-        conn.send(
-            protocol.Error(id=msg.id, code="bad_input", message="hook input is not an object")
-        )
-        return
-    # Claude Code reads late async context only as additionalContext: take the
-    # session's waiting results only on events whose output can carry it.
-    carries = _carries_context(msg.event)
-    result = await daemon.fire(
-        msg.event,
-        raw,
-        env=msg.env,
-        agent_pid=msg.pid or conn.agent_pid,
+    result = await daemon.run_prepared(
+        prepared or _prepare_relay(daemon, conn, msg),
         context="interactive",
-        client=conn.client or "hookd-relay",
-        deliver_async=carries,
+        deliver_async=_delivers(msg),
     )
-    if carries:
-        result.additional_context.extend(result.async_results)
-    out = render_claude(result)
-    conn.send(
-        protocol.RelayReply(
-            id=msg.id, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
-        )
-    )
+    _reply_relay(conn, msg, result)
 
 
 async def handle_status(daemon: Daemon, conn: Connection, msg: protocol.Status) -> None:

@@ -41,12 +41,12 @@ from hookd.daemon.settings import DaemonSettings
 from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.daemon.watcher import watch_sources
 from hookd.engine.breaker import CircuitBreaker, breaker_key
-from hookd.engine.engine import Engine, EngineSettings, ProgressFn
+from hookd.engine.engine import Engine, EngineSettings, Plan, ProgressFn
 from hookd.handlers.base import Invocation
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import HandlerOptions, open_handlers
 from hookd_client import protocol
-from hookd_client.events import decode_event
+from hookd_client.events import DecodedEvent, decode_event
 from hookd_client.results import FireResult, HookRef, HookRun
 
 __all__ = ["AlreadyRunning", "Daemon", "RunningHook"]
@@ -56,6 +56,21 @@ log = structlog.get_logger("hookd.server")
 
 class AlreadyRunning(RuntimeError):
     """Another daemon answers on the socket; we refuse to steal it."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedEvent:
+    """One event, validated and planned, waiting for its hooks to run."""
+
+    event: DecodedEvent
+    session: Session
+    full_config: HookConfig
+    config: HookConfig
+    """``full_config`` with the trust gate applied: what actually runs."""
+    plan: Plan
+    audit: EventAudit
+    env: dict[str, str] | None
+    agent_pid: int | None
 
 
 @dataclass
@@ -151,29 +166,78 @@ class Daemon:
         hook context) to its agent, so the session's waiting results are
         taken onto this reply; otherwise they keep waiting for one that can.
         """
+        prepared = self.prepare(event_name, raw, env=env, agent_pid=agent_pid, client=client)
+        return await self.run_prepared(
+            prepared, context=context, progress=progress, deliver_async=deliver_async
+        )
+
+    def prepare(
+        self,
+        event_name: str,
+        raw: dict[str, Any],
+        *,
+        env: dict[str, str] | None = None,
+        agent_pid: int | None = None,
+        client: str = "",
+    ) -> PreparedEvent:
+        """Everything before the hooks run, synchronously: validate the input, find
+        the session and its config generation (trust applied), plan the hooks."""
         event = decode_event(raw, event_name)
         project = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
         session = self.sessions.touch(event.typed.session_id, project, agent_pid, client)
         full_config = self.registry.config_for(session.project)
         config = self.trust.apply(full_config, session.project)
+        plan = self.engine.plan(config, event, session.extra_groups(), session.state)
         audit = self.audit.begin(event_name, raw, session.session_id, session.project, client)
+        return PreparedEvent(event, session, full_config, config, plan, audit, env, agent_pid)
+
+    def answer_now(self, prepared: PreparedEvent, deliver_async: bool = False) -> FireResult | None:
+        """The result of an event that runs no hook, computed without awaiting (None
+        when hooks must run).  The connection answers such events inline."""
+        if prepared.plan.units:
+            return None
+        result = self.engine.answer_without_hooks(
+            prepared.config, prepared.event, prepared.plan, prepared.session.state
+        )
+        return self._finish(prepared, result, deliver_async)
+
+    async def run_prepared(
+        self,
+        prepared: PreparedEvent,
+        *,
+        context: str = "interactive",
+        progress: ProgressFn | None = None,
+        deliver_async: bool = False,
+    ) -> FireResult:
+        now = self.answer_now(prepared, deliver_async)
+        if now is not None:
+            return now
+        session = prepared.session
         session.in_flight += 1
         self._begin()
         try:
             result = await self.engine.fire(
-                config,
-                event,
+                prepared.config,
+                prepared.event,
                 session=session.state,
                 extra_groups=session.extra_groups(),
-                env=env,
+                env=prepared.env,
                 context=context,
-                async_sink=self.async_supervisor.sink(agent_pid),
-                progress=self._progress(session, progress, audit),
+                async_sink=self.async_supervisor.sink(prepared.agent_pid),
+                progress=self._progress(session, progress, prepared.audit),
+                plan=prepared.plan,
             )
         finally:
             session.in_flight -= 1
             self._end()
-        self.audit.event(audit, result, _held_back(full_config, config, event_name))
+        return self._finish(prepared, result, deliver_async)
+
+    def _finish(
+        self, prepared: PreparedEvent, result: FireResult, deliver_async: bool
+    ) -> FireResult:
+        session, event_name = prepared.session, prepared.event.name
+        held_back = _held_back(prepared.full_config, prepared.config, event_name)
+        self.audit.event(prepared.audit, result, held_back)
         if deliver_async:
             self.async_supervisor.attach(result, session.session_id)
         session.events += 1
@@ -186,7 +250,7 @@ class Daemon:
             "event",
             session=session.session_id,
             hook_event=event_name,
-            agent_pid=agent_pid,
+            agent_pid=prepared.agent_pid,
             hooks=len(result.hooks),
             decision=result.decision,
             generation=result.generation,

@@ -43,6 +43,7 @@ __all__ = [
     "EngineSettings",
     "HandlerFn",
     "OutputAsyncSink",
+    "Plan",
     "ProgressFn",
     "SessionState",
     "default_timeout",
@@ -109,6 +110,14 @@ class EngineSettings:
         default_factory=lambda: os.path.join(tempfile.gettempdir(), "hookd-spill")
     )
     env_file_dir: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The hooks one event will run (``units``) and the paused ones it skips."""
+
+    units: list[_Unit]
+    skipped: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +191,39 @@ class Engine:
                 units.extend(_Unit((spec,), sequential=False) for spec in chosen)
         return units
 
+    def plan(
+        self,
+        config: HookConfig,
+        event: DecodedEvent,
+        extra_groups: Sequence[GroupSpec] = (),
+        session: SessionState | None = None,
+    ) -> Plan:
+        """What the event will run: the selected units, minus those the gate pauses."""
+        units = self.select(config, event, extra_groups, session)
+        skipped: list[str] = []
+        if self.gate is not None:
+            units, skipped = _apply_gate(units, self.gate, event.typed.session_id)
+        return Plan(units, skipped)
+
+    def answer_without_hooks(
+        self,
+        config: HookConfig,
+        event: DecodedEvent,
+        plan: Plan,
+        session: SessionState | None = None,
+    ) -> FireResult:
+        """The answer to an event that runs no hook — synchronously, with no await.
+
+        Most events match no hook; answering them without a task, a nursery or
+        an environment copy is what lets the daemon reply to them inline.
+        """
+        result = aggregate(event.name, [], [], spill=self._spiller(event))
+        result.errors.extend(plan.skipped)
+        result.generation = config.generation
+        if session is not None and event.name in ("Stop", "SubagentStop"):
+            self._stop_cap(result, session)
+        return result
+
     # --- running -------------------------------------------------------------
 
     async def fire(
@@ -195,13 +237,15 @@ class Engine:
         context: str = "interactive",
         async_sink: AsyncSink | None = None,
         progress: ProgressFn | None = None,
+        plan: Plan | None = None,
     ) -> FireResult:
-        units = self.select(config, event, extra_groups, session)
-        skipped: list[str] = []
-        if self.gate is not None:
-            units, skipped = _apply_gate(units, self.gate, event.typed.session_id)
-        # No hook selected (the common case): skip the environment copy and the nursery.
-        base_env = dict(os.environ if env is None else env) if units else {}
+        """Run the event's hooks and aggregate; ``plan`` if the caller already made one."""
+        if plan is None:
+            plan = self.plan(config, event, extra_groups, session)
+        if not plan.units:
+            return self.answer_without_hooks(config, event, plan, session)
+        units, skipped = plan.units, plan.skipped
+        base_env = dict(os.environ if env is None else env)
         project_dir = base_env.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
         budget_end: float | None = None
         if event.name == "SessionEnd":
@@ -267,10 +311,9 @@ class Engine:
                 if isinstance(updated, dict):
                     raw = {**raw, "tool_input": updated}
 
-        if units:
-            async with trio.open_nursery() as nursery:
-                for unit, indexes in zip(units, index_units, strict=True):
-                    nursery.start_soon(run_unit, unit, indexes)
+        async with trio.open_nursery() as nursery:
+            for unit, indexes in zip(units, index_units, strict=True):
+                nursery.start_soon(run_unit, unit, indexes)
 
         done = [r for r in runs if r is not None]
         kept_units = _renumber(index_units, runs)

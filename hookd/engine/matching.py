@@ -33,7 +33,14 @@ from hookd.config.schema import (
 )
 from hookd_client.events import TOOL_EVENTS
 
-__all__ = ["Matcher", "compile_matcher", "dedup_key", "if_rule_matches", "tool_aliases"]
+__all__ = [
+    "Matcher",
+    "compile_matcher",
+    "dedup_key",
+    "glob_regex",
+    "if_rule_matches",
+    "tool_aliases",
+]
 
 _EXACT_CHARS = re.compile(r"^[A-Za-z0-9_|, -]+$")
 _NARROW_EXACT_CHARS = re.compile(r"^[A-Za-z0-9_|]+$")
@@ -178,8 +185,12 @@ def _bash_subcommands(command: str) -> tuple[tuple[str, str | None], ...]:
     return tuple(out)
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out = []
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """``**/`` any directories, ``**`` anything, ``*`` within one name, ``?`` one char.
+
+    Use with ``fullmatch``.  Shared by ``if`` path rules and the agent hook's tools.
+    """
+    out: list[str] = []
     i = 0
     while i < len(pattern):
         if pattern.startswith("**/", i):
@@ -197,7 +208,7 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out) + r"\Z")
+    return re.compile("".join(out), re.DOTALL)
 
 
 def _path_rule(pattern: str, path: str, cwd: str) -> bool:
@@ -212,7 +223,7 @@ def _path_rule(pattern: str, path: str, cwd: str) -> bool:
         pattern = "/" + pattern
     if pattern.endswith("/"):
         pattern += "**"
-    return _glob_regex(pattern).match(os.path.normpath(path)) is not None
+    return glob_regex(pattern).fullmatch(os.path.normpath(path)) is not None
 
 
 # --- dedup ---------------------------------------------------------------------

@@ -29,6 +29,7 @@ from typing import Any
 import trio
 
 from hookd.config.schema import AgentHandler
+from hookd.engine.matching import glob_regex
 from hookd.handlers.base import HandlerResult, Invocation
 from hookd.handlers.messages_api import MessagesApiError, MessagesClient, text_of
 from hookd.handlers.prompt import (
@@ -99,29 +100,6 @@ MAX_GREP_FILE_BYTES = 1024 * 1024
 
 class ToolError(Exception):
     """A tool call the verifier made that cannot be served (shown to it as an error)."""
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """``**/`` any directories, ``**`` anything, ``*`` within one name, ``?`` one char."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)
 
 
 class ProjectTools:
