@@ -44,7 +44,8 @@ import msgspec
 import structlog
 import trio
 
-from hookd.engine.claude_output import render_claude
+from hookd.daemon.sessions import agent_context
+from hookd.engine.claude_output import carries_late_context, render_claude
 from hookd_client.events import EVENT_NAMES, EventInputError
 from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
 from hookd_client.results import FireResult
@@ -359,8 +360,8 @@ async def _dispatch(
         raise _HttpError(400, f"body is a {named!r} input but was posted to /hooks/{event}")
 
     pid = await peer_pid.get()
-    context = _context_of(pid)
-    carries = _carries_async_context(event)
+    context = agent_context(pid)
+    carries = carries_late_context(event)
     result: FireResult | None = None
     bad_input: str | None = None
 
@@ -402,31 +403,6 @@ async def _dispatch(
     if result is None:
         return 200, None
     return 200, render_http(result)
-
-
-def _carries_async_context(event: str) -> bool:
-    """Whether this event's answer may carry late context from earlier async hooks.
-
-    Only events with ``additionalContext`` — and not Stop/SubagentStop, where
-    additionalContext makes Claude Code continue the turn, which a late
-    async result must not do (natively it is simply shown at the next request).
-    """
-    if event in ("Stop", "SubagentStop"):
-        return False
-    variant = HOOK_SPECIFIC_OUTPUTS.get(event)
-    return variant is not None and "additionalContext" in variant.__struct_fields__
-
-
-def _context_of(pid: int | None) -> str:
-    """``batch`` for ``claude -p`` (nobody to ask; asyncRewake hooks are waited for)."""
-    if pid is None:
-        return "interactive"
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            argv = fh.read().split(b"\0")
-    except OSError:
-        return "interactive"
-    return "batch" if b"-p" in argv or b"--print" in argv else "interactive"
 
 
 def _reason(status: int) -> str:

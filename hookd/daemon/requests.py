@@ -28,15 +28,15 @@ from hookd.config.schema import CallbackHandler, handler_label
 from hookd.daemon.async_store import AsyncEntry
 from hookd.daemon.connection import Connection, PeerCred
 from hookd.daemon.registry import session_groups
+from hookd.daemon.sessions import agent_context
 from hookd.daemon.trust import Verdict, needs_trust
 from hookd.engine.breaker import breaker_key
-from hookd.engine.claude_output import render_claude
+from hookd.engine.claude_output import carries_late_context, render_claude
 from hookd.engine.engine import ProgressFn
 from hookd.handlers.base import HandlerResult, Invocation
 from hookd.handlers.statusline import run_file_suggestion, run_status_line
 from hookd_client import protocol
 from hookd_client.events import EventInputError
-from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
 from hookd_client.results import FireResult, HookRef, HookRun
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ def _reply_fire(conn: Connection, msg: protocol.Fire, result: FireResult) -> Non
 
 
 def _reply_relay(conn: Connection, msg: protocol.Relay, result: FireResult) -> None:
-    if _carries_context(msg.event):
+    if carries_late_context(msg.event):
         result.additional_context.extend(result.async_results)
     out = render_claude(result)
     conn.send(
@@ -275,7 +275,7 @@ def _answer_inline(
 def _delivers(msg: protocol.Fire | protocol.Relay) -> bool:
     """May this reply carry late async results?  Claude Code reads them only as
     additionalContext, so a relay takes them only on events whose output has it."""
-    return isinstance(msg, protocol.Fire) or _carries_context(msg.event)
+    return isinstance(msg, protocol.Fire) or carries_late_context(msg.event)
 
 
 async def handle_fire(
@@ -313,9 +313,10 @@ async def handle_relay(
     if daemon.shutting_down:
         conn.send(protocol.Error(id=msg.id, code="shutting_down", message="hookd is stopping"))
         return
+    prepared = prepared or _prepare_relay(daemon, conn, msg)
     result = await daemon.run_prepared(
-        prepared or _prepare_relay(daemon, conn, msg),
-        context="interactive",
+        prepared,
+        context=agent_context(prepared.agent_pid),
         deliver_async=_delivers(msg),
     )
     _reply_relay(conn, msg, result)
@@ -520,11 +521,6 @@ async def handle_subscribe_async(
 
     conn.send(protocol.Reply(id=msg.id, data={"subscribed": True}))
     daemon.async_supervisor.subscribe(conn.agent_pid, msg.session_id, push, lambda: not conn.closed)
-
-
-def _carries_context(event: str) -> bool:
-    variant = HOOK_SPECIFIC_OUTPUTS.get(event)
-    return variant is not None and "additionalContext" in variant.__struct_fields__
 
 
 async def handle_async_list(daemon: Daemon, conn: Connection, msg: protocol.AsyncList) -> None:

@@ -27,7 +27,7 @@ from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
 from hookd_client.protocol import ClaudeHookOutput
 from hookd_client.results import FireResult
 
-__all__ = ["render_claude"]
+__all__ = ["carries_late_context", "render_claude"]
 
 _EXIT2_ONLY_EVENTS = frozenset({"TeammateIdle", "TaskCompleted"})
 
@@ -96,3 +96,17 @@ def _other_specific(result: FireResult) -> dict[str, Any]:
         for k, v in result.specific.items()
         if k != "decision" and (variant is None or k in fields)
     }
+
+
+def carries_late_context(event: str) -> bool:
+    """May this event's answer carry late context from earlier async hooks?
+
+    Only events whose output has ``additionalContext`` — and not Stop or
+    SubagentStop, where additionalContext makes Claude Code continue the turn,
+    which a late async result must not do (natively it is simply shown with
+    the next request).
+    """
+    if event in ("Stop", "SubagentStop"):
+        return False
+    variant = HOOK_SPECIFIC_OUTPUTS.get(event)
+    return variant is not None and "additionalContext" in variant.__struct_fields__
