@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 import msgspec
 
 from hookd_client import protocol
-from hookd_client.client import DaemonError, fallback_result
+from hookd_client.client import DaemonError, DaemonUnavailable, fallback_result
 
 __all__ = [
     "UNAVAILABLE_CODES",
@@ -27,11 +27,14 @@ __all__ = [
     "FailurePolicy",
     "FrameBuffer",
     "HookCallbackFn",
+    "Interim",
     "ProgressFn",
     "Registration",
+    "RequestMethods",
     "expect",
     "fallback_reply",
     "invoke_callback",
+    "maybe_await",
 ]
 
 FailurePolicy: TypeAlias = Literal["open", "closed", "raise"]
@@ -223,8 +226,8 @@ def fallback_reply(
     return protocol.FireReply(id=0, result=fallback_result(event, policy, reason))
 
 
-async def deliver_progress(on_progress: ProgressFn, message: protocol.Progress) -> None:
-    value = on_progress(message)
+async def maybe_await(value: Any) -> None:
+    """Await ``value`` if a user's callable returned an awaitable."""
     if inspect.isawaitable(value):
         await value
 
@@ -255,5 +258,145 @@ class FrameBuffer:
         return messages
 
 
-def typed_reply_data(reply: protocol.ServerMessage) -> Any:
-    return expect(reply, protocol.Reply).data
+Interim: TypeAlias = protocol.Progress | protocol.TailItem
+"""The messages a request may get before its final reply."""
+
+
+class RequestMethods:
+    """The request methods both async flavours offer, written once.
+
+    A flavour supplies :meth:`_request` (send one request on its connection and
+    wait for the final reply, passing interim messages on), ``on_unavailable``
+    and a ``_callbacks`` table; the methods here only ``await``, so they run
+    on asyncio and trio alike.
+    """
+
+    on_unavailable: FailurePolicy
+    _callbacks: CallbackTable
+
+    async def _request(
+        self,
+        make: Callable[[int], msgspec.Struct],
+        on_interim: Callable[[Interim], Any] | None = None,
+    ) -> protocol.ServerMessage:
+        raise NotImplementedError
+
+    async def _call(self, make: Callable[[int], msgspec.Struct]) -> Any:
+        return expect(await self._request(make), protocol.Reply).data
+
+    async def fire(
+        self,
+        event: str,
+        payload: dict[str, Any],
+        *,
+        env: dict[str, str] | None = None,
+        context: Literal["interactive", "batch"] = "interactive",
+        claude: bool = False,
+        on_progress: ProgressFn | None = None,
+        on_unavailable: FailurePolicy | None = None,
+        agent_pid: int | None = None,
+    ) -> protocol.FireReply:
+        """Run one event's hooks.  ``on_unavailable`` (default: the client's) decides
+        what an unreachable or failing daemon means: ``"open"`` (proceed, with a
+        system message), ``"closed"`` (block/deny) or ``"raise"``."""
+        policy = on_unavailable or self.on_unavailable
+
+        def make(rid: int) -> protocol.Fire:
+            return protocol.Fire(
+                id=rid,
+                event=event,
+                input=payload,
+                env=env,
+                context=context,
+                format="claude" if claude else "result",
+                progress=on_progress is not None,
+                agent_pid=agent_pid,
+            )
+
+        async def interim(message: Interim) -> None:
+            if on_progress is not None and isinstance(message, protocol.Progress):
+                await maybe_await(on_progress(message))
+
+        try:
+            reply = await self._request(make, interim)
+        except DaemonUnavailable as exc:
+            if policy == "raise":
+                raise
+            return fallback_reply(event, policy, exc.reason)
+        except DaemonError as exc:
+            if policy == "raise" or exc.code not in UNAVAILABLE_CODES:
+                raise
+            return fallback_reply(event, policy, str(exc))
+        return expect(reply, protocol.FireReply)
+
+    async def register_session_hooks(
+        self,
+        session_id: str,
+        hooks: Mapping[str, Sequence[Mapping[str, Any]]],
+        *,
+        project: str | None = None,
+        source: str = "session",
+        scope: Literal["session", "skill"] = "session",
+    ) -> int:
+        """Add settings-shaped hooks for one session; callables become callback hooks.
+
+        Returns how many hooks the daemon registered.  Registering the same
+        ``source`` again replaces the earlier set.
+        """
+        registration = self._callbacks.prepare(
+            session_id, hooks, source=source, scope=scope, project=project
+        )
+        try:
+            data = await self._call(registration.message)
+        except BaseException:
+            self._callbacks.discard(registration)
+            raise
+        self._callbacks.commit(registration)
+        registered: int = data["registered"]
+        return registered
+
+    async def clear_session_hooks(self, session_id: str, source: str | None = None) -> int:
+        """Remove a session's registered hooks (one ``source``, or all); returns how many."""
+        data = await self._call(
+            lambda rid: protocol.ClearSessionHooks(id=rid, session_id=session_id, source=source)
+        )
+        self._callbacks.clear(session_id, source)
+        removed: int = data["removed"]
+        return removed
+
+    async def check_for_new_responses(self, session_id: str) -> list[Any]:
+        """Finished async-hook results for the session, each returned once."""
+        data = await self._call(lambda rid: protocol.CheckAsync(id=rid, session_id=session_id))
+        return list(data or [])
+
+    async def status(self) -> dict[str, Any]:
+        data: dict[str, Any] = await self._call(lambda rid: protocol.Status(id=rid))
+        return data
+
+    async def sessions(self) -> list[dict[str, Any]]:
+        data: list[dict[str, Any]] = await self._call(lambda rid: protocol.Sessions(id=rid))
+        return data
+
+    async def tail(
+        self,
+        *,
+        last: int = 20,
+        follow: bool = False,
+        on_record: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The last ``last`` hook-run records; with ``follow``, also every new one.
+
+        Records go to ``on_record`` as they arrive and are also returned (when
+        not following).  A follow runs until the caller cancels it.
+        """
+        records: list[dict[str, Any]] = []
+
+        async def interim(message: Interim) -> None:
+            if isinstance(message, protocol.TailItem):
+                if on_record is not None:
+                    await maybe_await(on_record(message.record))
+                if not follow:
+                    records.append(message.record)
+
+        await self._request(lambda rid: protocol.Tail(id=rid, follow=follow, last=last), interim)
+        return records

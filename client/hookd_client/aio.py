@@ -21,18 +21,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import itertools
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from hookd_client import _core, protocol
-from hookd_client._core import CallbackHook, FailurePolicy, HookCallbackFn, ProgressFn
+from hookd_client._core import CallbackHook, FailurePolicy, HookCallbackFn
 from hookd_client.client import DaemonError, DaemonUnavailable, default_socket_path
 
 __all__ = [
@@ -43,7 +42,7 @@ __all__ = [
     "HookCallbackFn",
 ]
 
-_Interim = protocol.Progress | protocol.TailItem
+_Interim = _core.Interim
 
 
 class _Connection:
@@ -101,7 +100,7 @@ class _Connection:
         self.writer.close()
 
 
-class AsyncClient:
+class AsyncClient(_core.RequestMethods):
     """An async hookd client for asyncio; use it as ``async with AsyncClient(...)``."""
 
     def __init__(
@@ -330,9 +329,7 @@ class AsyncClient:
                     raise DaemonUnavailable(self.path, "the daemon closed the connection")
                 if isinstance(message, protocol.Progress | protocol.TailItem):
                     if on_interim is not None:
-                        value = on_interim(message)
-                        if inspect.isawaitable(value):
-                            await value
+                        await _core.maybe_await(on_interim(message))
                     continue
                 answered = True
                 if isinstance(message, protocol.Error):
@@ -342,125 +339,3 @@ class AsyncClient:
             conn.pending.pop(rid, None)
             if not answered:
                 conn.send(protocol.Cancel(id=next(self._ids), target=rid))
-
-    async def _call(self, make: Callable[[int], msgspec.Struct]) -> Any:
-        return _core.expect(await self._request(make), protocol.Reply).data
-
-    async def fire(
-        self,
-        event: str,
-        payload: dict[str, Any],
-        *,
-        env: dict[str, str] | None = None,
-        context: Literal["interactive", "batch"] = "interactive",
-        claude: bool = False,
-        on_progress: ProgressFn | None = None,
-        on_unavailable: FailurePolicy | None = None,
-        agent_pid: int | None = None,
-    ) -> protocol.FireReply:
-        """Run one event's hooks.  ``on_unavailable`` (default: the client's) decides
-        what an unreachable or failing daemon means: ``"open"`` (proceed, with a
-        system message), ``"closed"`` (block/deny) or ``"raise"``."""
-        policy = on_unavailable or self.on_unavailable
-
-        def make(rid: int) -> protocol.Fire:
-            return protocol.Fire(
-                id=rid,
-                event=event,
-                input=payload,
-                env=env,
-                context=context,
-                format="claude" if claude else "result",
-                progress=on_progress is not None,
-                agent_pid=agent_pid,
-            )
-
-        async def interim(message: _Interim) -> None:
-            if on_progress is not None and isinstance(message, protocol.Progress):
-                await _core.deliver_progress(on_progress, message)
-
-        try:
-            reply = await self._request(make, interim)
-        except DaemonUnavailable as exc:
-            if policy == "raise":
-                raise
-            return _core.fallback_reply(event, policy, exc.reason)
-        except DaemonError as exc:
-            if policy == "raise" or exc.code not in _core.UNAVAILABLE_CODES:
-                raise
-            return _core.fallback_reply(event, policy, str(exc))
-        return _core.expect(reply, protocol.FireReply)
-
-    async def register_session_hooks(
-        self,
-        session_id: str,
-        hooks: Mapping[str, Sequence[Mapping[str, Any]]],
-        *,
-        project: str | None = None,
-        source: str = "session",
-        scope: Literal["session", "skill"] = "session",
-    ) -> int:
-        """Add settings-shaped hooks for one session; callables become callback hooks.
-
-        Returns how many hooks the daemon registered.  Registering the same
-        ``source`` again replaces the earlier set.
-        """
-        registration = self._callbacks.prepare(
-            session_id, hooks, source=source, scope=scope, project=project
-        )
-        try:
-            data = await self._call(registration.message)
-        except BaseException:
-            self._callbacks.discard(registration)
-            raise
-        self._callbacks.commit(registration)
-        registered: int = data["registered"]
-        return registered
-
-    async def clear_session_hooks(self, session_id: str, source: str | None = None) -> int:
-        """Remove a session's registered hooks (one ``source``, or all); returns how many."""
-        data = await self._call(
-            lambda rid: protocol.ClearSessionHooks(id=rid, session_id=session_id, source=source)
-        )
-        self._callbacks.clear(session_id, source)
-        removed: int = data["removed"]
-        return removed
-
-    async def check_for_new_responses(self, session_id: str) -> list[Any]:
-        """Finished async-hook results for the session, each returned once."""
-        data = await self._call(lambda rid: protocol.CheckAsync(id=rid, session_id=session_id))
-        return list(data or [])
-
-    async def status(self) -> dict[str, Any]:
-        data: dict[str, Any] = await self._call(lambda rid: protocol.Status(id=rid))
-        return data
-
-    async def sessions(self) -> list[dict[str, Any]]:
-        data: list[dict[str, Any]] = await self._call(lambda rid: protocol.Sessions(id=rid))
-        return data
-
-    async def tail(
-        self,
-        *,
-        last: int = 20,
-        follow: bool = False,
-        on_record: Callable[[dict[str, Any]], Any] | None = None,
-    ) -> list[dict[str, Any]]:
-        """The last ``last`` hook-run records; with ``follow``, also every new one.
-
-        Records go to ``on_record`` as they arrive and are also returned (when
-        not following).  A follow runs until the caller cancels it.
-        """
-        records: list[dict[str, Any]] = []
-
-        async def interim(message: _Interim) -> None:
-            if isinstance(message, protocol.TailItem):
-                if on_record is not None:
-                    value = on_record(message.record)
-                    if inspect.isawaitable(value):
-                        await value
-                if not follow:
-                    records.append(message.record)
-
-        await self._request(lambda rid: protocol.Tail(id=rid, follow=follow, last=last), interim)
-        return records

@@ -105,15 +105,6 @@ class SourceLayout:
         specs.extend(self._plugins(project))
         return specs
 
-    def watch_roots(self, project: str | None) -> list[Path]:
-        """Directories whose changes can add, remove or edit a source."""
-        specs = self.project_sources(project) if project else self.global_sources()
-        roots = {s.path.parent for s in specs}
-        for d in self.plugin_dirs:
-            if ("{project}" in d) == (project is not None):
-                roots.add(_fill(d, project or ""))
-        return sorted(roots)
-
     def _plugins(self, project: str | None) -> list[SourceSpec]:
         specs: list[SourceSpec] = []
         for i, d in enumerate(self.plugin_dirs):

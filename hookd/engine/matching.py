@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from hookd.config.model import HookSpec, Scope
+from hookd.config.model import HookSpec
 from hookd.config.schema import (
     AgentHandler,
     CallbackHandler,
@@ -71,10 +71,6 @@ class Matcher:
     names: frozenset[str] | None = None
     regex: re.Pattern[str] | None = None
     error: str | None = None
-
-    @property
-    def matches_all(self) -> bool:
-        return self.names is None and self.regex is None and self.error is None
 
     def matches(self, candidates: Iterable[str]) -> bool:
         if self.error is not None:
@@ -262,7 +258,3 @@ def dedup_key(spec: HookSpec) -> tuple[Any, ...] | None:
         case CallbackHandler():
             return None
     return None
-
-
-def is_session_scope(spec: HookSpec) -> bool:
-    return spec.scope in (Scope.SESSION, Scope.SKILL)
