@@ -226,6 +226,14 @@ def fallback_reply(
     return protocol.FireReply(id=0, result=fallback_result(event, policy, reason))
 
 
+AsyncResultFn: TypeAlias = Callable[[protocol.AsyncResult], Any]
+"""Receives a pushed async hook result (sync, or returning an awaitable)."""
+
+
+async def deliver_async_result(fn: AsyncResultFn, message: protocol.AsyncResult) -> None:
+    await maybe_await(fn(message))
+
+
 async def maybe_await(value: Any) -> None:
     """Await ``value`` if a user's callable returned an awaitable."""
     if inspect.isawaitable(value):
@@ -273,6 +281,9 @@ class RequestMethods:
 
     on_unavailable: FailurePolicy
     _callbacks: CallbackTable
+    _async_subscription: Callable[[int], protocol.SubscribeAsync] | None = None
+    """Replayed on a new connection, like callback registrations."""
+    _on_async_result: AsyncResultFn | None = None
 
     async def _request(
         self,
@@ -363,6 +374,23 @@ class RequestMethods:
         self._callbacks.clear(session_id, source)
         removed: int = data["removed"]
         return removed
+
+    async def subscribe_async(
+        self, on_result: AsyncResultFn, session_id: str | None = None
+    ) -> None:
+        """Have the daemon push ``asyncRewake`` wake-ups to ``on_result`` at once.
+
+        ``session_id`` None: every session of this client's agent process.  A
+        pushed result counts as delivered (``check_for_new_responses`` and the
+        next fire do not repeat it).  ``on_result`` may be sync or async.
+        """
+        self._on_async_result = on_result
+
+        def make(rid: int) -> protocol.SubscribeAsync:
+            return protocol.SubscribeAsync(id=rid, session_id=session_id)
+
+        self._async_subscription = make
+        await self._call(make)
 
     async def check_for_new_responses(self, session_id: str) -> list[Any]:
         """Finished async-hook results for the session, each returned once."""

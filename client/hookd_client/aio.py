@@ -166,6 +166,8 @@ class AsyncClient(_core.RequestMethods):
             conn.reader_task = self._spawn(self._reader(conn))
             for registration in list(self._callbacks.registrations.values()):
                 await self._request_on(conn, registration.message)
+            if self._async_subscription is not None:
+                await self._request_on(conn, self._async_subscription)
             return conn
 
     def _spawn(self, coro: Any) -> asyncio.Task[None]:
@@ -235,6 +237,10 @@ class AsyncClient(_core.RequestMethods):
             if task is not None:
                 conn.cancelled_by_daemon.add(message.id)
                 task.cancel()
+            return
+        if isinstance(message, protocol.AsyncResult):
+            if self._on_async_result is not None:
+                self._spawn(_core.deliver_async_result(self._on_async_result, message))
             return
         rid = getattr(message, "id", None)
         if rid is None:

@@ -172,6 +172,8 @@ class TrioClient(_core.RequestMethods):
             self._spawn(self._reader, conn)
             for registration in list(self._callbacks.registrations.values()):
                 await self._request_on(conn, registration.message)
+            if self._async_subscription is not None:
+                await self._request_on(conn, self._async_subscription)
             return conn
 
     async def _open(self) -> _Connection:
@@ -240,6 +242,10 @@ class TrioClient(_core.RequestMethods):
             running = conn.callbacks.get(message.id)
             if running is not None:
                 running.cancel()
+            return
+        if isinstance(message, protocol.AsyncResult):
+            if self._on_async_result is not None:
+                self._spawn(_core.deliver_async_result, self._on_async_result, message)
             return
         rid = getattr(message, "id", None)
         if rid is None:

@@ -478,3 +478,40 @@ async def test_two_connections_with_callbacks_for_one_session_each_get_their_own
     assert sorted(calls) == ["first", "second"]
     assert sorted(reply.result.additional_context) == ["from first", "from second"]
     assert reply.result.errors == []
+
+
+async def test_subscribed_client_gets_async_rewake_pushes(
+    daemon_factory: Any, make_event: Any, tmp_path: Path
+) -> None:
+    """An asyncRewake hook that exits 2 reaches a subscribed client at once, exactly once."""
+    handle = await daemon_factory()
+    rewake = Path(__file__).resolve().parent.parent / "data" / "async" / "rewake.sh"
+    go = tmp_path / "go"
+    command = f"{rewake} '{go}'"
+    handle.user_config.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "PostToolUse": [
+                        {"hooks": [{"type": "command", "command": command, "asyncRewake": True}]}
+                    ]
+                }
+            }
+        )
+    )
+    handle.daemon.reload()
+    event = make_event("PostToolUse-Bash")
+    send, receive = trio.open_memory_channel[protocol.AsyncResult](10)
+
+    async with open_client(handle.socket) as client:
+        await client.subscribe_async(send.send, session_id=event["session_id"])
+        reply = await client.fire("PostToolUse", event)
+        assert reply.result.hooks[0].is_async
+        go.touch()
+        with trio.fail_after(HANG_GUARD):
+            push = await receive.receive()
+        assert push.rewake and push.exit_code == 2
+        assert push.session_id == event["session_id"]
+        assert "WAKE-UP" in push.messages[0]
+        # Pushed counts as delivered: a poll does not repeat it.
+        assert await client.check_for_new_responses(event["session_id"]) == []
