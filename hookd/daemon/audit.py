@@ -24,6 +24,7 @@ unnoticed.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import time
 import uuid
@@ -208,6 +209,10 @@ class AuditLog:
     ) -> None:
         self.directory = directory
         self.path = directory / "audit.jsonl"
+        # Event ids: a random prefix per daemon run and a counter — unique across
+        # restarts without a getrandom() system call on every event.
+        self._id_prefix = uuid.uuid4().hex[:8]
+        self._ids = itertools.count()
         self.max_bytes = max_bytes
         self.files = files
         self.input_cap = input_cap
@@ -224,7 +229,7 @@ class AuditLog:
     ) -> EventAudit:
         digest, data = input_hash(raw) if self.enabled else ("", b"")
         return EventAudit(
-            id=uuid.uuid4().hex[:16],
+            id=f"{self._id_prefix}{next(self._ids) & 0xFFFFFFFF:08x}",
             session_id=session_id,
             event=event,
             project=project,
