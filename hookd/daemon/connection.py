@@ -199,8 +199,7 @@ class Connection:
                     (length,) = HEADER.unpack_from(buf)
                     if length > self.max_frame:
                         raise protocol.FrameError(
-                            f"frame of {length} bytes exceeds the maximum of "
-                            f"{self.max_frame} bytes"
+                            f"frame of {length} bytes exceeds the maximum of {self.max_frame} bytes"
                         )
                     end = HEADER.size + length
                     if len(buf) >= end:
