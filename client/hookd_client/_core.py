@@ -273,17 +273,71 @@ Interim: TypeAlias = protocol.Progress | protocol.TailItem
 class RequestMethods:
     """The request methods both async flavours offer, written once.
 
-    A flavour supplies :meth:`_request` (send one request on its connection and
-    wait for the final reply, passing interim messages on), ``on_unavailable``
-    and a ``_callbacks`` table; the methods here only ``await``, so they run
-    on asyncio and trio alike.
+    A flavour supplies :meth:`_open` (connect and handshake), :meth:`_start`
+    (its reader/writer tasks for a new connection), :meth:`_request_on` (send
+    one request on a connection and wait for the final reply, passing interim
+    messages on), ``on_unavailable``, a ``_callbacks`` table and a connect
+    lock; the methods here only ``await``, so they run on asyncio and trio alike.
     """
 
+    path: Any
     on_unavailable: FailurePolicy
     _callbacks: CallbackTable
+    _conn: Any = None
+    _closed: bool = False
+    _connect_lock: Any
     _async_subscription: Callable[[int], protocol.SubscribeAsync] | None = None
     """Replayed on a new connection, like callback registrations."""
     _on_async_result: AsyncResultFn | None = None
+
+    # --- the connection, opened on first use and again after a loss --------------
+
+    async def _open(self) -> Any:
+        raise NotImplementedError
+
+    def _start(self, conn: Any) -> None:
+        raise NotImplementedError
+
+    async def _request_on(
+        self,
+        conn: Any,
+        make: Callable[[int], msgspec.Struct],
+        on_interim: Callable[[Interim], Any] | None = None,
+    ) -> protocol.ServerMessage:
+        raise NotImplementedError
+
+    @property
+    def welcome(self) -> protocol.Welcome | None:
+        """The daemon's ``welcome`` on the current connection (None when not connected)."""
+        conn = self._conn
+        if conn is None or conn.closed:
+            return None
+        welcome: protocol.Welcome | None = conn.welcome
+        return welcome
+
+    async def connect(self) -> None:
+        """Connect now rather than on first use (raises DaemonUnavailable after the retries)."""
+        await self._connection()
+
+    async def _connection(self) -> Any:
+        """The live connection, opened if needed; a new one is told again what the
+        old one had registered (callbacks belong to a connection)."""
+        conn = self._conn
+        if conn is not None and not conn.closed:
+            return conn
+        if self._closed:
+            raise DaemonUnavailable(self.path, "the client is closed")
+        async with self._connect_lock:
+            if self._conn is not None and not self._conn.closed:
+                return self._conn
+            conn = await self._open()
+            self._conn = conn
+            self._start(conn)
+            for registration in list(self._callbacks.registrations.values()):
+                await self._request_on(conn, registration.message)
+            if self._async_subscription is not None:
+                await self._request_on(conn, self._async_subscription)
+            return conn
 
     async def _request(
         self,

@@ -143,32 +143,8 @@ class AsyncClient(_core.RequestMethods):
 
     # --- connection ------------------------------------------------------------
 
-    @property
-    def welcome(self) -> protocol.Welcome | None:
-        """The daemon's ``welcome`` on the current connection (None when not connected)."""
-        return self._conn.welcome if self._conn is not None and not self._conn.closed else None
-
-    async def connect(self) -> None:
-        """Connect now rather than on first use (raises DaemonUnavailable after the retries)."""
-        await self._connection()
-
-    async def _connection(self) -> _Connection:
-        conn = self._conn
-        if conn is not None and not conn.closed:
-            return conn
-        if self._closed:
-            raise DaemonUnavailable(self.path, "the client is closed")
-        async with self._connect_lock:
-            if self._conn is not None and not self._conn.closed:
-                return self._conn
-            conn = await self._open()
-            self._conn = conn
-            conn.reader_task = self._spawn(self._reader(conn))
-            for registration in list(self._callbacks.registrations.values()):
-                await self._request_on(conn, registration.message)
-            if self._async_subscription is not None:
-                await self._request_on(conn, self._async_subscription)
-            return conn
+    def _start(self, conn: _Connection) -> None:
+        conn.reader_task = self._spawn(self._reader(conn))
 
     def _spawn(self, coro: Any) -> asyncio.Task[None]:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
