@@ -61,7 +61,7 @@ class _BackgroundSink:
         self.nursery.start_soon(engine.run_one, spec, invocation)
 
 
-async def _fire_local(args: argparse.Namespace) -> FireResult:
+async def _fire_local(args: argparse.Namespace) -> int:
     raw = read_input(args.input, args.event)
     event = decode_event(raw, args.event)
     layout = None if args.settings and not args.with_defaults else SourceLayout()
@@ -79,21 +79,26 @@ async def _fire_local(args: argparse.Namespace) -> FireResult:
             context=args.context,
             async_sink=_BackgroundSink(nursery),
         )
-        _print_result(result, args.format)
-    return result
+        # Printed before async hooks finish: the caller (Claude Code) must not wait for them.
+        return print_fire_result(result, args.format)
 
 
-def _print_result(result: FireResult, fmt: str) -> None:
+def print_fire_result(result: FireResult, fmt: str) -> int:
+    """Print a result as ``--format`` asks; return the exit code hookctl exits with.
+
+    ``claude``: exactly what one Claude Code command hook must print, and its exit
+    code; ``json``: the whole result, every hook's outcome included.
+    """
     if fmt == "json":
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(result).decode(), indent=2) + "\n")
         sys.stdout.flush()
-        return
+        return EXIT_OK
     rendered = render_claude(result)
     sys.stdout.write(rendered.stdout)
     sys.stdout.flush()
     sys.stderr.write(rendered.stderr)
     sys.stderr.flush()
-    _print_result.exit_code = rendered.exit_code  # type: ignore[attr-defined]
+    return rendered.exit_code
 
 
 def cmd_fire(args: argparse.Namespace) -> int:
@@ -102,13 +107,10 @@ def cmd_fire(args: argparse.Namespace) -> int:
 
         return remote.fire(args)
     try:
-        trio.run(_fire_local, args)
+        return trio.run(_fire_local, args)
     except (EventInputError, json.JSONDecodeError, OSError) as exc:
         print(f"hookctl fire: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    if args.format == "claude":
-        return int(getattr(_print_result, "exit_code", 0))
-    return EXIT_OK
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

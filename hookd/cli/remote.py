@@ -15,8 +15,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
 
@@ -240,7 +238,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
 @_guard
 def fire(args: argparse.Namespace) -> int:
     """``hookctl fire EVENT`` through the daemon."""
-    from hookd.cli.hookctl import read_input
+    from hookd.cli.hookctl import print_fire_result, read_input
 
     payload = read_input(args.input, args.event)
     with _client(args) as client:
@@ -249,16 +247,8 @@ def fire(args: argparse.Namespace) -> int:
             payload,
             env=dict(os.environ),
             context=args.context,
-            claude=args.format == "claude",
         )
-    if args.format == "json":
-        text = msgspec.json.encode(reply.result).decode()
-        sys.stdout.write(msgspec.json.format(text, indent=2) + "\n")
-        return EXIT_OK
-    assert reply.claude is not None
-    sys.stdout.write(reply.claude.stdout)
-    sys.stderr.write(reply.claude.stderr)
-    return reply.claude.exit_code
+    return print_fire_result(reply.result, args.format)
 
 
 @_guard
