@@ -77,8 +77,12 @@ class ConfigRegistry:
 
     # --- reading -----------------------------------------------------------------
 
-    def config_for(self, project: str) -> HookConfig:
-        """The current generation for ``project`` (loading the project on first use)."""
+    def config_for(self, project: str, *, use: bool = True) -> HookConfig:
+        """The current generation for ``project`` (loading the project on first use).
+
+        ``use=False`` looks without counting as use, so reporting (``status``) does
+        not keep an idle project loaded.
+        """
         entry = self._projects.get(project)
         if entry is None:
             entry = _Project(self.layout.project_sources(project))
@@ -86,7 +90,8 @@ class ConfigRegistry:
             for spec in entry.specs:
                 self._refresh_file(spec)
             self._configs.pop(project, None)
-        entry.last_used = time.monotonic()
+        if use:
+            entry.last_used = time.monotonic()
         config = self._configs.get(project)
         if config is None:
             config = self._build(project)

@@ -65,6 +65,6 @@ def build_status(daemon: Daemon) -> DaemonStatus:
         async_hooks=supervisor.listing(None) if supervisor is not None else [],
         breakers=daemon.breaker.states(),
         untrusted=daemon.trust.report(
-            {p: daemon.registry.config_for(p) for p in daemon.registry.projects()}
+            {p: daemon.registry.config_for(p, use=False) for p in daemon.registry.projects()}
         ),
     )

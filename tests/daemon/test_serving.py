@@ -438,3 +438,15 @@ async def test_unknown_request_error_is_reported_by_client(daemon_factory: Any) 
                 client.fire("PreToolUse", {"session_id": "x", "hook_event_name": "PreToolUse"})
 
     await trio.to_thread.run_sync(run)
+
+
+async def test_status_does_not_keep_an_idle_project_loaded(daemon_factory: Any) -> None:
+    handle = await daemon_factory(project_idle_seconds=0.2)
+    project = handle.project("idle")
+    await fire(handle.socket, "PreToolUse", event(cwd=str(project)))
+    assert str(project) in handle.daemon.registry.projects()
+    await trio.sleep(0.3)
+    st = await status(handle.socket)  # reads every project's config for the trust report
+    assert str(project) in st["projects"]
+    dropped = handle.daemon.registry.drop_idle_projects(in_use=())
+    assert dropped == [str(project)]
