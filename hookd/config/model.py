@@ -9,7 +9,10 @@ else.
 from __future__ import annotations
 
 import enum
+import hashlib
 from dataclasses import dataclass, field
+
+import msgspec
 
 from hookd.config.schema import CommandSetting, Handler, handler_label
 from hookd_client.results import HookRef
@@ -70,8 +73,14 @@ class HookSpec:
 
     @property
     def hook_id(self) -> str:
-        """Stable within a generation: used for ``once`` bookkeeping and status."""
-        return f"{self.source}#{self.event}[{self.group_index}][{self.hook_index}]"
+        """Who this hook is, by content: its file, event, matcher and handler.
+
+        Used for ``once`` and the circuit breaker, so it must survive reloads: a
+        position (group 2, hook 1) would move when a hook is inserted above it,
+        handing one hook's ``once`` or failure count to another.
+        """
+        handler = hashlib.sha1(msgspec.json.encode(self.handler)).hexdigest()[:12]
+        return f"{self.source}#{self.event}#{self.matcher or '*'}#{handler}"
 
     def ref(self) -> HookRef:
         return HookRef(

@@ -450,3 +450,21 @@ async def test_status_does_not_keep_an_idle_project_loaded(daemon_factory: Any) 
     assert str(project) in st["projects"]
     dropped = handle.daemon.registry.drop_idle_projects(in_use=())
     assert dropped == [str(project)]
+
+
+async def test_once_survives_a_reload_that_moves_the_hook(daemon_factory: Any) -> None:
+    """`once` remembers the hook itself, not its position in the file."""
+    handle = await daemon_factory()
+    once = {"type": "command", "command": "echo once", "once": True}
+    other = {"type": "command", "command": "echo other"}
+
+    def configure(hooks: list[dict[str, Any]]) -> None:
+        handle.user_config.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": hooks}]}}))
+        handle.daemon.reload()
+
+    configure([once])
+    first = await fire(handle.socket, "PreToolUse", event(session_id="once-s"))
+    assert [r.stdout.strip() for r in first.result.hooks] == ["once"]
+    configure([other, once])  # inserted above: the once hook moved to index 1
+    second = await fire(handle.socket, "PreToolUse", event(session_id="once-s"))
+    assert [r.stdout.strip() for r in second.result.hooks] == ["other"]
