@@ -34,13 +34,23 @@ class _Reloader(Protocol):
 
 
 def _roots(paths: list[Path]) -> tuple[frozenset[Path], frozenset[Path]]:
-    """(directories watched recursively, ancestors watched flat)."""
+    """(directories watched recursively, directories watched flat).
+
+    A source file needs only its own directory watched, flat: an in-place save,
+    a rename over it and its creation all happen there.  Only plugin
+    directories (``plugins/*/hooks.json``) are watched recursively.  Keeping
+    recursive watches narrow matters: a recursive watch over, say, a directory
+    that also holds the daemon's state would wake the watcher on every audit
+    line the daemon writes.  A directory that does not exist yet is covered by
+    its nearest existing ancestor, flat, until it appears.
+    """
     deep: set[Path] = set()
     flat: set[Path] = set()
     for path in paths:
-        target = path if path.suffix == "" and not path.name.endswith(".json") else path.parent
+        is_dir_source = path.suffix == "" and not path.name.endswith(".json")
+        target = path if is_dir_source else path.parent
         if target.is_dir():
-            deep.add(target)
+            (deep if is_dir_source else flat).add(target)
             continue
         ancestor = target.parent
         while not ancestor.is_dir() and ancestor != ancestor.parent:
