@@ -145,7 +145,12 @@ def _dispatch(daemon: Daemon, conn: Connection, body: bytes, nursery: trio.Nurse
         )
         return
     if isinstance(message, protocol.Fire | protocol.Relay):
-        prepared = _answer_inline(daemon, conn, message)
+        try:
+            prepared = _answer_inline(daemon, conn, message)
+        except Exception as exc:  # as in _run_request: a bug fails this request, nothing more
+            log.exception("request failed", kind=type(message).__name__, conn=conn.number)
+            conn.send(protocol.Error(id=request_id, code="internal", message=repr(exc)))
+            return
         if prepared is None:
             return
         handler = functools.partial(_run_with, handler, prepared)

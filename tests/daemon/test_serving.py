@@ -468,3 +468,35 @@ async def test_once_survives_a_reload_that_moves_the_hook(daemon_factory: Any) -
     configure([other, once])  # inserted above: the once hook moved to index 1
     second = await fire(handle.socket, "PreToolUse", event(session_id="once-s"))
     assert [r.stdout.strip() for r in second.result.hooks] == ["other"]
+
+
+async def test_a_bug_in_the_inline_path_answers_internal_and_keeps_serving(
+    daemon_factory: Any,
+) -> None:
+    """Fault injection: an exception while preparing an event must not escape the reader."""
+    handle = await daemon_factory()
+    real_prepare = handle.daemon.prepare
+    calls = 0
+
+    def flaky_prepare(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("injected bug")
+        return real_prepare(*args, **kwargs)
+
+    handle.daemon.prepare = flaky_prepare
+
+    def run() -> tuple[str, protocol.FireReply]:
+        with Client(handle.socket) as client:
+            try:
+                client.fire("PreToolUse", event())
+            except DaemonError as exc:
+                code = exc.code
+            else:
+                code = "no error"
+            return code, client.fire("PreToolUse", event())  # same connection, still served
+
+    code, reply = await trio.to_thread.run_sync(run)
+    assert code == "internal"
+    assert reply.result.event == "PreToolUse"
