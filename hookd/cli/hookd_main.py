@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,40 +17,59 @@ from typing import Any
 import trio
 
 from hookd.daemon.server import AlreadyRunning, Daemon
-from hookd.daemon.settings import SettingsError, load_settings
+from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings
 from hookd.logging import configure_logging
 
 __all__ = ["main"]
 
 
+def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per :class:`DaemonSettings` field, derived from the field's type.
+
+    uvicorn's rule: every setting has a default, a place in ``hookd.toml`` and a
+    flag, one to one, so no setting is reachable one way and not another.
+    ``x_y`` becomes ``--x-y``; booleans get ``--x`` / ``--no-x``; a list field
+    ``xs`` becomes a repeatable ``--x``.
+    """
+    defaults = DaemonSettings()
+    for name, hint in typing.get_type_hints(DaemonSettings).items():
+        flag = "--" + name.replace("_", "-")
+        default = getattr(defaults, name)
+        args = typing.get_args(hint)
+        if hint is bool:
+            parser.add_argument(
+                flag,
+                dest=name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=f"(default: {default})",
+            )
+        elif typing.get_origin(hint) is list:
+            parser.add_argument(
+                flag.removesuffix("s"),
+                dest=name,
+                action="append",
+                metavar=name.upper()[:-1],
+                help=f"repeatable (default: {default})",
+            )
+        elif typing.get_origin(hint) is typing.Literal:
+            parser.add_argument(flag, dest=name, choices=args, help=f"(default: {default})")
+        else:
+            base = next((a for a in args if a is not type(None)), hint) if args else hint
+            parser.add_argument(flag, dest=name, type=base, help=f"(default: {default!r})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hookd", description="the hookd daemon")
     sub = parser.add_subparsers(dest="command")
-    serve = sub.add_parser("serve", help="run the daemon in the foreground")
+    serve = sub.add_parser(
+        "serve",
+        help="run the daemon in the foreground",
+        description="Run the daemon. Every setting has a default, a key in hookd.toml and a "
+        "flag; flags override the file.",
+    )
     serve.add_argument("--config", type=Path, help="daemon settings file (default: hookd.toml)")
-    serve.add_argument("--socket", help="Unix socket path")
-    serve.add_argument("--log-format", choices=("auto", "json", "console"))
-    serve.add_argument("--log-level", choices=("debug", "info", "warning", "error"))
-    serve.add_argument(
-        "--no-watch",
-        dest="watch",
-        action="store_false",
-        default=None,
-        help="do not watch config files (reload with SIGHUP or hookctl reload)",
-    )
-    serve.add_argument(
-        "--claude-settings",
-        action="store_true",
-        default=None,
-        help="also read hooks from Claude Code's settings files",
-    )
-    serve.add_argument("--policy-file", dest="policy_files", action="append")
-    serve.add_argument("--user-file", dest="user_files", action="append")
-    serve.add_argument("--state-dir")
-    serve.add_argument("--http-port", type=int, help="serve Claude Code http hooks on 127.0.0.1")
-    serve.add_argument("--max-frame", type=int)
-    serve.add_argument("--shutdown-grace", type=float)
-    serve.add_argument("--kill-grace", type=float)
+    _add_setting_flags(serve)
     return parser
 
 
@@ -58,21 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command not in (None, "serve"):
         return 2
     overrides: dict[str, Any] = {
-        key: getattr(args, key, None)
-        for key in (
-            "socket",
-            "log_format",
-            "log_level",
-            "watch",
-            "claude_settings",
-            "policy_files",
-            "user_files",
-            "state_dir",
-            "http_port",
-            "max_frame",
-            "shutdown_grace",
-            "kill_grace",
-        )
+        name: getattr(args, name, None) for name in DaemonSettings.__struct_fields__
     }
     try:
         settings = load_settings(getattr(args, "config", None), overrides)
