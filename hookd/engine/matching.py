@@ -117,10 +117,10 @@ def if_rule_matches(rule: str, event: str, tool_name: str, tool_input: Any, cwd:
     """
     if event not in TOOL_EVENTS:
         return False
-    match = _RULE.match(rule)
-    if match is None:
+    parsed = _parse_rule(rule)
+    if parsed is None:
         return True
-    tool, pattern = match.group(1), match.group(2)
+    tool, pattern = parsed
     if tool not in tool_aliases(tool_name):
         return False
     if pattern is None or pattern.strip() in ("", "*"):
@@ -128,7 +128,11 @@ def if_rule_matches(rule: str, event: str, tool_name: str, tool_input: Any, cwd:
     inputs = tool_input if isinstance(tool_input, dict) else {}
     if tool_name in ("Bash", "PowerShell"):
         command = inputs.get("command")
-        return _bash_rule(pattern, command) if isinstance(command, str) else True
+        if not isinstance(command, str):
+            return True
+        if len(command) <= _CACHEABLE:
+            return _bash_rule_cached(pattern, command)
+        return _bash_rule(pattern, command)
     if tool_name in _FILE_TOOLS:
         path = inputs.get("file_path") or inputs.get("notebook_path")
         return _path_rule(pattern, path, cwd) if isinstance(path, str) else True
@@ -142,11 +146,31 @@ def if_rule_matches(rule: str, event: str, tool_name: str, tool_input: Any, cwd:
     return fnmatch.fnmatchcase(text, f"*{pattern}*")
 
 
+_CACHEABLE = 4096
+"""Commands up to this length are memoised: every rule of an event asks about the same
+command, and a bounded cache of short strings cannot grow the daemon's memory much."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_rule(rule: str) -> tuple[str, str | None] | None:
+    """``Tool(pattern)`` → (tool, pattern); None when the rule cannot be understood."""
+    match = _RULE.match(rule)
+    if match is None:
+        return None
+    return match.group(1), match.group(2)
+
+
+@functools.lru_cache(maxsize=4096)
+def _bash_rule_cached(pattern: str, command: str) -> bool:
+    return _bash_rule(pattern, command)
+
+
 def _bash_rule(pattern: str, command: str) -> bool:
     pattern = pattern.strip()
     if pattern.endswith(":*"):  # legacy prefix form, `npm run test:*`
         pattern = pattern[:-2] + "*"
-    for sub, joined in _bash_subcommands(command):
+    subcommands = _bash_subcommands(command) if len(command) <= _CACHEABLE else _split_bash(command)
+    for sub, joined in subcommands:
         if joined is None:
             return True  # unparseable: the hook runs
         if not joined:
@@ -160,11 +184,14 @@ def _bash_rule(pattern: str, command: str) -> bool:
 
 @functools.lru_cache(maxsize=512)
 def _bash_subcommands(command: str) -> tuple[tuple[str, str | None], ...]:
-    """Each subcommand with its words joined (env assignments dropped; None: unparseable).
+    """:func:`_split_bash`, cached for short commands: every ``if`` rule of an event
+    asks about the same command, and ``shlex.split`` costs ~20 µs, so without the
+    cache 100 Bash rules cost 2 ms."""
+    return _split_bash(command)
 
-    Cached: every ``if`` rule of an event asks about the same command, and
-    ``shlex.split`` costs ~20 µs, so without the cache 100 Bash rules cost 2 ms.
-    """
+
+def _split_bash(command: str) -> tuple[tuple[str, str | None], ...]:
+    """Each subcommand with its words joined (env assignments dropped; None: unparseable)."""
     subcommands = [c.strip() for c in _SPLIT_COMMANDS.split(command) if c.strip()]
     inner = re.findall(r"\$\(([^()]*)\)|`([^`]*)`", command)
     subcommands += [a or b for a, b in inner if (a or b).strip()]
