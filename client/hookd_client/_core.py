@@ -344,7 +344,9 @@ class RequestMethods:
         make: Callable[[int], msgspec.Struct],
         on_interim: Callable[[Interim], Any] | None = None,
     ) -> protocol.ServerMessage:
-        raise NotImplementedError
+        """One request on the live connection (opened, or re-opened, as needed)."""
+        conn = await self._connection()
+        return await self._request_on(conn, make, on_interim)
 
     async def _call(self, make: Callable[[int], msgspec.Struct]) -> Any:
         return expect(await self._request(make), protocol.Reply).data

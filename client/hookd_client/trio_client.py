@@ -272,14 +272,6 @@ class TrioClient(_core.RequestMethods):
 
     # --- requests ------------------------------------------------------------------
 
-    async def _request(
-        self,
-        make: Callable[[int], msgspec.Struct],
-        on_interim: Callable[[_Interim], Any] | None = None,
-    ) -> protocol.ServerMessage:
-        conn = await self._connection()
-        return await self._request_on(conn, make, on_interim)
-
     async def _request_on(
         self,
         conn: _Connection,
