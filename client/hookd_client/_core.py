@@ -13,12 +13,18 @@ import inspect
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
 import msgspec
 
 from hookd_client import protocol
-from hookd_client.client import DaemonError, DaemonUnavailable, fallback_result
+from hookd_client.client import (
+    DaemonError,
+    DaemonUnavailable,
+    default_socket_path,
+    fallback_result,
+)
 
 __all__ = [
     "UNAVAILABLE_CODES",
@@ -280,12 +286,33 @@ class RequestMethods:
     lock; the methods here only ``await``, so they run on asyncio and trio alike.
     """
 
-    path: Any
-    on_unavailable: FailurePolicy
-    _callbacks: CallbackTable
-    _conn: Any = None
-    _closed: bool = False
-    _connect_lock: Any
+    def __init__(
+        self,
+        socket_path: str | Path | None,
+        *,
+        name: str,
+        retries: int,
+        backoff: float,
+        max_backoff: float,
+        on_unavailable: FailurePolicy,
+        max_frame: int,
+        connect_lock: Any,
+    ) -> None:
+        self.path = Path(socket_path) if socket_path else default_socket_path()
+        self.name = name
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.on_unavailable: FailurePolicy = on_unavailable
+        self.max_frame = max_frame
+        self._ids = itertools.count(1)
+        self._conn: Any = None
+        self._connect_lock = connect_lock
+        self._callbacks = CallbackTable()
+        self._closed = False
+        self.connect_attempts = 0
+        """Socket connects tried so far (each retry counts): for status and tests."""
+
     _async_subscription: Callable[[int], protocol.SubscribeAsync] | None = None
     """Replayed on a new connection, like callback registrations."""
     _on_async_result: AsyncResultFn | None = None
@@ -293,6 +320,35 @@ class RequestMethods:
     # --- the connection, opened on first use and again after a loss --------------
 
     async def _open(self) -> Any:
+        """Connect with exponential backoff: a daemon may be starting (socket activation).
+
+        Only connecting is retried; a failed handshake is an answer, not a miss.
+        """
+        delay = self.backoff
+        last: OSError | None = None
+        for attempt in range(self.retries + 1):
+            self.connect_attempts += 1
+            try:
+                raw = await self._dial()
+            except OSError as exc:
+                last = exc
+                if attempt < self.retries:
+                    await self._sleep(delay)
+                    delay = min(delay * 2, self.max_backoff)
+                continue
+            return await self._greet(raw)
+        reason = (last.strerror or str(last)) if last else "unknown"
+        raise DaemonUnavailable(self.path, reason)
+
+    async def _dial(self) -> Any:
+        """Open the socket (the flavour's stream type); OSError when nobody listens."""
+        raise NotImplementedError
+
+    async def _greet(self, raw: Any) -> Any:
+        """Wrap the stream in the flavour's connection and handshake (closing it on failure)."""
+        raise NotImplementedError
+
+    async def _sleep(self, seconds: float) -> None:
         raise NotImplementedError
 
     def _start(self, conn: Any) -> None:

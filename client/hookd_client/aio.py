@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +31,7 @@ import msgspec
 
 from hookd_client import _core, protocol
 from hookd_client._core import CallbackHook, FailurePolicy, HookCallbackFn
-from hookd_client.client import DaemonError, DaemonUnavailable, default_socket_path
+from hookd_client.client import DaemonError, DaemonUnavailable
 
 __all__ = [
     "AsyncClient",
@@ -114,21 +113,18 @@ class AsyncClient(_core.RequestMethods):
         on_unavailable: FailurePolicy = "raise",
         max_frame: int = protocol.MAX_FRAME,
     ) -> None:
-        self.path = Path(socket_path) if socket_path else default_socket_path()
-        self.name = name
-        self.retries = retries
-        self.backoff = backoff
-        self.max_backoff = max_backoff
-        self.on_unavailable: FailurePolicy = on_unavailable
-        self.max_frame = max_frame
-        self._ids = itertools.count(1)
+        super().__init__(
+            socket_path,
+            name=name,
+            retries=retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            on_unavailable=on_unavailable,
+            max_frame=max_frame,
+            connect_lock=asyncio.Lock(),
+        )
         self._conn: _Connection | None = None
-        self._connect_lock = asyncio.Lock()
-        self._callbacks = _core.CallbackTable()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._closed = False
-        self.connect_attempts = 0
-        """Socket connects tried so far (each retry counts): for status and tests."""
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -152,31 +148,23 @@ class AsyncClient(_core.RequestMethods):
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _open(self) -> _Connection:
-        """Connect with exponential backoff: a daemon may be starting (socket activation)."""
-        delay = self.backoff
-        last: OSError | None = None
-        for attempt in range(self.retries + 1):
-            self.connect_attempts += 1
-            try:
-                reader, writer = await asyncio.open_unix_connection(
-                    str(self.path), limit=self.max_frame + protocol.HEADER.size
-                )
-            except OSError as exc:
-                last = exc
-                if attempt < self.retries:
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, self.max_backoff)
-                continue
-            conn = _Connection(reader, writer, self.max_frame)
-            try:
-                await self._handshake(conn)
-            except BaseException:
-                writer.close()
-                raise
-            return conn
-        reason = (last.strerror or str(last)) if last else "unknown"
-        raise DaemonUnavailable(self.path, reason)
+    async def _dial(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        return await asyncio.open_unix_connection(
+            str(self.path), limit=self.max_frame + protocol.HEADER.size
+        )
+
+    async def _greet(self, raw: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> _Connection:
+        reader, writer = raw
+        conn = _Connection(reader, writer, self.max_frame)
+        try:
+            await self._handshake(conn)
+        except BaseException:
+            writer.close()
+            raise
+        return conn
+
+    async def _sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
 
     async def _handshake(self, conn: _Connection) -> None:
         conn.send(protocol.Hello(client=self.name, pid=os.getpid()))

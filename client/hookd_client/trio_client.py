@@ -19,7 +19,6 @@ callbacks belong to the connection that registered them.
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -32,7 +31,7 @@ import trio
 
 from hookd_client import _core, protocol
 from hookd_client._core import CallbackHook, FailurePolicy, HookCallbackFn
-from hookd_client.client import DaemonError, DaemonUnavailable, default_socket_path
+from hookd_client.client import DaemonError, DaemonUnavailable
 
 __all__ = [
     "CallbackHook",
@@ -116,22 +115,19 @@ class TrioClient(_core.RequestMethods):
         on_unavailable: FailurePolicy = "raise",
         max_frame: int = protocol.MAX_FRAME,
     ) -> None:
-        self.path = Path(socket_path) if socket_path else default_socket_path()
-        self.name = name
-        self.retries = retries
-        self.backoff = backoff
-        self.max_backoff = max_backoff
-        self.on_unavailable: FailurePolicy = on_unavailable
-        self.max_frame = max_frame
+        super().__init__(
+            socket_path,
+            name=name,
+            retries=retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            on_unavailable=on_unavailable,
+            max_frame=max_frame,
+            connect_lock=trio.Lock(),
+        )
+        self._conn: _Connection | None = None
         self._nursery: trio.Nursery | None = None
         self._scope = trio.CancelScope()
-        self._ids = itertools.count(1)
-        self._conn: _Connection | None = None
-        self._connect_lock = trio.Lock()
-        self._callbacks = _core.CallbackTable()
-        self._closed = False
-        self.connect_attempts = 0
-        """Socket connects tried so far (each retry counts): for status and tests."""
 
     # --- connection ------------------------------------------------------------
 
@@ -152,30 +148,21 @@ class TrioClient(_core.RequestMethods):
         self._spawn(conn.writer)
         self._spawn(self._reader, conn)
 
-    async def _open(self) -> _Connection:
-        """Connect with exponential backoff: a daemon may be starting (socket activation)."""
-        delay = self.backoff
-        last: OSError | None = None
-        for attempt in range(self.retries + 1):
-            self.connect_attempts += 1
-            try:
-                stream = await trio.open_unix_socket(str(self.path))
-            except OSError as exc:
-                last = exc
-                if attempt < self.retries:
-                    await trio.sleep(delay)
-                    delay = min(delay * 2, self.max_backoff)
-                continue
-            conn = _Connection(stream, self.max_frame)
-            try:
-                await self._handshake(conn)
-            except BaseException:
-                with trio.CancelScope(shield=True):
-                    await stream.aclose()
-                raise
-            return conn
-        reason = (last.strerror or str(last)) if last else "unknown"
-        raise DaemonUnavailable(self.path, reason)
+    async def _dial(self) -> trio.SocketStream:
+        return await trio.open_unix_socket(str(self.path))
+
+    async def _greet(self, raw: trio.SocketStream) -> _Connection:
+        conn = _Connection(raw, self.max_frame)
+        try:
+            await self._handshake(conn)
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await raw.aclose()
+            raise
+        return conn
+
+    async def _sleep(self, seconds: float) -> None:
+        await trio.sleep(seconds)
 
     async def _handshake(self, conn: _Connection) -> None:
         hello = protocol.Hello(client=self.name, pid=os.getpid())
