@@ -307,7 +307,7 @@ async def handle_fire(
         prepared or _prepare_fire(daemon, conn, msg),
         context=msg.context,
         progress=progress,
-        deliver_async=True,
+        deliver_async=_delivers(msg),
     )
     _reply_fire(conn, msg, result)
 
