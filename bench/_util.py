@@ -12,6 +12,7 @@ import platform
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -69,8 +70,16 @@ class RawClient:
 
     def __init__(self, path: Path | str, timeout: float = 30.0) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
         self.sock.connect(str(path))
+        # A kernel-side receive timeout (SO_RCVTIMEO) instead of settimeout(): the
+        # socket stays blocking, so a round trip is one sendall and one recv, with
+        # no poll() before each call — a hung daemon still ends the loop.
+        seconds = int(timeout)
+        micros = int((timeout - seconds) * 1e6)
+        self.sock.setsockopt(
+            socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", seconds, micros)
+        )
+        self._buf = bytearray()
         self.next_id = 1
         self.send(protocol.Hello(client="bench", pid=os.getpid()))
         welcome = self.receive()
@@ -80,18 +89,24 @@ class RawClient:
     def send(self, message: Any) -> None:
         self.sock.sendall(protocol.encode(message))
 
-    def _exactly(self, n: int) -> bytes:
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
+    def receive(self) -> Any:
+        """The next frame: cut from a buffer filled by as few recv calls as possible."""
+        buf = self._buf
+        header = protocol.HEADER.size
+        while True:
+            if len(buf) >= header:
+                end = header + protocol.HEADER.unpack_from(buf)[0]
+                if len(buf) >= end:
+                    body = bytes(buf[header:end])
+                    del buf[:end]
+                    return protocol.decode_server(body)
+            try:
+                chunk = self.sock.recv(65536)
+            except BlockingIOError:
+                raise TimeoutError("no reply within the receive timeout") from None
             if not chunk:
                 raise ConnectionError("server closed the connection")
             buf += chunk
-        return bytes(buf)
-
-    def receive(self) -> Any:
-        (length,) = protocol.HEADER.unpack(self._exactly(4))
-        return protocol.decode_server(self._exactly(length))
 
     def fire(self, event: str, payload: dict[str, Any], **kw: Any) -> protocol.FireReply:
         rid = self.next_id

@@ -38,5 +38,5 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
             logging.getLevelNamesMapping()[level.upper()]
         ),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=False,
+        cache_logger_on_first_use=True,
     )

@@ -191,7 +191,8 @@ class EventAudit:
     client: str
     raw: dict[str, Any]
     hash: str
-    size: int
+    data: bytes
+    """The input's compact JSON: hashed once, and written into the record as is."""
     started: float = field(default_factory=time.perf_counter)
 
 
@@ -236,7 +237,7 @@ class AuditLog:
             client=client,
             raw=raw,
             hash=digest,
-            size=len(data),
+            data=data,
         )
 
     def run(self, audit: EventAudit, ref: HookRef, run: HookRun) -> None:
@@ -273,37 +274,42 @@ class AuditLog:
     def event(self, audit: EventAudit, result: FireResult, untrusted: int = 0) -> None:
         if not self.enabled:
             return
-        keep = audit.size <= self.input_cap
+        size = len(audit.data)
+        keep = size <= self.input_cap
         diff = None
         if result.updated_input is not None:
             diff = json_diff(audit.raw.get("tool_input", {}), result.updated_input, "$.tool_input")
         outcomes: dict[str, int] = {}
         for run in result.hooks:
             outcomes[run.outcome] = outcomes.get(run.outcome, 0) + 1
-        self.write(
-            AuditEvent(
-                time=time.time(),
-                id=audit.id,
-                session_id=audit.session_id,
-                event=audit.event,
-                project=audit.project,
-                client=audit.client,
-                input_hash=audit.hash,
-                input_size=audit.size,
-                input=audit.raw if keep else None,
-                input_truncated=not keep,
-                decision=result.decision,
-                reason=result.reason,
-                stop=not result.continue_,
-                updated_input_diff=diff,
-                hooks=len(result.hooks),
-                outcomes=outcomes,
-                errors=list(result.errors),
-                generation=result.generation,
-                duration_ms=round((time.perf_counter() - audit.started) * 1000, 3),
-                untrusted=untrusted,
-            )
+        record = AuditEvent(
+            time=time.time(),
+            id=audit.id,
+            session_id=audit.session_id,
+            event=audit.event,
+            project=audit.project,
+            client=audit.client,
+            input_hash=audit.hash,
+            input_size=size,
+            input_truncated=not keep,
+            decision=result.decision,
+            reason=result.reason,
+            stop=not result.continue_,
+            updated_input_diff=diff,
+            hooks=len(result.hooks),
+            outcomes=outcomes,
+            errors=list(result.errors),
+            generation=result.generation,
+            duration_ms=round((time.perf_counter() - audit.started) * 1000, 3),
+            untrusted=untrusted,
         )
+        line = _encoder.encode(record)
+        if keep:
+            # The input is already compact JSON (it was hashed): splice it in rather
+            # than encode the dict a second time — on an event that runs no hook this
+            # record is most of the daemon's work.
+            line = line[:-1] + b',"input":' + audit.data + b"}"
+        self._append(line)
 
     def breaker(self, key: str, hook: str, state: str, error: str | None = None) -> None:
         if self.enabled:
@@ -312,8 +318,11 @@ class AuditLog:
     # --- the file ----------------------------------------------------------------
 
     def write(self, record: AuditRecord) -> None:
-        """Append one line; an I/O error is logged and counted, never raised into an event."""
-        line = _encoder.encode(record) + b"\n"
+        """Append one record; an I/O error is logged and counted, never raised into an event."""
+        self._append(_encoder.encode(record))
+
+    def _append(self, encoded: bytes) -> None:
+        line = encoded + b"\n"
         try:
             if self._fh is None:
                 self._open()

@@ -164,23 +164,32 @@ class TrustStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._path = str(path)
         self._stat: tuple[int, int, int] | None = None
         self._entries: dict[str, TrustEntry] = {}
+        self._covering: dict[str, TrustEntry | None] = {}
+        """``lookup`` answers for the entries as last read (cleared when they change)."""
+        self.version = 0
+        """Goes up whenever the entries change: what callers key their own caches on."""
 
     # reading (daemon and CLI)
 
     def refresh(self) -> None:
         """Re-read the file when it changed on disk (one ``stat`` when it did not)."""
         try:
-            st = self.path.stat()
+            st = os.stat(self._path)
         except FileNotFoundError:
-            self._stat, self._entries = None, {}
+            if self._stat is not None or self._entries:
+                self._stat, self._entries, self._covering = None, {}, {}
+                self.version += 1
             return
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         if key == self._stat:
             return
         self._entries = {e.path: e for e in self._read()}
+        self._covering = {}
         self._stat = key
+        self.version += 1
 
     def _read(self) -> list[TrustEntry]:
         try:
@@ -203,6 +212,16 @@ class TrustStore:
     def lookup(self, project: str) -> TrustEntry | None:
         """The entry that covers ``project``: its own, or an unpinned ancestor's."""
         self.refresh()
+        try:
+            return self._covering[project]
+        except KeyError:
+            pass
+        if len(self._covering) > 4096:
+            self._covering.clear()
+        found = self._covering[project] = self._find(project)
+        return found
+
+    def _find(self, project: str) -> TrustEntry | None:
         root = canonical(project)
         exact = self._entries.get(root)
         if exact is not None:
@@ -280,6 +299,9 @@ def _global_config(layout: SourceLayout) -> HookConfig:
     return build_config([load_source(s) for s in layout.global_sources()])
 
 
+_NOT_REQUIRED = Verdict(True, "trust is not required (require_trust = false)")
+
+
 class TrustGate:
     """Applies trust to a project's config before the engine sees it.
 
@@ -295,13 +317,30 @@ class TrustGate:
         self._cache: dict[str, tuple[HookConfig, Verdict, HookConfig]] = {}
         self._pins: dict[str, tuple[object, str | None]] = {}
         self._globals: tuple[int, HookConfig] | None = None
+        self._verdicts: dict[tuple[str, int], tuple[int, Verdict]] = {}
 
     def verdict(self, project: str, generation: int | None = None) -> Verdict:
         """Is ``project`` trusted?  ``generation``: the config generation the caller
         holds; a pinned project's fingerprint is recomputed only when it changes
-        (every edit of a hook file makes a new generation)."""
+        (every edit of a hook file makes a new generation).  With a generation the
+        answer is memoised until the store or the generation changes: this runs on
+        every event."""
         if not self.required:
-            return Verdict(True, "trust is not required (require_trust = false)")
+            return _NOT_REQUIRED
+        if generation is None:
+            return self._verdict(project, None)
+        self.store.refresh()
+        key = (project, generation)
+        cached = self._verdicts.get(key)
+        if cached is not None and cached[0] == self.store.version:
+            return cached[1]
+        verdict = self._verdict(project, generation)
+        if len(self._verdicts) > 4096:
+            self._verdicts.clear()
+        self._verdicts[key] = (self.store.version, verdict)
+        return verdict
+
+    def _verdict(self, project: str, generation: int | None) -> Verdict:
         entry = self.store.lookup(project)
         if entry is None:
             return Verdict(False, f"{canonical(project)} is not trusted (hookctl trust DIR)")

@@ -150,6 +150,11 @@ class Engine:
         session: SessionState | None = None,
     ) -> list[_Unit]:
         """The hooks this event runs, in configuration order, deduplicated."""
+        groups = config.groups_for(event.name)
+        # Session groups arrive for every event the session registered: keep this one's.
+        own = [g for g in extra_groups if g.event == event.name] if extra_groups else []
+        if not groups and not own:
+            return []  # the common case: nothing configured for this event
         query = matcher_query(event)
         candidates: tuple[str, ...] = ()
         if query is not None:
@@ -159,9 +164,7 @@ class Engine:
         tool_input = event.raw.get("tool_input")
         seen: set[tuple[Any, ...]] = set()
         units: list[_Unit] = []
-        # Session groups arrive for every event the session registered: keep this one's.
-        session_groups = (g for g in extra_groups if g.event == event.name)
-        for group in (*config.groups_for(event.name), *session_groups):
+        for group in (*groups, *own):
             if query is not None and not compile_matcher(group.matcher, event.name).matches(
                 candidates
             ):
@@ -217,7 +220,7 @@ class Engine:
         Most events match no hook; answering them without a task, a nursery or
         an environment copy is what lets the daemon reply to them inline.
         """
-        result = aggregate(event.name, [], [], spill=self._spiller(event))
+        result = aggregate(event.name, [], [])  # no run: nothing to spill
         result.errors.extend(plan.skipped)
         result.generation = config.generation
         if session is not None and event.name in ("Stop", "SubagentStop"):
