@@ -280,7 +280,7 @@ class AuditLog:
         if result.updated_input is not None:
             diff = json_diff(audit.raw.get("tool_input", {}), result.updated_input, "$.tool_input")
         outcomes: dict[str, int] = {}
-        for run in result.hooks:
+        for run in result.hooks:  # empty for most events
             outcomes[run.outcome] = outcomes.get(run.outcome, 0) + 1
         record = AuditEvent(
             time=time.time(),

@@ -216,7 +216,7 @@ class Connection:
             if len(buf) >= HEADER.size:
                 (length,) = HEADER.unpack_from(buf)
                 want = min(max(want, HEADER.size + length - len(buf)), 1 << 20)
-            chunk = await self.stream.receive_some(want)
+            chunk = await self._receive(want)
             if not chunk:
                 if buf:
                     raise protocol.FrameError(
@@ -224,6 +224,23 @@ class Connection:
                     )
                 return
             buf += chunk
+
+    async def _receive(self, want: int) -> bytes:
+        """Wait until the socket is readable, then read once (b"" at EOF).
+
+        Waiting *first* is the point: a client that fires one event at a time
+        has sent nothing yet when its reply goes out, so trying ``recv`` first
+        (as ``SocketStream.receive_some`` does) costs a failed system call and
+        an exception on every event.
+        """
+        while True:
+            await trio.lowlevel.wait_readable(self._fd)
+            try:
+                return os.read(self._fd, want)
+            except BlockingIOError:
+                continue  # woken without data (another reader's wake-up, a spurious one)
+            except OSError as exc:  # reset by the peer, and the like
+                raise trio.BrokenResourceError(str(exc)) from exc
 
     # --- server-initiated requests (client callbacks) ----------------------------
 

@@ -536,9 +536,10 @@ class Daemon:
 
 def _held_back(full: HookConfig, used: HookConfig, event: str) -> int:
     """How many of ``event``'s hooks the trust gate held back (0 when trusted)."""
-    if full is used:
+    groups = full.groups_for(event)
+    if full is used or not groups:
         return 0
-    count = sum(len(g.hooks) for g in full.groups_for(event))
+    count = sum(len(g.hooks) for g in groups)
     return count - sum(len(g.hooks) for g in used.groups_for(event))
 
 

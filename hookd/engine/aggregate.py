@@ -108,6 +108,8 @@ def aggregate(
     """``runs`` in configuration order; ``units`` groups run indexes that form one
     sequential chain (default: every run is its own unit)."""
     result = FireResult(event=event, hooks=list(runs))
+    if not runs:
+        return result  # most events: nothing ran, nothing to merge
     if units is None:
         units = [[i] for i in range(len(runs))]
 
