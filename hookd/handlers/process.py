@@ -30,7 +30,6 @@ from __future__ import annotations
 import errno
 import os
 import signal
-import subprocess
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -41,6 +40,8 @@ from typing import Any, Protocol
 import msgspec
 import structlog
 import trio
+
+from hookd.handlers.spawn import HookProcess, spawn
 
 __all__ = ["AsyncAdopter", "AsyncHandoff", "ProcessResult", "kill_tree", "run_process_capped"]
 
@@ -161,7 +162,7 @@ class AsyncAdopter(Protocol):
 class AsyncHandoff:
     """A hook process that backgrounded itself, still running, with everything read so far."""
 
-    proc: trio.Process
+    proc: HookProcess
     run_id: str
     ack: dict[str, Any]
     ack_line: bytes
@@ -236,7 +237,7 @@ async def _read(
 
 
 async def _supervise(
-    proc: trio.Process,
+    proc: HookProcess,
     stdin: bytes | None,
     out: _Capture,
     err: _Capture,
@@ -261,7 +262,7 @@ async def _supervise(
             readers.deadline = min(readers.deadline, trio.current_time() + pipe_grace)
 
 
-async def _close_pipes(proc: trio.Process) -> None:
+async def _close_pipes(proc: HookProcess | trio.Process) -> None:
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         if stream is not None:
             await stream.aclose()
@@ -311,15 +312,7 @@ async def run_process_capped(
     full_env["HOOKD_RUN_ID"] = run_id
     workdir = cwd if cwd and os.path.isdir(cwd) else None
     try:
-        proc = await trio.lowlevel.open_process(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=workdir,
-            env=full_env,
-            start_new_session=True,
-        )
+        proc = spawn(argv, cwd=workdir, env=full_env)
     except OSError as exc:
         return ProcessResult(None, b"", b"", False, False, None, spawn_error=str(exc))
     if on_spawn is not None:
@@ -410,7 +403,7 @@ def _kill_pids(pids: Sequence[int], sig: int) -> None:
                 log.warning("kill failed", pid=pid, error=str(exc))
 
 
-async def kill_tree(proc: trio.Process, run_id: str, grace: float) -> int:
+async def kill_tree(proc: HookProcess | trio.Process, run_id: str, grace: float) -> int:
     """TERM the group and every marked process, wait ``grace``, then KILL what is left.
 
     Returns how many processes were alive when the kill began.  Always reaps
