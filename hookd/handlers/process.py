@@ -244,22 +244,58 @@ async def _supervise(
     pipe_grace: float,
     watch: _FirstLine | None,
 ) -> None:
-    """Feed stdin, read both pipes, wait for exit; return early when ``watch`` sees an ack."""
+    """Feed stdin, read both pipes, wait for exit; return early when ``watch`` sees an ack.
+
+    Kept to as few tasks as it can be: on these machines each task and each
+    trip through the scheduler is tens of µs, and a ``cat`` hook is ~2 ms in
+    all.  stdin is written on the spot when the pipe takes it whole (an event
+    is far below the 64 KiB pipe buffer); only a larger one gets a feeder task.
+    """
     with trio.CancelScope() as handoff_scope:
         async with trio.open_nursery() as nursery:
             if stdin is not None:
-                nursery.start_soon(_feed, proc.stdin, stdin)
-            readers = trio.CancelScope()
-
-            async def read_all() -> None:
-                with readers:
-                    async with trio.open_nursery() as inner:
-                        inner.start_soon(_read, proc.stdout, out, watch, handoff_scope.cancel)
-                        inner.start_soon(_read, proc.stderr, err, None, handoff_scope.cancel)
-
-            nursery.start_soon(read_all)
+                rest = _write_now(proc.stdin, stdin)
+                if rest is not None:
+                    nursery.start_soon(_feed, proc.stdin, rest)
+            readers = (trio.CancelScope(), trio.CancelScope())
+            nursery.start_soon(_read_in, readers[0], proc.stdout, out, watch, handoff_scope.cancel)
+            nursery.start_soon(_read_in, readers[1], proc.stderr, err, None, handoff_scope.cancel)
             await proc.wait()
-            readers.deadline = min(readers.deadline, trio.current_time() + pipe_grace)
+            grace_end = trio.current_time() + pipe_grace
+            for scope in readers:
+                scope.deadline = min(scope.deadline, grace_end)
+
+
+async def _read_in(
+    scope: trio.CancelScope,
+    stream: trio.abc.ReceiveStream | None,
+    capture: _Capture,
+    watch: _FirstLine | None,
+    on_ack: Callable[[], None],
+) -> None:
+    with scope:
+        await _read(stream, capture, watch, on_ack)
+
+
+def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> bytes | None:
+    """Write ``data`` without waiting and close the stream; what did not fit, if any.
+
+    A hook that exits (or closes stdin) without reading is within its rights:
+    the broken pipe ends the feeding quietly.
+    """
+    if stream is None:
+        return None
+    try:
+        sent = os.write(stream.fileno(), data) if data else 0
+    except BlockingIOError:
+        sent = 0
+    except OSError:  # EPIPE: the hook is not reading
+        stream.close()
+        return None
+    if sent < len(data):
+        return data[sent:]
+    stream.close()
+    return None
 
 
 async def _close_pipes(proc: HookProcess | trio.Process) -> None:
