@@ -314,9 +314,14 @@ class Engine:
                 if isinstance(updated, dict):
                     raw = {**raw, "tool_input": updated}
 
-        async with trio.open_nursery() as nursery:
-            for unit, indexes in zip(units, index_units, strict=True):
-                nursery.start_soon(run_unit, unit, indexes)
+        if len(units) == 1:
+            # One hook (or one sequential chain), the usual case: run it in this task
+            # rather than in a nursery of one — a task start and a scheduler pass less.
+            await run_unit(units[0], index_units[0])
+        else:
+            async with trio.open_nursery() as nursery:
+                for unit, indexes in zip(units, index_units, strict=True):
+                    nursery.start_soon(run_unit, unit, indexes)
 
         done = [r for r in runs if r is not None]
         kept_units = _renumber(index_units, runs)
