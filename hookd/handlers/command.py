@@ -16,16 +16,19 @@ import tempfile
 
 from hookd.config.schema import CommandHandler, handler_label
 from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.direct_exec import report_as_shell, shell_pwd, simple_argv
 from hookd.handlers.process import (
     DEFAULT_OUTPUT_CAP,
     AsyncAdopter,
     AsyncHandoff,
+    ProcessResult,
     run_process_capped,
 )
 
 __all__ = ["ENV_FILE_EVENTS", "CommandRunner", "substitute_placeholders"]
 
 ENV_FILE_EVENTS = frozenset({"SessionStart", "Setup", "CwdChanged", "FileChanged"})
+_SH_C = ["/bin/sh", "-c"]
 
 
 def substitute_placeholders(text: str, values: dict[str, str]) -> str:
@@ -43,8 +46,11 @@ class CommandRunner:
         kill_grace: float = 1.0,
         pipe_grace: float = 1.0,
         input_file_dir: str | None = None,
+        direct: bool = True,
     ) -> None:
         self.output_cap = output_cap
+        self.direct = direct
+        """Start simple shell commands without /bin/sh (hookd/handlers/direct_exec.py)."""
         self.kill_grace = kill_grace
         self.pipe_grace = pipe_grace
         self.input_file_dir = input_file_dir
@@ -102,19 +108,36 @@ class CommandRunner:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(inv.stdin)
-            result = await run_process_capped(
-                self.argv(handler, values),
-                stdin=inv.stdin if handler.pass_context else b"",
-                cwd=inv.cwd,
-                env=self.environment(inv, input_file),
-                timeout=inv.timeout,
-                output_cap=self.output_cap,
-                kill_grace=self.kill_grace,
-                pipe_grace=self.pipe_grace,
-                on_spawn=lambda pid: setattr(inv, "pid", pid),
-                on_async_ack=adopter,
-                run_id=inv.run_id,
-            )
+            argv = self.argv(handler, values)
+            env = self.environment(inv, input_file)
+
+            async def run(argv: list[str], env: dict[str, str]) -> ProcessResult:
+                return await run_process_capped(
+                    argv,
+                    stdin=inv.stdin if handler.pass_context else b"",
+                    cwd=inv.cwd,
+                    env=env,
+                    timeout=inv.timeout,
+                    output_cap=self.output_cap,
+                    kill_grace=self.kill_grace,
+                    pipe_grace=self.pipe_grace,
+                    on_spawn=lambda pid: setattr(inv, "pid", pid),
+                    on_async_ack=adopter,
+                    run_id=inv.run_id,
+                )
+
+            direct = simple_argv(argv[2], env) if self.direct and argv[:2] == _SH_C else None
+            if direct is None:
+                result = await run(argv, env)
+            else:
+                cwd = inv.cwd if inv.cwd and os.path.isdir(inv.cwd) else os.getcwd()
+                result = await run(direct, {**env, "PWD": shell_pwd(env, cwd)})
+                if result.spawn_error is not None:
+                    # Not startable as is (not found, not executable, no #! line):
+                    # the shell says so in its own words, or runs it as a script.
+                    result = await run(argv, env)
+                else:
+                    report_as_shell(result)
         finally:
             if adopter is None or not adopter.adopted:
                 try:
