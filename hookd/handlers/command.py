@@ -96,18 +96,29 @@ class CommandRunner:
         os.makedirs(directory, mode=0o700, exist_ok=True)
         return os.path.join(directory, f"{inv.event_name.lower()}-hook-{inv.hook_index}.sh")
 
+    def _write_input_file(self, inv: Invocation) -> str:
+        """``HOOK_INPUT_FILE``: named after the run (already unique and random), created
+        exclusively, 0600 — three system calls, where ``mkstemp`` adds name retries
+        and a buffered file object."""
+        directory = self.input_file_dir or tempfile.gettempdir()
+        path = os.path.join(directory, f"hookd-input-{inv.run_id}-{inv.hook_index}.json")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            view = memoryview(inv.stdin)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        return path
+
     async def run(self, handler: CommandHandler, inv: Invocation) -> HandlerResult:
         values = {"CLAUDE_PROJECT_DIR": inv.project_dir}
         if inv.spec.plugin_root:
             values["CLAUDE_PLUGIN_ROOT"] = inv.spec.plugin_root
             values["CLAUDE_PLUGIN_DATA"] = os.path.join(inv.spec.plugin_root, ".data")
-        fd, input_file = tempfile.mkstemp(
-            prefix="hookd-input-", suffix=".json", dir=self.input_file_dir
-        )
+        input_file = self._write_input_file(inv)
         adopter = _KeepInputFile(inv.async_adopter, input_file) if inv.async_adopter else None
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(inv.stdin)
             argv = self.argv(handler, values)
             env = self.environment(inv, input_file)
 

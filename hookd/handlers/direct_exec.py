@@ -31,6 +31,7 @@ What the shell would have done, this does too:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
@@ -137,7 +138,13 @@ def shell_pwd(env: Mapping[str, str], cwd: str) -> str:
                 return inherited
         except OSError:
             pass
-    return os.path.realpath(cwd)
+    return _physical(cwd)
+
+
+@functools.lru_cache(maxsize=256)
+def _physical(directory: str) -> str:
+    """``getcwd()`` in ``directory``; memoised, as a project dir rarely moves under us."""
+    return os.path.realpath(directory)
 
 
 def report_as_shell(result: ProcessResult) -> None:

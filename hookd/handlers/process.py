@@ -41,7 +41,7 @@ import msgspec
 import structlog
 import trio
 
-from hookd.handlers.spawn import HookProcess, spawn
+from hookd.handlers.spawn import HookProcess, spawn, spawn_turn
 
 __all__ = ["AsyncAdopter", "AsyncHandoff", "ProcessResult", "kill_tree", "run_process_capped"]
 
@@ -299,8 +299,11 @@ def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> bytes | No
 
 
 async def _close_pipes(proc: HookProcess | trio.Process) -> None:
+    """Close our ends of the pipes; an FdStream closes without a trip through the scheduler."""
     for stream in (proc.stdin, proc.stdout, proc.stderr):
-        if stream is not None:
+        if isinstance(stream, trio.lowlevel.FdStream):
+            stream.close()
+        elif stream is not None:
             await stream.aclose()
 
 
@@ -348,7 +351,8 @@ async def run_process_capped(
     full_env["HOOKD_RUN_ID"] = run_id
     workdir = cwd if cwd and os.path.isdir(cwd) else None
     try:
-        proc = spawn(argv, cwd=workdir, env=full_env)
+        async with spawn_turn():
+            proc = spawn(argv, cwd=workdir, env=full_env)
     except OSError as exc:
         return ProcessResult(None, b"", b"", False, False, None, spawn_error=str(exc))
     if on_spawn is not None:

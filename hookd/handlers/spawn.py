@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 
 import trio
+from trio.lowlevel import RunVar
 
-__all__ = ["HookProcess", "spawn"]
+__all__ = ["HookProcess", "spawn", "spawn_turn"]
 
 _POLL_INTERVAL = 0.005
 """Where there is no pidfd (not Linux ≥ 5.3), how often ``wait`` polls."""
@@ -76,6 +78,28 @@ class HookProcess:
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None
+
+
+_TURN: RunVar[trio.Lock] = RunVar("hookd_spawn_turn")
+
+
+@asynccontextmanager
+async def spawn_turn() -> AsyncIterator[None]:
+    """Hold while starting a process: one start per pass of the scheduler.
+
+    ``spawn`` blocks the loop for the whole ``vfork`` + ``exec`` (a few hundred
+    µs).  Eight hooks of one event all become runnable together, and trio runs
+    every runnable task before it looks at the sockets again — so without
+    turns, eight starts in a row (several ms) would sit in front of every other
+    session's event.  Taking turns puts an I/O poll between two starts.
+    """
+    try:
+        lock = _TURN.get()
+    except LookupError:
+        lock = trio.Lock()
+        _TURN.set(lock)
+    async with lock:
+        yield
 
 
 def spawn(
