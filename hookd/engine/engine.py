@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 import msgspec
 import structlog
@@ -90,7 +90,6 @@ class AsyncSink(Protocol):
     def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> str | None: ...
 
 
-@runtime_checkable
 class OutputAsyncSink(Protocol):
     """An :class:`AsyncSink` that also adopts hooks which background themselves.
 
@@ -283,6 +282,12 @@ class Engine:
                 http_policy=http_policy,
             )
 
+        # Duck-typed on purpose: isinstance() against a runtime-checkable Protocol
+        # walks its attributes, tens of µs on every hook run.
+        adopter: Callable[[HookSpec, Invocation, Engine], AsyncAdopter] | None = getattr(
+            async_sink, "adopter", None
+        )
+
         async def run_unit(unit: _Unit, indexes: list[int]) -> None:
             raw = event.raw
             for spec, index in zip(unit.hooks, indexes, strict=True):
@@ -300,8 +305,8 @@ class Engine:
                             )
                         )
                         continue
-                if isinstance(handler, CommandHandler) and isinstance(async_sink, OutputAsyncSink):
-                    inv.async_adopter = async_sink.adopter(spec, inv, self)
+                if isinstance(handler, CommandHandler) and adopter is not None:
+                    inv.async_adopter = adopter(spec, inv, self)
                 run = await self.run_one(spec, inv, progress)
                 runs[index] = run
                 if run.outcome == "success" and handler.once and session is not None:

@@ -210,30 +210,41 @@ class AsyncHandoff:
 
 
 async def _read(
-    stream: trio.abc.ReceiveStream | None,
+    stream: trio.lowlevel.FdStream | None,
     capture: _Capture,
     watch: _FirstLine | None,
     on_ack: Callable[[], None],
 ) -> None:
-    """Drain ``stream`` into ``capture`` without closing it (a handoff keeps reading it).
+    """Drain ``stream``'s pipe into ``capture`` without closing it (a handoff keeps reading it).
 
-    Cancelling a trio ``receive_some`` never loses bytes, so the reader can be
-    cancelled at an ack and the adopter resumes exactly where it stopped.
+    Reads the descriptor itself — wait until readable, then one ``read`` — so a
+    read passes through the scheduler only when there is nothing to read yet;
+    ``FdStream.receive_some`` adds a checkpoint after every read, three more
+    trips per hook (the output, its EOF, stderr's EOF).  Cancellation can only
+    land in the wait, before a read, so no byte is lost at an ack: the adopter
+    resumes exactly where this stopped.
     """
     if stream is None:
         return
+    fd = stream.fileno()
     while True:
         try:
-            chunk = await stream.receive_some(_CHUNK)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            await trio.lowlevel.wait_readable(fd)
+        except trio.ClosedResourceError:
+            return  # our end was closed (the run is being torn down)
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            continue
+        except OSError:
             return
-        if watch is not None and watch.feed(bytes(chunk), capture):
+        if watch is not None and watch.feed(chunk, capture):
             on_ack()
             return
         if not chunk:
             return
         if watch is None:
-            capture.add(bytes(chunk))
+            capture.add(chunk)
 
 
 async def _supervise(
@@ -268,7 +279,7 @@ async def _supervise(
 
 async def _read_in(
     scope: trio.CancelScope,
-    stream: trio.abc.ReceiveStream | None,
+    stream: trio.lowlevel.FdStream | None,
     capture: _Capture,
     watch: _FirstLine | None,
     on_ack: Callable[[], None],

@@ -52,7 +52,8 @@ class HookProcess:
                 self._pidfd = pidfd_open(self.pid)
             except OSError:
                 self._pidfd = None  # an old kernel: fall back to polling
-        self._lock = trio.Lock()
+        self._exited: trio.Event | None = None
+        """Set once reaped; exists while some task watches the pidfd."""
 
     @property
     def returncode(self) -> int | None:
@@ -60,9 +61,15 @@ class HookProcess:
         return self._popen.returncode
 
     async def wait(self) -> int:
-        """Wait for the exit and reap.  Several tasks may wait; one of them watches."""
-        async with self._lock:
-            if self._popen.returncode is None:
+        """Wait for the exit and reap.  Several tasks may wait: one watches the pidfd,
+        the others wait for it (no lock — a lock would cost every hook a trip through
+        the scheduler even when nobody else waits)."""
+        while self._popen.returncode is None:
+            if self._exited is not None:
+                await self._exited.wait()
+                continue  # the watcher may have been cancelled: check, maybe take over
+            exited = self._exited = trio.Event()
+            try:
                 if self._pidfd is not None:
                     await trio.lowlevel.wait_readable(self._pidfd)
                 else:
@@ -70,9 +77,10 @@ class HookProcess:
                         await trio.sleep(_POLL_INTERVAL)
                 self._popen.wait()  # exited: reaps without blocking
                 self._close_pidfd()
-        code = self._popen.returncode
-        assert code is not None
-        return code
+            finally:
+                self._exited = None
+                exited.set()
+        return self._popen.returncode
 
     def _close_pidfd(self) -> None:
         if self._pidfd is not None:
@@ -80,7 +88,16 @@ class HookProcess:
             self._pidfd = None
 
 
-_TURN: RunVar[trio.Lock] = RunVar("hookd_spawn_turn")
+class _Turn:
+    def __init__(self) -> None:
+        self.lock = trio.Lock()
+        self.last_end = -1.0
+
+
+_SAME_PASS = 0.0002
+"""Two starts closer than this (seconds) are taken to be in one scheduler pass."""
+
+_TURN: RunVar[_Turn] = RunVar("hookd_spawn_turn")
 
 
 @asynccontextmanager
@@ -91,15 +108,27 @@ async def spawn_turn() -> AsyncIterator[None]:
     µs).  Eight hooks of one event all become runnable together, and trio runs
     every runnable task before it looks at the sockets again — so without
     turns, eight starts in a row (several ms) would sit in front of every other
-    session's event.  Taking turns puts an I/O poll between two starts.
+    session's event.  Taking turns puts an I/O poll between two starts; a lone
+    start (the common case) goes straight ahead.
     """
     try:
-        lock = _TURN.get()
+        turn = _TURN.get()
     except LookupError:
-        lock = trio.Lock()
-        _TURN.set(lock)
-    async with lock:
+        turn = _Turn()
+        _TURN.set(turn)
+    if turn.lock.locked() or trio.current_time() - turn.last_end < _SAME_PASS:
+        # Another start just happened, most likely in this very pass: start in a
+        # later one, queued behind whoever waits already (acquiring always yields).
+        async with turn.lock:
+            try:
+                yield
+            finally:
+                turn.last_end = trio.current_time()
+        return
+    try:
         yield
+    finally:
+        turn.last_end = trio.current_time()
 
 
 def spawn(
