@@ -91,8 +91,8 @@ class _Worker:
         assert stream is not None
         while len(self.buffer) < size:
             try:
-                chunk = await stream.receive_some(65536)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                chunk = await _read_some(stream)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 raise WorkerDied("python worker closed its pipe") from exc
             if not chunk:
                 raise WorkerDied("python worker exited before answering")
@@ -117,6 +117,20 @@ class _Worker:
         (size,) = _HEADER.unpack(await self._receive_exactly(_HEADER.size))
         self.calls += 1
         return await self._receive_exactly(size)
+
+
+async def _read_some(stream: trio.abc.ReceiveStream) -> bytes:
+    """Wait for the pipe, then read it: unlike ``receive_some``, no extra trip through
+    the scheduler after the read (a call waits for exactly one reply)."""
+    if not isinstance(stream, FdStream):
+        return bytes(await stream.receive_some(65536))
+    fd = stream.fileno()
+    while True:
+        await trio.lowlevel.wait_readable(fd)
+        try:
+            return os.read(fd, 65536)
+        except BlockingIOError:
+            continue
 
 
 def _write_nowait(fd: int, data: bytes) -> int:
@@ -249,7 +263,11 @@ class PythonWorkerPool:
         """
         if self._closed:
             raise WorkerDied("the python worker pool is closed")
-        async with self._limit:
+        try:
+            self._limit.acquire_nowait()  # a free slot: no trip through the scheduler
+        except trio.WouldBlock:
+            await self._limit.acquire()
+        try:
             worker = self._idle.pop() if self._idle else await self._spawn()
             done = False
             try:
@@ -260,6 +278,8 @@ class PythonWorkerPool:
                     self._idle.append(worker)
                 else:
                     await self._discard(worker)
+        finally:
+            self._limit.release()
         return self._decoder.decode(raw)
 
     async def aclose(self) -> None:
