@@ -240,8 +240,10 @@ def _posix_spawn(argv: list[str], stdin: bytes) -> float:
     return time.perf_counter() - start
 
 
-def _bare_spawn(command: str, stdin: bytes, n: int, budget: float) -> list[float]:
-    argv = ["/bin/sh", "-c", command]
+def _bare_spawn(
+    command: str, stdin: bytes, n: int, budget: float, shell: bool = True
+) -> list[float]:
+    argv = ["/bin/sh", "-c", command] if shell else [shutil.which(command) or command]
     for _ in range(10):
         _posix_spawn(argv, stdin)
     out: list[float] = []
@@ -298,6 +300,7 @@ def command_hook(plan: Plan) -> Row:
         ok = len(probe.hooks) == 1 and probe.hooks[0].exit_code == 0
         h: list[float] = []
         bare: list[float] = []
+        direct: list[float] = []
         node: list[float] = []
         bun: list[float] = []
         bun_bin = bun_path()
@@ -305,12 +308,17 @@ def command_hook(plan: Plan) -> Row:
         for _ in range(plan.rounds):
             h += time_fires(hc, "PreToolUse", payload, per_round, plan.budget_s, warmup=5)
             bare += _bare_spawn("cat", stdin, per_round, plan.budget_s)
+            direct += _bare_spawn("cat", stdin, per_round, plan.budget_s, shell=False)
             node += _js_spawn("node", "cat", stdin, per_round, plan.budget_s)
             if bun_bin:
                 bun += _js_spawn(bun_bin, "cat", stdin, per_round, plan.budget_s)
     hs, bs, ns = _ms(h), _ms(bare), _ms(node)
+    # hookd starts a simple command like `cat` without /bin/sh (direct_exec.py); the
+    # goal is judged against the shell spawn, as Claude Code runs hooks, and the
+    # no-shell spawn is reported beside it so the shell's share is visible.
     baseline: dict[str, Any] = {
         "bare_posix_spawn": bs,
+        "bare_posix_spawn_no_shell": _ms(direct),
         "node_spawn_shell": ns,
     }
     cc_p50 = ns["p50_ms"]
@@ -325,6 +333,7 @@ def command_hook(plan: Plan) -> Row:
         baseline=baseline,
         ratio_p50=r_bare,
         ratio_vs_cc=ratio(hs["p50_ms"], cc_p50),
+        ratio_no_shell=ratio(hs["p50_ms"], baseline["bare_posix_spawn_no_shell"]["p50_ms"]),
         goal="≤ 1.3× bare posix_spawn; ≤ Claude Code's spawn (bun, else node)",
         met=ok and r_bare <= 1.3 and hs["p50_ms"] <= cc_p50,
         note=None if ok else f"hook did not succeed: {probe.hooks}",

@@ -68,10 +68,16 @@ def cells(row: Row) -> tuple[str, str, str]:
         fl = "; ".join(f"{r['clients']}c {r['events_per_s']:,}/s" for r in b["runs"])
         return hk, f"floor {fl}", f"{row['ratio_8']}× at 8c"
     if n == "4":
-        base = f"posix_spawn {_ms(b['bare_posix_spawn'])}; node {_ms(b['node_spawn_shell'])}"
+        base = f"posix_spawn `sh -c cat` {_ms(b['bare_posix_spawn'])}"
+        if "bare_posix_spawn_no_shell" in b:
+            base += f"; `cat` without sh {_ms(b['bare_posix_spawn_no_shell'])}"
+        base += f"; node {_ms(b['node_spawn_shell'])}"
         if "bun_spawn_shell" in b:
             base += f"; bun {_ms(b['bun_spawn_shell'])}"
-        return _ms(h), base, f"{row['ratio_p50']}× spawn, {row['ratio_vs_cc']}× CC"
+        ratios = f"{row['ratio_p50']}× spawn, {row['ratio_vs_cc']}× CC"
+        if "ratio_no_shell" in row:
+            ratios += f", {row['ratio_no_shell']}× no-shell spawn"
+        return _ms(h), base, ratios
     if n == "5":
         idle, busy = b["no_hook_idle"], b["no_hook_during_8_hook_events"]
         return (
