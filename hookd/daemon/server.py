@@ -42,6 +42,7 @@ from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.daemon.watcher import watch_sources
 from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd.engine.engine import Engine, EngineSettings, Plan, ProgressFn
+from hookd.engine.selection import index_for
 from hookd.handlers.base import Invocation
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import HandlerOptions, open_handlers
@@ -536,11 +537,9 @@ class Daemon:
 
 def _held_back(full: HookConfig, used: HookConfig, event: str) -> int:
     """How many of ``event``'s hooks the trust gate held back (0 when trusted)."""
-    groups = full.groups_for(event)
-    if full is used or not groups:
+    if full is used:
         return 0
-    count = sum(len(g.hooks) for g in groups)
-    return count - sum(len(g.hooks) for g in used.groups_for(event))
+    return index_for(full).hook_count(event) - index_for(used).hook_count(event)
 
 
 def _answers(path: Path) -> bool:

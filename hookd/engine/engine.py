@@ -30,7 +30,8 @@ from hookd.config.model import GroupSpec, HookConfig, HookSpec
 from hookd.config.schema import AgentHandler, CommandHandler, Handler, PromptHandler
 from hookd.engine.aggregate import aggregate
 from hookd.engine.interpret import interpret
-from hookd.engine.matching import compile_matcher, dedup_key, if_rule_matches, tool_aliases
+from hookd.engine.matching import if_rule_matches, tool_aliases
+from hookd.engine.selection import index_for, indexed_group
 from hookd.handlers.base import HandlerResult, HttpPolicy, Invocation
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.process import AsyncAdopter
@@ -148,46 +149,46 @@ class Engine:
         extra_groups: Sequence[GroupSpec] = (),
         session: SessionState | None = None,
     ) -> list[_Unit]:
-        """The hooks this event runs, in configuration order, deduplicated."""
-        groups = config.groups_for(event.name)
+        """The hooks this event runs, in configuration order, deduplicated.
+
+        Per-generation work (matchers, scope switches, dedup keys) comes from the
+        config's :class:`~hookd.engine.selection.SelectionIndex`; only ``if``
+        rules, ``once`` and deduplication are decided here, per event.
+        """
+        index = index_for(config)
+        groups = index.groups(event.name)
         # Session groups arrive for every event the session registered: keep this one's.
         own = [g for g in extra_groups if g.event == event.name] if extra_groups else []
         if not groups and not own:
             return []  # the common case: nothing configured for this event
+        extra = [indexed_group(config, g, event.name) for g in own]
         query = matcher_query(event)
-        candidates: tuple[str, ...] = ()
         if query is not None:
             tool = event.raw.get("tool_name")
             candidates = tool_aliases(query) if isinstance(tool, str) else (query,)
-        tool_name = event.raw.get("tool_name")
+            groups = index.matching(event.name, candidates)
+            extra = [g for g in extra if g.matcher.matches(candidates)]
+        tool_name = str(event.raw.get("tool_name") or "")
         tool_input = event.raw.get("tool_input")
         seen: set[tuple[Any, ...]] = set()
         units: list[_Unit] = []
-        for group in (*groups, *own):
-            if query is not None and not compile_matcher(group.matcher, event.name).matches(
-                candidates
-            ):
-                continue
+        for group in (*groups, *extra):
             chosen: list[HookSpec] = []
-            for spec in group.hooks:
-                if not config.scope_allowed(spec.scope):
-                    continue
-                rule = spec.handler.if_
-                if rule is not None and not if_rule_matches(
-                    rule, event.name, str(tool_name or ""), tool_input, event.typed.cwd
+            for c in group.candidates:
+                if c.rule is not None and not if_rule_matches(
+                    c.rule, event.name, tool_name, tool_input, event.typed.cwd
                 ):
                     continue
-                if spec.handler.once and session is not None and spec.hook_id in session.once_done:
+                if c.once_id is not None and session is not None and c.once_id in session.once_done:
                     continue
-                key = dedup_key(spec)
-                if key is not None:
-                    if key in seen:
+                if c.key is not None:
+                    if c.key in seen:
                         continue
-                    seen.add(key)
-                chosen.append(spec)
+                    seen.add(c.key)
+                chosen.append(c.spec)
             if not chosen:
                 continue
-            if group.sequential:
+            if group.group.sequential:
                 units.append(_Unit(tuple(chosen), sequential=True))
             else:
                 units.extend(_Unit((spec,), sequential=False) for spec in chosen)

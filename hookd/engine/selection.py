@@ -1,0 +1,114 @@
+"""One configuration's hooks, indexed for the question every event asks: which run?
+
+A configuration generation is immutable, so everything about a hook that does
+not depend on the event is worked out once per generation instead of once per
+event: each group's compiled matcher, which of its hooks the scope switches
+allow (``disableAllHooks``, ``allowManagedHooksOnly``), each hook's dedup key
+and ``once`` identity.  And which groups a tool name matches is remembered per
+(event, tool): a config with a hundred groups for other tools costs an event
+one dictionary lookup, not a hundred matcher tests (``bench/`` row 10).
+
+What stays per event is what depends on it: ``if`` rules (the command or path),
+``once`` (the session) and deduplication among the chosen hooks.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from hookd.config.model import GroupSpec, HookConfig, HookSpec
+from hookd.engine.matching import Matcher, compile_matcher, dedup_key
+
+__all__ = ["IndexedGroup", "SelectionIndex", "index_for", "indexed_group"]
+
+_MATCH_MEMO = 1024
+"""(event, tool) answers kept per index; queries of non-tool events (a file name for
+FileChanged, say) are unbounded, so the memo is cleared when it is full."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    spec: HookSpec
+    rule: str | None
+    """The handler's ``if`` rule, checked per event."""
+    once_id: str | None
+    """``hook_id`` for a ``once`` hook (per-session memory), else None."""
+    key: tuple[Any, ...] | None
+    """Claude Code's dedup key; None: never deduplicated."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedGroup:
+    group: GroupSpec
+    matcher: Matcher
+    candidates: tuple[Candidate, ...]
+    """The group's hooks that the configuration's scope switches let run."""
+
+
+def indexed_group(config: HookConfig, group: GroupSpec, event: str) -> IndexedGroup:
+    return IndexedGroup(
+        group,
+        compile_matcher(group.matcher, event),
+        tuple(
+            Candidate(
+                spec,
+                spec.handler.if_,
+                spec.hook_id if spec.handler.once else None,
+                dedup_key(spec),
+            )
+            for spec in group.hooks
+            if config.scope_allowed(spec.scope)
+        ),
+    )
+
+
+class SelectionIndex:
+    def __init__(self, config: HookConfig) -> None:
+        self._config = config
+        self._groups: dict[str, tuple[IndexedGroup, ...]] = {}
+        self._matching: dict[tuple[str, tuple[str, ...]], tuple[IndexedGroup, ...]] = {}
+        self._counts: dict[str, int] = {}
+
+    def groups(self, event: str) -> tuple[IndexedGroup, ...]:
+        found = self._groups.get(event)
+        if found is None:
+            found = self._groups[event] = tuple(
+                indexed_group(self._config, g, event) for g in self._config.groups_for(event)
+            )
+        return found
+
+    def hook_count(self, event: str) -> int:
+        """How many hooks the configuration has for ``event`` (scope switches aside)."""
+        found = self._counts.get(event)
+        if found is None:
+            found = self._counts[event] = sum(len(g.hooks) for g in self._config.groups_for(event))
+        return found
+
+    def matching(self, event: str, candidates: tuple[str, ...]) -> tuple[IndexedGroup, ...]:
+        """The event's groups whose matcher accepts one of ``candidates`` (a tool's names)."""
+        key = (event, candidates)
+        found = self._matching.get(key)
+        if found is None:
+            if len(self._matching) >= _MATCH_MEMO:
+                self._matching.clear()
+            found = self._matching[key] = tuple(
+                g for g in self.groups(event) if g.matcher.matches(candidates)
+            )
+        return found
+
+
+_INDEXES: dict[int, tuple[weakref.ref[HookConfig], SelectionIndex]] = {}
+
+
+def index_for(config: HookConfig) -> SelectionIndex:
+    """The index of ``config`` (built on first use, dropped with the config)."""
+    held = _INDEXES.get(id(config))
+    if held is not None and held[0]() is config:
+        return held[1]
+    if len(_INDEXES) >= 256:
+        _INDEXES.clear()  # old generations and trust-filtered copies: rebuilt on demand
+    index = SelectionIndex(config)
+    _INDEXES[id(config)] = (weakref.ref(config), index)
+    return index
