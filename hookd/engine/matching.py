@@ -60,8 +60,10 @@ _TOOL_ALIASES = {
 }
 
 
+@functools.lru_cache(maxsize=512)
 def tool_aliases(tool: str) -> tuple[str, ...]:
-    """The tool's own name followed by every legacy name that refers to it."""
+    """The tool's own name followed by every legacy name that refers to it (memoised:
+    asked once per event and once per ``if`` rule)."""
     return (tool, *(alias for alias, target in _TOOL_ALIASES.items() if target == tool))
 
 
