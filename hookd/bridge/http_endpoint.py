@@ -360,7 +360,7 @@ async def _dispatch(
         raise _HttpError(400, f"body is a {named!r} input but was posted to /hooks/{event}")
 
     pid = await peer_pid.get()
-    context = agent_context(pid)
+    context = peer_pid.context()
     carries = carries_late_context(event)
     result: FireResult | None = None
     bad_input: str | None = None
@@ -467,6 +467,7 @@ class _PeerPid:
         self._stream = stream
         self._done = False
         self._pid: int | None = None
+        self._context: str | None = None
 
     async def get(self) -> int | None:
         if not self._done:
@@ -478,6 +479,13 @@ class _PeerPid:
                 return None
             self._pid = await trio.to_thread.run_sync(_tcp_peer_pid, local, peer)
         return self._pid
+
+    def context(self) -> str:
+        """The agent's context (batch or interactive), read once per connection: the
+        peer of a kept-alive connection is one process, whose command line is fixed."""
+        if self._context is None:
+            self._context = agent_context(self._pid)
+        return self._context
 
 
 def _tcp_peer_pid(local: tuple[Any, ...], peer: tuple[Any, ...]) -> int | None:
