@@ -103,7 +103,11 @@ class Daemon:
         )
         self.registry = ConfigRegistry(self.layout, settings.project_idle_seconds)
         self.sessions = SessionTable()
-        runner = CommandRunner(output_cap=settings.output_cap, kill_grace=settings.kill_grace)
+        runner = CommandRunner(
+            output_cap=settings.output_cap,
+            kill_grace=settings.kill_grace,
+            direct=settings.command_without_shell,
+        )
         state = settings.state_path()
         self.engine = Engine(
             EngineSettings(

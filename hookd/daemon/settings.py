@@ -74,6 +74,8 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     output_cap: int = 1024 * 1024
     """Bytes kept per hook stream (stdout, stderr); the rest is drained and dropped."""
     kill_grace: float = 1.0
+    command_without_shell: bool = True
+    """Start simple shell-form commands (``cat``, ``python3 x.py``) directly, not via /bin/sh."""
     stop_block_cap: int = 8
     tail_buffer: int = 500
     """Recent hook runs kept for ``hookctl tail``."""
