@@ -174,3 +174,37 @@ async def test_the_shell_is_really_skipped(tmp_path: Path, programs: dict[str, s
     direct = await _fire(tmp_path, "parent-name", direct=True, env=env)
     assert shell.stdout.strip() == "sh"  # comm of the shell started as /bin/sh
     assert direct.stdout.strip() != shell.stdout.strip()  # the daemon itself started it
+
+
+@pytest.mark.parametrize(("setting", "via_shell"), [(True, False), (False, True)])
+async def test_the_daemon_setting_switches_it(
+    daemon_factory: Any, tmp_path: Path, setting: bool, via_shell: bool
+) -> None:
+    import trio
+
+    from hookd_client.client import Client
+
+    script = _script(tmp_path / "parent-name", "#!/bin/sh\ncat /proc/$PPID/comm\n")
+    handle = await daemon_factory(command_without_shell=setting)
+    handle.user_config.write_text(
+        json.dumps(
+            {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": str(script)}]}]}}
+        )
+    )
+    handle.daemon.reload()
+    payload = {
+        "session_id": f"setting-{setting}",
+        "transcript_path": "/dev/null",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+    }
+
+    def fire() -> Any:
+        with Client(handle.socket) as client:
+            return client.fire("PreToolUse", payload)
+
+    reply = await trio.to_thread.run_sync(fire)
+    [run] = reply.result.hooks
+    assert (run.stdout.strip() == "sh") is via_shell, run  # else: the daemon's own process
