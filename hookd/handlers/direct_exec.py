@@ -76,6 +76,8 @@ SIGNAL_AS_STATUS = _shell_name() != "bash"
 
 def simple_argv(command: str, env: Mapping[str, str]) -> list[str] | None:
     """The argv ``/bin/sh -c command`` would exec, or None when it takes a shell to know."""
+    if "PATH" not in env:
+        return None  # the shell's built-in default search path is its own to know
     words: list[str] = []
     current: str | None = None
     first_raw = ""

@@ -25,7 +25,7 @@ from hookd.handlers.direct_exec import simple_argv
 from hookd_client.events import decode_event
 from hookd_client.results import HookRun
 
-ENV = {"CLAUDE_PROJECT_DIR": "/srv/my project", "X": "1", "EMPTY": ""}
+ENV = {"CLAUDE_PROJECT_DIR": "/srv/my project", "X": "1", "EMPTY": "", "PATH": "/usr/bin:/bin"}
 
 
 @pytest.mark.parametrize(
@@ -69,6 +69,10 @@ ENV = {"CLAUDE_PROJECT_DIR": "/srv/my project", "X": "1", "EMPTY": ""}
 )
 def test_what_counts_as_simple(command: str, argv: list[str] | None) -> None:
     assert simple_argv(command, ENV) == argv
+
+
+def test_without_path_the_shell_decides() -> None:
+    assert simple_argv("cat", {}) is None
 
 
 def _script(path: Path, body: str) -> Path:
