@@ -122,6 +122,9 @@ class HookConfig:
     status_line: CommandSetting | None = None
     """``statusLine`` of the highest-precedence file that sets it."""
     file_suggestion: CommandSetting | None = None
+    derived: dict[str, object] = field(default_factory=dict, init=False, compare=False, repr=False)
+    """What others work out once per generation and keep with it (the engine's selection
+    index).  Not an init field, so ``dataclasses.replace`` gives a copy an empty one."""
 
     def groups_for(self, event: str) -> tuple[GroupSpec, ...]:
         return self.groups.get(event, ())

@@ -14,7 +14,6 @@ What stays per event is what depends on it: ``if`` rules (the command or path),
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,16 +98,10 @@ class SelectionIndex:
         return found
 
 
-_INDEXES: dict[int, tuple[weakref.ref[HookConfig], SelectionIndex]] = {}
-
-
 def index_for(config: HookConfig) -> SelectionIndex:
-    """The index of ``config`` (built on first use, dropped with the config)."""
-    held = _INDEXES.get(id(config))
-    if held is not None and held[0]() is config:
-        return held[1]
-    if len(_INDEXES) >= 256:
-        _INDEXES.clear()  # old generations and trust-filtered copies: rebuilt on demand
-    index = SelectionIndex(config)
-    _INDEXES[id(config)] = (weakref.ref(config), index)
+    """The index of ``config``: built on first use, kept in (and dropped with) the config."""
+    index = config.derived.get("selection")
+    if index is None:
+        index = config.derived["selection"] = SelectionIndex(config)
+    assert isinstance(index, SelectionIndex)
     return index
