@@ -164,11 +164,8 @@ class TrustStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._path = str(path)
         self._stat: tuple[int, int, int] | None = None
         self._entries: dict[str, TrustEntry] = {}
-        self._covering: dict[str, TrustEntry | None] = {}
-        """``lookup`` answers for the entries as last read (cleared when they change)."""
         self.version = 0
         """Goes up whenever the entries change: what callers key their own caches on."""
 
@@ -177,17 +174,16 @@ class TrustStore:
     def refresh(self) -> None:
         """Re-read the file when it changed on disk (one ``stat`` when it did not)."""
         try:
-            st = os.stat(self._path)
+            st = os.stat(self.path)
         except FileNotFoundError:
             if self._stat is not None or self._entries:
-                self._stat, self._entries, self._covering = None, {}, {}
+                self._stat, self._entries = None, {}
                 self.version += 1
             return
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         if key == self._stat:
             return
         self._entries = {e.path: e for e in self._read()}
-        self._covering = {}
         self._stat = key
         self.version += 1
 
@@ -212,16 +208,6 @@ class TrustStore:
     def lookup(self, project: str) -> TrustEntry | None:
         """The entry that covers ``project``: its own, or an unpinned ancestor's."""
         self.refresh()
-        try:
-            return self._covering[project]
-        except KeyError:
-            pass
-        if len(self._covering) > 4096:
-            self._covering.clear()
-        found = self._covering[project] = self._find(project)
-        return found
-
-    def _find(self, project: str) -> TrustEntry | None:
         root = canonical(project)
         exact = self._entries.get(root)
         if exact is not None:
