@@ -63,14 +63,7 @@ _SHELL_VARIABLES = frozenset({"PPID", "IFS", "PS1", "PS2", "PS4", "OPTIND", "LIN
 """Names the shell sets itself rather than taking from the environment."""
 
 
-def _shell_name() -> str:
-    try:
-        return os.path.basename(os.path.realpath("/bin/sh"))
-    except OSError:
-        return "sh"
-
-
-SIGNAL_AS_STATUS = _shell_name() != "bash"
+SIGNAL_AS_STATUS = os.path.basename(os.path.realpath("/bin/sh")) != "bash"
 """Whether ``/bin/sh -c CMD`` reports CMD's death by signal N as exit status 128+N."""
 
 
@@ -135,11 +128,10 @@ def shell_pwd(env: Mapping[str, str], cwd: str) -> str:
     inherited = env.get("PWD")
     if inherited and os.path.isabs(inherited):
         try:
-            a, b = os.stat(inherited), os.stat(cwd)
-            if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino):
+            if os.path.samefile(inherited, cwd):
                 return inherited
         except OSError:
-            pass
+            pass  # it names nothing any more
     return _physical(cwd)
 
 
