@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import collections
 import itertools
-import os
 import socket
 import struct
 from collections.abc import AsyncIterator
@@ -23,6 +22,7 @@ import msgspec
 import structlog
 import trio
 
+from hookd.fdio import read_when_ready, write_nowait
 from hookd_client import protocol
 from hookd_client.protocol import HEADER
 
@@ -106,9 +106,7 @@ class Connection:
         data = protocol.encode(message)
         if not self._outbox and not self._writer_busy:
             try:
-                sent = os.write(self._fd, data)
-            except BlockingIOError:
-                sent = 0
+                sent = write_nowait(self._fd, data)
             except OSError:
                 self.close()  # the peer is gone
                 return
@@ -190,7 +188,9 @@ class Connection:
         Reads in large chunks and cuts frames out of a buffer: one ``recv``
         usually brings a whole frame (often several), where reading header and
         body separately cost a system call each — on these VMs a system call is
-        a good part of a no-hook event's cost.
+        a good part of a no-hook event's cost.  Each read waits for readability
+        first (:func:`hookd.fdio.read_when_ready`): a client that fires one event
+        at a time has sent nothing yet when its reply goes out.
         """
         buf = bytearray()
         while True:
@@ -216,7 +216,10 @@ class Connection:
             if len(buf) >= HEADER.size:
                 (length,) = HEADER.unpack_from(buf)
                 want = min(max(want, HEADER.size + length - len(buf)), 1 << 20)
-            chunk = await self._receive(want)
+            try:
+                chunk = await read_when_ready(self._fd, want)
+            except OSError as exc:  # reset by the peer, and the like
+                raise trio.BrokenResourceError(str(exc)) from exc
             if not chunk:
                 if buf:
                     raise protocol.FrameError(
@@ -224,23 +227,6 @@ class Connection:
                     )
                 return
             buf += chunk
-
-    async def _receive(self, want: int) -> bytes:
-        """Wait until the socket is readable, then read once (b"" at EOF).
-
-        Waiting *first* is the point: a client that fires one event at a time
-        has sent nothing yet when its reply goes out, so trying ``recv`` first
-        (as ``SocketStream.receive_some`` does) costs a failed system call and
-        an exception on every event.
-        """
-        while True:
-            await trio.lowlevel.wait_readable(self._fd)
-            try:
-                return os.read(self._fd, want)
-            except BlockingIOError:
-                continue  # woken without data (another reader's wake-up, a spurious one)
-            except OSError as exc:  # reset by the peer, and the like
-                raise trio.BrokenResourceError(str(exc)) from exc
 
     # --- server-initiated requests (client callbacks) ----------------------------
 

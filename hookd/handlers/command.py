@@ -23,6 +23,7 @@ from hookd.handlers.process import (
     AsyncHandoff,
     ProcessResult,
     run_process_capped,
+    working_directory,
 )
 
 __all__ = ["ENV_FILE_EVENTS", "CommandRunner", "substitute_placeholders"]
@@ -111,6 +112,45 @@ class CommandRunner:
             os.close(fd)
         return path
 
+    async def _start(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        inv: Invocation,
+        *,
+        stdin: bytes,
+        adopter: AsyncAdopter | None,
+    ) -> ProcessResult:
+        """Run ``argv`` to its end — without the shell when ``/bin/sh -c`` would only
+        have looked the program up and started it (:mod:`hookd.handlers.direct_exec`)."""
+
+        async def run(argv: list[str], env: dict[str, str]) -> ProcessResult:
+            return await run_process_capped(
+                argv,
+                stdin=stdin,
+                cwd=inv.cwd,
+                env=env,
+                timeout=inv.timeout,
+                output_cap=self.output_cap,
+                kill_grace=self.kill_grace,
+                pipe_grace=self.pipe_grace,
+                on_spawn=lambda pid: setattr(inv, "pid", pid),
+                on_async_ack=adopter,
+                run_id=inv.run_id,
+            )
+
+        direct = simple_argv(argv[2], env) if self.direct and argv[:2] == _SH_C else None
+        if direct is None:
+            return await run(argv, env)
+        cwd = working_directory(inv.cwd) or os.getcwd()
+        result = await run(direct, {**env, "PWD": shell_pwd(env, cwd)})
+        if result.spawn_error is not None:
+            # Not startable as is (not found, not executable, no #! line): the
+            # shell says so in its own words, or runs it as a script.
+            return await run(argv, env)
+        report_as_shell(result)
+        return result
+
     async def run(self, handler: CommandHandler, inv: Invocation) -> HandlerResult:
         values = {"CLAUDE_PROJECT_DIR": inv.project_dir}
         if inv.spec.plugin_root:
@@ -119,36 +159,13 @@ class CommandRunner:
         input_file = self._write_input_file(inv)
         adopter = _KeepInputFile(inv.async_adopter, input_file) if inv.async_adopter else None
         try:
-            argv = self.argv(handler, values)
-            env = self.environment(inv, input_file)
-
-            async def run(argv: list[str], env: dict[str, str]) -> ProcessResult:
-                return await run_process_capped(
-                    argv,
-                    stdin=inv.stdin if handler.pass_context else b"",
-                    cwd=inv.cwd,
-                    env=env,
-                    timeout=inv.timeout,
-                    output_cap=self.output_cap,
-                    kill_grace=self.kill_grace,
-                    pipe_grace=self.pipe_grace,
-                    on_spawn=lambda pid: setattr(inv, "pid", pid),
-                    on_async_ack=adopter,
-                    run_id=inv.run_id,
-                )
-
-            direct = simple_argv(argv[2], env) if self.direct and argv[:2] == _SH_C else None
-            if direct is None:
-                result = await run(argv, env)
-            else:
-                cwd = inv.cwd if inv.cwd and os.path.isdir(inv.cwd) else os.getcwd()
-                result = await run(direct, {**env, "PWD": shell_pwd(env, cwd)})
-                if result.spawn_error is not None:
-                    # Not startable as is (not found, not executable, no #! line):
-                    # the shell says so in its own words, or runs it as a script.
-                    result = await run(argv, env)
-                else:
-                    report_as_shell(result)
+            result = await self._start(
+                self.argv(handler, values),
+                self.environment(inv, input_file),
+                inv,
+                stdin=inv.stdin if handler.pass_context else b"",
+                adopter=adopter,
+            )
         finally:
             if adopter is None or not adopter.adopted:
                 try:

@@ -41,9 +41,17 @@ import msgspec
 import structlog
 import trio
 
+from hookd.fdio import read_when_ready, write_nowait
 from hookd.handlers.spawn import HookProcess, spawn, spawn_turn
 
-__all__ = ["AsyncAdopter", "AsyncHandoff", "ProcessResult", "kill_tree", "run_process_capped"]
+__all__ = [
+    "AsyncAdopter",
+    "AsyncHandoff",
+    "ProcessResult",
+    "kill_tree",
+    "run_process_capped",
+    "working_directory",
+]
 
 log = structlog.get_logger("hookd.process")
 
@@ -217,25 +225,20 @@ async def _read(
 ) -> None:
     """Drain ``stream``'s pipe into ``capture`` without closing it (a handoff keeps reading it).
 
-    Reads the descriptor itself — wait until readable, then one ``read`` — so a
-    read passes through the scheduler only when there is nothing to read yet;
+    Reads the descriptor itself (:func:`hookd.fdio.read_when_ready`):
     ``FdStream.receive_some`` adds a checkpoint after every read, three more
-    trips per hook (the output, its EOF, stderr's EOF).  Cancellation can only
-    land in the wait, before a read, so no byte is lost at an ack: the adopter
-    resumes exactly where this stopped.
+    trips through the scheduler per hook (the output, its EOF, stderr's EOF).
+    Cancellation lands only before a read, so no byte is lost at an ack: the
+    adopter resumes exactly where this stopped.
     """
     if stream is None:
         return
     fd = stream.fileno()
     while True:
         try:
-            await trio.lowlevel.wait_readable(fd)
+            chunk = await read_when_ready(fd, _CHUNK)
         except trio.ClosedResourceError:
             return  # our end was closed (the run is being torn down)
-        try:
-            chunk = os.read(fd, _CHUNK)
-        except BlockingIOError:
-            continue
         except OSError:
             return
         if watch is not None and watch.feed(chunk, capture):
@@ -297,9 +300,7 @@ def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> bytes | No
     if stream is None:
         return None
     try:
-        sent = os.write(stream.fileno(), data) if data else 0
-    except BlockingIOError:
-        sent = 0
+        sent = write_nowait(stream.fileno(), data) if data else 0
     except OSError:  # EPIPE: the hook is not reading
         stream.close()
         return None
@@ -360,7 +361,7 @@ async def run_process_capped(
     run_id = run_id or uuid.uuid4().hex
     full_env = dict(env)
     full_env["HOOKD_RUN_ID"] = run_id
-    workdir = cwd if cwd and os.path.isdir(cwd) else None
+    workdir = working_directory(cwd)
     try:
         async with spawn_turn():
             proc = spawn(argv, cwd=workdir, env=full_env)
@@ -412,6 +413,12 @@ async def run_process_capped(
         killed=killed,
         refused=refused,
     )
+
+
+def working_directory(cwd: str | None) -> str | None:
+    """Where a hook runs: ``cwd`` when it is an existing directory, else (None) where
+    the daemon runs — an event may name a directory that is gone."""
+    return cwd if cwd and os.path.isdir(cwd) else None
 
 
 def _signal_group(pgid: int, sig: int) -> bool:

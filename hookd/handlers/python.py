@@ -61,6 +61,7 @@ from trio.lowlevel import FdStream
 import hookd
 import hookd_client
 from hookd.config.schema import PythonHandler
+from hookd.fdio import read_when_ready, write_nowait
 from hookd.handlers.base import HandlerResult, Invocation
 from hookd.handlers.process import kill_tree
 from hookd.handlers.pyworker import WorkerReply, WorkerRequest
@@ -109,7 +110,7 @@ class _Worker:
             # Write straight into the pipe when it takes the whole frame (it nearly
             # always does: the worker is idle and the pipe empty); send_all would
             # add a trip through the scheduler to a call that costs a few of them.
-            sent = _write_nowait(stdin.fileno(), frame) if isinstance(stdin, FdStream) else 0
+            sent = write_nowait(stdin.fileno(), frame) if isinstance(stdin, FdStream) else 0
             if sent < len(frame):
                 await stdin.send_all(frame[sent:])
         except (trio.BrokenResourceError, trio.ClosedResourceError, BrokenPipeError) as exc:
@@ -124,21 +125,7 @@ async def _read_some(stream: trio.abc.ReceiveStream) -> bytes:
     the scheduler after the read (a call waits for exactly one reply)."""
     if not isinstance(stream, FdStream):
         return bytes(await stream.receive_some(65536))
-    fd = stream.fileno()
-    while True:
-        await trio.lowlevel.wait_readable(fd)
-        try:
-            return os.read(fd, 65536)
-        except BlockingIOError:
-            continue
-
-
-def _write_nowait(fd: int, data: bytes) -> int:
-    """What a non-blocking write of ``data`` to ``fd`` took right now (0 when full)."""
-    try:
-        return os.write(fd, data)
-    except BlockingIOError:
-        return 0
+    return await read_when_ready(stream.fileno(), 65536)
 
 
 def _worker_env() -> dict[str, str]:
