@@ -18,7 +18,12 @@ from typing import Any
 import msgspec
 import trio
 
-from hookd.config.assemble import explicit_sources, load_config
+from hookd.config.assemble import (
+    explicit_sources,
+    load_config,
+    load_named_settings,
+    named_settings_problems,
+)
 from hookd.config.loader import load_source
 from hookd.config.model import HookSpec
 from hookd.config.sources import SourceLayout
@@ -64,9 +69,16 @@ class _BackgroundSink:
 async def _fire_local(args: argparse.Namespace) -> int:
     raw = read_input(args.input, args.event)
     event = decode_event(raw, args.event)
+    named = load_named_settings(args.settings or ())
+    problems = named_settings_problems(named)
+    if problems:
+        # A named file that is missing or broken: running would test nothing.
+        for problem in problems:
+            print(f"hookctl fire: --settings: {problem}", file=sys.stderr)
+        return EXIT_ERROR
     layout = None if args.settings and not args.with_defaults else SourceLayout()
     project = os.environ.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
-    config = load_config(layout, project, args.settings or ())
+    config = load_config(layout, project, named=named)
     for error in config.errors:
         print(f"hookctl: config: {error}", file=sys.stderr)
     engine = Engine()

@@ -1,0 +1,43 @@
+"""Run the real `hookctl` / `hookd` as a user would: a fresh process, its exit code, output."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CC_FIXTURES = ROOT / "tests" / "data" / "cc-fixtures"
+
+
+def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "client")]),
+        "HOOKCTL_LOG_LEVEL": "error",
+    }
+    env.pop("NO_COLOR", None)
+    env.update(extra or {})
+    return env
+
+
+def hookctl(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """``hookctl ARGS`` in a child process (never raises on a non-zero exit)."""
+    return subprocess.run(
+        [sys.executable, "-m", "hookd.cli.hookctl", *args],
+        env=cli_env(env),
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
