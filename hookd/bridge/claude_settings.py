@@ -23,6 +23,13 @@ Everything here is pure planning (:func:`plan_install` and friends return the
 files' old and new text); :func:`apply_plan` writes them, keeping a backup of
 the first settings file it ever changed.  Planning twice gives the same
 texts, which is what makes ``install`` idempotent.
+
+``install`` also records the groups it moved (``settings.json.hookd-moved``
+beside the settings file) so that ``uninstall`` moves back exactly those: hooks
+the user wrote into hookd's config directly are hookd's, and stay there.
+Every file written here may hold a secret (a literal token, a hook's header),
+so backups, records and new files are created owner-only (0600); a file that
+already exists keeps its mode.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from hookd_client.events import EVENT_NAMES
 
 __all__ = [
     "BACKUP_SUFFIX",
+    "MOVED_SUFFIX",
     "RELAY_EVENTS",
     "Bridge",
     "FileChange",
@@ -65,6 +73,8 @@ RELAY_EVENTS = frozenset(
 """Events installed as a hookd-relay command hook instead of an http hook."""
 
 BACKUP_SUFFIX = ".hookd-backup"
+MOVED_SUFFIX = ".hookd-moved"
+"""Beside the settings file: the groups ``install`` moved into hookd's config."""
 TOKEN_ENV = "HOOKD_HTTP_TOKEN"
 
 _CLAUDE_TYPES = frozenset({"command", "http", "mcp_tool", "prompt", "agent"})
@@ -133,6 +143,8 @@ class Plan:
     backup: Path | None = None
     """Where the settings file's original is (or will be) kept."""
     notes: list[str] = field(default_factory=list)
+    removals: list[Path] = field(default_factory=list)
+    """Files to delete (the moved-groups record, once uninstall used it)."""
 
     @property
     def changed(self) -> list[FileChange]:
@@ -311,6 +323,12 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
         plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
         count = sum(len(g) for g in own.values() if isinstance(g, list))
         plan.notes.append(f"moved {count} hook group(s) from {settings_path} to {hookd_path}")
+        record_path = _moved_record(settings_path)
+        old_record, record = _read(record_path)
+        earlier = record.get("moved") if isinstance(record.get("moved"), dict) else {}
+        moved = merge_hooks(earlier or {}, own)
+        new_record = {"hookd_config": str(hookd_path), "moved": moved}
+        plan.changes.append(FileChange(record_path, old_record, _dump(new_record), private=True))
 
     new_settings = {**settings, "hooks": bridge_hooks(bridge, merged)}
     private = not bridge.token_in_env
@@ -329,12 +347,14 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
 
 
 def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
-    """Remove hookd's entries and give the settings file back the hooks hookd ran for it.
+    """Remove hookd's entries and give the settings file back the hooks ``install`` moved.
 
-    The hooks come from hookd's config of the same scope (where ``install``
-    moved them, with any later edits); when that file is gone, from the
-    backup.  Groups that only hookd understands (``sequential``, python or
-    callback handlers) stay in hookd's config, with a note.
+    Only the groups ``install`` moved go back (its record beside the settings
+    file says which; without one, the backup's hooks).  Hooks the user wrote
+    into hookd's config directly, groups edited since they were moved, and
+    groups only hookd understands (``sequential``, python or callback
+    handlers) stay in hookd's config, each with a note.  When hookd's config
+    is gone, the moved groups come back from the record (or backup) itself.
     """
     settings_path, hookd_path = paths_for(scope, project)
     old_settings, settings = _read(settings_path)
@@ -342,17 +362,37 @@ def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
     backup = settings_path.with_name(settings_path.name + BACKUP_SUFFIX)
     plan = Plan(backup=backup)
 
-    source: dict[str, Any] = {}
-    if isinstance(hookd_cfg.get("hooks"), dict):
-        source = hookd_cfg["hooks"]
+    record_path = _moved_record(settings_path)
+    moved: dict[str, Any] = {}
+    if record_path.exists():
+        _, record = _read(record_path)
+        recorded = record.get("moved")
+        moved = recorded if isinstance(recorded, dict) else {}
+        plan.removals.append(record_path)
     elif backup.exists():
         _, saved = _read(backup)
-        source = split_settings_hooks(saved.get("hooks"))
+        moved = split_settings_hooks(saved.get("hooks"))
+
+    hookd_hooks = hookd_cfg.get("hooks") if isinstance(hookd_cfg.get("hooks"), dict) else None
+    source: dict[str, Any] = moved if hookd_hooks is None else hookd_hooks
     back: dict[str, list[Any]] = {}
     stay: dict[str, list[Any]] = {}
+    edited = 0
     for event, groups in source.items():
+        listed = moved.get(event)
+        was_moved: list[Any] = listed if isinstance(listed, list) else []
         for group in groups if isinstance(groups, list) else []:
-            (back if _claude_compatible(group) else stay).setdefault(event, []).append(group)
+            goes_back = group in was_moved and _claude_compatible(group)
+            (back if goes_back else stay).setdefault(event, []).append(group)
+    for event, groups in moved.items():
+        for group in groups if isinstance(groups, list) else []:
+            if group not in back.get(event, []) and _claude_compatible(group):
+                edited += 1
+    if edited:
+        plan.notes.append(
+            f"{edited} group(s) install moved are no longer in {hookd_path} as moved "
+            "(edited or removed there): left as they are"
+        )
 
     restored = merge_hooks(split_settings_hooks(settings.get("hooks")), back)
     new_settings = dict(settings)
@@ -367,7 +407,8 @@ def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
         if stay:
             new_cfg["hooks"] = stay
             plan.notes.append(
-                f"kept {sum(len(g) for g in stay.values())} hookd-only group(s) in {hookd_path}"
+                f"kept {sum(len(g) for g in stay.values())} group(s) install did not move "
+                f"(or Claude Code cannot run) in {hookd_path}"
             )
         else:
             new_cfg.pop("hooks")
@@ -394,7 +435,11 @@ def plan_import(scope: ScopeName, project: Path | None = None) -> Plan:
 
 
 def apply_plan(plan: Plan) -> list[Path]:
-    """Write the changed files (atomically); back up a settings file the first time."""
+    """Write the changed files (atomically); back up a settings file the first time.
+
+    The backup is owner-only whatever the original's mode: it may hold an API
+    key or, after an install, the literal bearer token.
+    """
     written = []
     for change in plan.changed:
         change.path.parent.mkdir(parents=True, exist_ok=True)
@@ -402,20 +447,32 @@ def apply_plan(plan: Plan) -> list[Path]:
             plan.backup.name
         )
         if is_settings and change.old is not None and plan.backup and not plan.backup.exists():
-            plan.backup.write_text(change.old, encoding="utf-8")
-        tmp = change.path.with_name(f".{change.path.name}.hookd-tmp")
+            _write_atomically(plan.backup, change.old, 0o600)
         mode = 0o600 if change.private else _mode_of(change.path)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(change.new)
-        os.chmod(tmp, mode)
-        os.replace(tmp, change.path)
+        _write_atomically(change.path, change.new, mode)
         written.append(change.path)
+    for path in plan.removals:
+        path.unlink(missing_ok=True)
     return written
 
 
+def _write_atomically(path: Path, text: str, mode: int) -> None:
+    """Write via a temporary file created with ``mode`` (never wider, not even for a moment)."""
+    tmp = path.with_name(f".{path.name}.hookd-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(tmp, mode)  # O_CREAT's mode is ignored for an existing tmp and masked by umask
+    os.replace(tmp, path)
+
+
 def _mode_of(path: Path) -> int:
+    """An existing file keeps its mode; a new one is owner-only (it may hold a secret)."""
     try:
         return path.stat().st_mode & 0o777
     except FileNotFoundError:
-        return 0o644
+        return 0o600
+
+
+def _moved_record(settings_path: Path) -> Path:
+    return settings_path.with_name(settings_path.name + MOVED_SUFFIX)

@@ -173,7 +173,8 @@ class AsyncStore:
     def _rewrite(self, entries: list[AsyncEntry]) -> None:
         self.close()
         tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "wb") as fh:
+        # Owner-only, like the appended journal: results may hold whatever a hook printed.
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
             for entry in entries:
                 fh.write(_encoder.encode(_Put(entry)) + b"\n")
             fh.flush()

@@ -399,7 +399,9 @@ class Engine:
             directory = os.path.join(self.settings.spill_dir, event.typed.session_id or "none")
             os.makedirs(directory, mode=0o700, exist_ok=True)
             path = os.path.join(directory, f"{event.name}-{uuid.uuid4().hex[:12]}.txt")
-            with open(path, "w", encoding="utf-8") as fh:
+            # Owner-only: a spilled output is whatever the hook printed (secrets included).
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
             return path
 

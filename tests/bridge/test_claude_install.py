@@ -9,7 +9,12 @@ from typing import Any
 
 import pytest
 
-from hookd.bridge.claude_settings import BACKUP_SUFFIX, RELAY_EVENTS, is_bridge_handler
+from hookd.bridge.claude_settings import (
+    BACKUP_SUFFIX,
+    MOVED_SUFFIX,
+    RELAY_EVENTS,
+    is_bridge_handler,
+)
 from hookd.cli.hookctl import main as hookctl
 from hookd_client.events import EVENT_NAMES
 
@@ -22,6 +27,8 @@ def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     (home / ".claude").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    # No daemon here (install checks for one): never the machine's own.
+    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
     shutil.copy(DATA / "claude-settings-user.json", home / ".claude" / "settings.json")
     return home
 
@@ -138,3 +145,50 @@ def test_project_install_never_writes_the_token(tmp_path: Path, home: Path) -> N
     assert handler["headers"] == {"Authorization": "Bearer $HOOKD_HTTP_TOKEN"}
     assert handler["allowedEnvVars"] == ["HOOKD_HTTP_TOKEN"]
     assert (project / ".claude" / "hooks.json").exists()
+
+
+def test_backups_and_new_files_are_owner_only(home: Path) -> None:
+    """The settings file may hold API keys; after install it holds the bearer token."""
+    settings = home / ".claude" / "settings.json"
+    settings.chmod(0o600)
+    assert hookctl(["claude", "install"]) == 0
+    backup = home / ".claude" / ("settings.json" + BACKUP_SUFFIX)
+    assert backup.stat().st_mode & 0o777 == 0o600
+    record = home / ".claude" / ("settings.json" + MOVED_SUFFIX)
+    assert record.stat().st_mode & 0o777 == 0o600
+    # The moved hooks may carry secrets too (an http hook's header): a new file is 0600.
+    assert (home / ".config" / "hookd" / "hooks.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_uninstall_backs_up_the_token_owner_only(home: Path) -> None:
+    """No settings file before install, so uninstall makes the first backup: of the token."""
+    (home / ".claude" / "settings.json").unlink()
+    assert hookctl(["claude", "install"]) == 0
+    token = (home / ".config" / "hookd" / "http-token").read_text().strip()
+    assert hookctl(["claude", "uninstall"]) == 0
+    backup = home / ".claude" / ("settings.json" + BACKUP_SUFFIX)
+    assert token in backup.read_text()
+    assert backup.stat().st_mode & 0o777 == 0o600
+
+
+def test_uninstall_moves_back_only_what_install_moved(home: Path) -> None:
+    original = _json(DATA / "claude-settings-user.json")
+    config = home / ".config" / "hookd" / "hooks.json"
+    config.parent.mkdir(parents=True)
+    mine = {"matcher": "Write", "hooks": [{"type": "command", "command": "~/bin/fmt.sh"}]}
+    config.write_text(json.dumps({"hooks": {"PostToolUse": [mine]}}))
+    assert hookctl(["claude", "install"]) == 0
+    assert _json(config)["hooks"]["PostToolUse"] == [mine]
+    assert hookctl(["claude", "uninstall"]) == 0
+    # Claude Code gets back exactly its own hooks; hookd keeps the one written for hookd.
+    assert _json(home / ".claude" / "settings.json") == original
+    assert _json(config) == {"hooks": {"PostToolUse": [mine]}}
+    assert not (home / ".claude" / ("settings.json" + MOVED_SUFFIX)).exists()
+
+
+def test_uninstall_without_hookd_config_restores_from_the_record(home: Path) -> None:
+    original = _json(DATA / "claude-settings-user.json")
+    assert hookctl(["claude", "install"]) == 0
+    (home / ".config" / "hookd" / "hooks.json").unlink()
+    assert hookctl(["claude", "uninstall"]) == 0
+    assert _json(home / ".claude" / "settings.json") == original

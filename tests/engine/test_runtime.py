@@ -425,6 +425,7 @@ async def test_additional_context_over_10000_chars_spills_to_a_file(tmp_path: Pa
     assert len(spilled) == 1
     assert str(spilled[0]) in context
     assert spilled[0].read_text(encoding="utf-8") == text
+    assert spilled[0].stat().st_mode & 0o777 == 0o600  # a hook's output may hold secrets
 
 
 async def test_context_at_exactly_10000_chars_is_kept(tmp_path: Path) -> None:
