@@ -44,7 +44,7 @@ import msgspec
 import structlog
 import trio
 
-from hookd.daemon.sessions import agent_context
+from hookd.agent_process import agent_context
 from hookd.engine.claude_output import carries_late_context, render_claude
 from hookd_client.events import EVENT_NAMES, EventInputError
 from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
@@ -52,7 +52,6 @@ from hookd_client.results import FireResult
 
 __all__ = [
     "MAX_BODY",
-    "DaemonLike",
     "FireFn",
     "load_or_create_token",
     "open_http_listeners",
@@ -74,7 +73,7 @@ CLIENT_NAME = "claude-code-http"
 
 
 class FireFn(Protocol):
-    """The daemon's ``fire``; the endpoint depends on nothing else of the daemon."""
+    """The event pipeline's ``fire``: the one service the endpoint uses."""
 
     def __call__(
         self,
@@ -90,33 +89,16 @@ class FireFn(Protocol):
     ) -> Awaitable[FireResult]: ...
 
 
-class _HttpSettings(Protocol):
-    @property
-    def http_port(self) -> int | None: ...
-
-
-class DaemonLike(Protocol):
-    """What :func:`start_http_endpoint` needs of ``hookd.daemon.server.Daemon``."""
-
-    @property
-    def settings(self) -> _HttpSettings: ...
-
-    @property
-    def fire(self) -> FireFn: ...
-
-
-async def start_http_endpoint(daemon: DaemonLike, nursery: trio.Nursery) -> int:
+async def start_http_endpoint(port: int, fire: FireFn, nursery: trio.Nursery) -> int:
     """The daemon's hook: serve http hooks in its nursery; returns the bound port.
 
-    The token is created on first use, so ``hookctl claude install`` and the
-    daemon agree on it without any other coordination.
+    ``fire`` is the event pipeline's door; the endpoint needs nothing else of
+    the daemon.  The token is created on first use, so ``hookctl claude
+    install`` and the daemon agree on it without any other coordination.
     """
-    port = daemon.settings.http_port
-    if port is None:
-        raise ValueError("http_port is not set")
     token = load_or_create_token()
     listeners = await open_http_listeners(port)
-    await nursery.start(serve_http, listeners, daemon.fire, token)
+    await nursery.start(serve_http, listeners, fire, token)
     bound = int(listeners[0].socket.getsockname()[1])
     log.info(
         "http hook endpoint listening", host="127.0.0.1", port=bound, token_file=str(token_path())
@@ -218,7 +200,7 @@ async def serve_http(
 ) -> None:
     """Serve ``POST /hooks/<Event>`` on ``listeners`` until cancelled.
 
-    Meant for ``await nursery.start(serve_http, listeners, daemon.fire, token)``:
+    Meant for ``await nursery.start(serve_http, listeners, pipeline.fire, token)``:
     ``started()`` fires once every listener is accepting.
     """
     expected = token.encode()

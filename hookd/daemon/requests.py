@@ -21,6 +21,7 @@ import trio
 import trio.lowlevel
 
 import hookd
+from hookd.agent_process import agent_context
 from hookd.config.assemble import explicit_sources
 from hookd.config.loader import load_source
 from hookd.config.model import HookConfig, HookSpec, Scope
@@ -28,9 +29,7 @@ from hookd.config.schema import CallbackHandler, handler_label
 from hookd.daemon.async_store import AsyncEntry
 from hookd.daemon.connection import Connection, PeerCred
 from hookd.daemon.registry import session_groups
-from hookd.daemon.sessions import agent_context
 from hookd.daemon.trust import Verdict, needs_trust
-from hookd.engine.breaker import breaker_key
 from hookd.engine.claude_output import carries_late_context, render_claude
 from hookd.engine.engine import ProgressFn
 from hookd.handlers.base import HandlerResult, Invocation
@@ -40,7 +39,8 @@ from hookd_client.events import EventInputError
 from hookd_client.results import FireResult, HookRef, HookRun
 
 if TYPE_CHECKING:
-    from hookd.daemon.server import Daemon, PreparedEvent
+    from hookd.daemon.pipeline import PreparedEvent
+    from hookd.daemon.server import Daemon
 
 __all__ = ["HANDLERS", "serve_connection"]
 
@@ -95,7 +95,7 @@ def _dispatch(daemon: Daemon, conn: Connection, body: bytes, nursery: trio.Nurse
             "unknown_kind" if "Invalid value" in str(exc) and "kind" in str(exc) else "bad_request"
         )
         conn.send(protocol.Error(id=protocol.request_id_of(body), code=code, message=str(exc)))
-        daemon.counters["bad_frames"] += 1
+        daemon.activity.counters["bad_frames"] += 1
         return
     if isinstance(message, protocol.Hello):
         if message.version != protocol.PROTOCOL_VERSION:
@@ -198,7 +198,7 @@ async def _run_request(
 
 
 def _prepare_fire(daemon: Daemon, conn: Connection, msg: protocol.Fire) -> PreparedEvent:
-    return daemon.prepare(
+    return daemon.pipeline.prepare(
         msg.event,
         msg.input,
         env=msg.env,
@@ -218,7 +218,7 @@ def _relay_input(msg: protocol.Relay) -> dict[str, Any]:
 
 
 def _prepare_relay(daemon: Daemon, conn: Connection, msg: protocol.Relay) -> PreparedEvent:
-    return daemon.prepare(
+    return daemon.pipeline.prepare(
         msg.event,
         _relay_input(msg),
         env=msg.env,
@@ -267,7 +267,7 @@ def _answer_inline(
     progress_wanted = isinstance(msg, protocol.Fire) and msg.progress
     if progress_wanted:
         return prepared
-    result = daemon.answer_now(prepared, deliver_async=_delivers(msg))
+    result = daemon.pipeline.answer_now(prepared, deliver_async=_delivers(msg))
     if result is None:
         return prepared
     if isinstance(msg, protocol.Fire):
@@ -303,7 +303,7 @@ async def handle_fire(
                 )
             )
 
-    result = await daemon.run_prepared(
+    result = await daemon.pipeline.run(
         prepared or _prepare_fire(daemon, conn, msg),
         context=msg.context,
         progress=progress,
@@ -319,7 +319,7 @@ async def handle_relay(
         conn.send(protocol.Error(id=msg.id, code="shutting_down", message="hookd is stopping"))
         return
     prepared = prepared or _prepare_relay(daemon, conn, msg)
-    result = await daemon.run_prepared(
+    result = await daemon.pipeline.run(
         prepared,
         context=agent_context(prepared.agent_pid),
         deliver_async=_delivers(msg),
@@ -330,7 +330,9 @@ async def handle_relay(
 async def handle_status(daemon: Daemon, conn: Connection, msg: protocol.Status) -> None:
     from hookd.daemon.status import build_status
 
-    conn.send(protocol.Reply(id=msg.id, data=msgspec.to_builtins(build_status(daemon))))
+    conn.send(
+        protocol.Reply(id=msg.id, data=msgspec.to_builtins(build_status(daemon.status_sources)))
+    )
 
 
 async def handle_reload(daemon: Daemon, conn: Connection, msg: protocol.Reload) -> None:
@@ -409,14 +411,14 @@ def _why_not(
     elif not verdict.trusted and needs_trust(spec, project):
         why = verdict.reason
     else:
-        why = daemon.breaker.paused(breaker_key(spec, session_id or ""))
+        why = daemon.breaker.skip_reason(spec, session_id or "")
     return {"runs": why is None, "why": why} if why else {"runs": True}
 
 
 async def handle_reset_breakers(
     daemon: Daemon, conn: Connection, msg: protocol.ResetBreakers
 ) -> None:
-    conn.send(protocol.Reply(id=msg.id, data={"reset": daemon.reset_breakers(msg.hook)}))
+    conn.send(protocol.Reply(id=msg.id, data={"reset": daemon.pipeline.reset_breakers(msg.hook)}))
 
 
 async def handle_sessions(daemon: Daemon, conn: Connection, msg: protocol.Sessions) -> None:
@@ -436,20 +438,20 @@ def _connected(daemon: Daemon, pid: int | None) -> bool:
 
 
 async def handle_tail(daemon: Daemon, conn: Connection, msg: protocol.Tail) -> None:
-    for record in list(daemon.recent)[-msg.last :] if msg.last > 0 else []:
+    for record in list(daemon.activity.recent)[-msg.last :] if msg.last > 0 else []:
         conn.send(protocol.TailItem(id=msg.id, record=record))
     if not msg.follow:
         conn.send(protocol.Reply(id=msg.id, data={"end": True}))
         return
     conn.streams.add(msg.id)
     send, receive = trio.open_memory_channel[dict[str, Any]](256)
-    daemon.followers.add(send)
+    daemon.activity.follow(send)
     try:
         async with receive:
             async for record in receive:
                 conn.send(protocol.TailItem(id=msg.id, record=record))
     finally:
-        daemon.followers.discard(send)
+        daemon.activity.unfollow(send)
 
 
 async def handle_register(

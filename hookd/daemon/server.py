@@ -1,96 +1,59 @@
-"""The daemon: listen on the Unix socket, serve many sessions, reload, shut down cleanly.
+"""The server: listen on the Unix socket, accept, check peers, handle signals, shut down.
 
 Lifecycle (``Daemon.run``): bind (or adopt systemd's socket) → start the
-watcher, signal handler and accept loop in one nursery → ``READY=1`` →
-serve.  SIGHUP reloads.  SIGTERM/SIGINT stop accepting, give in-flight events
-``shutdown_grace`` seconds to finish, then cancel the rest.
+watcher, signal handler, sweeper and accept loop in one nursery →
+``READY=1`` → serve.  SIGHUP reloads.  SIGTERM/SIGINT stop accepting, give
+in-flight events ``shutdown_grace`` seconds to finish, then cancel the rest.
 
-The server never runs a hook itself: a request goes to
-:mod:`hookd.daemon.requests`, which asks the engine, which asks a handler.
+The server only serves (uvicorn's ``Server``): it builds the parts once, in
+``__init__`` and ``run``, and hands each front door the narrow service it
+uses — a socket connection goes to :mod:`hookd.daemon.requests`, an http hook
+to :mod:`hookd.bridge.http_endpoint` with the pipeline's ``fire``.  What an
+event does is :class:`~hookd.daemon.pipeline.EventPipeline`'s business.
 """
 
 from __future__ import annotations
 
-import collections
 import errno
 import os
 import signal
 import socket
 import stat
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import msgspec
 import structlog
 import trio
 
 import hookd
-from hookd.config.model import HookConfig, HookSpec
+from hookd.bridge.http_endpoint import start_http_endpoint
 from hookd.config.sources import SourceLayout
 from hookd.daemon import systemd
+from hookd.daemon.activity import Activity
 from hookd.daemon.async_store import AsyncStore
 from hookd.daemon.async_supervisor import AsyncLimits, AsyncSupervisor
-from hookd.daemon.audit import AuditLog, EventAudit
+from hookd.daemon.audit import AuditLog
 from hookd.daemon.connection import Connection, peer_credentials
+from hookd.daemon.pipeline import EventPipeline
 from hookd.daemon.registry import ConfigRegistry
-from hookd.daemon.sessions import Session, SessionTable
+from hookd.daemon.sessions import SessionTable
 from hookd.daemon.settings import DaemonSettings
+from hookd.daemon.status import StatusSources
 from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.daemon.watcher import watch_sources
-from hookd.engine.breaker import CircuitBreaker, breaker_key
-from hookd.engine.engine import Engine, EngineSettings, Plan, ProgressFn
-from hookd.engine.selection import index_for
-from hookd.handlers.base import Invocation
+from hookd.engine.breaker import CircuitBreaker
+from hookd.engine.engine import Engine, EngineSettings
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import HandlerOptions, open_handlers
 from hookd_client import protocol
-from hookd_client.events import DecodedEvent, decode_event
-from hookd_client.results import FireResult, HookRef, HookRun
 
-__all__ = ["AlreadyRunning", "Daemon", "RunningHook"]
+__all__ = ["AlreadyRunning", "Daemon"]
 
 log = structlog.get_logger("hookd.server")
 
 
 class AlreadyRunning(RuntimeError):
     """Another daemon answers on the socket; we refuse to steal it."""
-
-
-@dataclass(frozen=True, slots=True)
-class PreparedEvent:
-    """One event, validated and planned, waiting for its hooks to run."""
-
-    event: DecodedEvent
-    session: Session
-    full_config: HookConfig
-    config: HookConfig
-    """``full_config`` with the trust gate applied: what actually runs."""
-    plan: Plan
-    audit: EventAudit
-    env: dict[str, str] | None
-    agent_pid: int | None
-
-
-@dataclass
-class RunningHook:
-    ref: HookRef
-    session_id: str
-    started: float
-    timeout: float
-    invocation: Invocation
-
-
-class RunningHookInfo(msgspec.Struct, kw_only=True, omit_defaults=True):
-    hook: str
-    event: str
-    source: str
-    session_id: str
-    pid: int | None
-    elapsed: float
-    timeout: float
 
 
 class Daemon:
@@ -109,6 +72,11 @@ class Daemon:
             direct=settings.command_without_shell,
         )
         state = settings.state_path()
+        # Reliability (docs/reliability.md): trust gate, circuit breaker, audit log.
+        self.trust = TrustGate(
+            TrustStore(state / "trust.json"), self.layout, required=settings.require_trust
+        )
+        self.breaker = CircuitBreaker(settings.breaker_threshold, settings.breaker_cooldown)
         self.engine = Engine(
             EngineSettings(
                 command_runner=runner,
@@ -117,12 +85,7 @@ class Daemon:
                 env_file_dir=str(state / "env"),
             )
         )
-        # Reliability (docs/reliability.md): trust gate, circuit breaker, audit log.
-        self.trust = TrustGate(
-            TrustStore(state / "trust.json"), self.layout, required=settings.require_trust
-        )
-        self.breaker = CircuitBreaker(settings.breaker_threshold, settings.breaker_cooldown)
-        self.engine.gate = self._gate
+        self.engine.gate = self.breaker.skip_reason
         self.audit = AuditLog(
             state / "audit",
             max_bytes=settings.audit_max_bytes,
@@ -134,226 +97,32 @@ class Daemon:
             AsyncLimits.from_settings(settings),
             AsyncStore(state / "async", fsync=settings.async_fsync),
         )
+        self.activity = Activity(settings.tail_buffer)
+        self.pipeline = EventPipeline(
+            engine=self.engine,
+            sessions=self.sessions,
+            registry=self.registry,
+            trust=self.trust,
+            breaker=self.breaker,
+            audit=self.audit,
+            async_supervisor=self.async_supervisor,
+            activity=self.activity,
+        )
         self.socket_path = settings.socket_path()
         self.started = time.time()
-        self.running: dict[int, RunningHook] = {}
-        self.counters: collections.Counter[str] = collections.Counter()
-        self.recent: collections.deque[dict[str, Any]] = collections.deque(
-            maxlen=settings.tail_buffer
-        )
-        self.followers: set[trio.MemorySendChannel[dict[str, Any]]] = set()
         self.connections: set[Connection] = set()
-        self.in_flight = 0
-        self._idle = trio.Event()
-        self._idle.set()
         self.shutting_down = False
         self.stop_requested = trio.Event()
-        self.reload_requested: Callable[[], None] = lambda: None
-        self.listening = False
-
-    # --- the one thing every front door calls ----------------------------------
-
-    async def fire(
-        self,
-        event_name: str,
-        raw: dict[str, Any],
-        *,
-        env: dict[str, str] | None = None,
-        agent_pid: int | None = None,
-        context: str = "interactive",
-        client: str = "",
-        progress: ProgressFn | None = None,
-        deliver_async: bool = False,
-    ) -> FireResult:
-        """Run one event for its session; raises EventInputError for bad input.
-
-        ``deliver_async``: the caller can carry ``async_results`` (late async
-        hook context) to its agent, so the session's waiting results are
-        taken onto this reply; otherwise they keep waiting for one that can.
-        """
-        prepared = self.prepare(event_name, raw, env=env, agent_pid=agent_pid, client=client)
-        return await self.run_prepared(
-            prepared, context=context, progress=progress, deliver_async=deliver_async
+        self.status_sources = StatusSources(
+            server=self,
+            registry=self.registry,
+            sessions=self.sessions,
+            activity=self.activity,
+            connections=self.connections,
+            async_supervisor=self.async_supervisor,
+            breaker=self.breaker,
+            trust=self.trust,
         )
-
-    def prepare(
-        self,
-        event_name: str,
-        raw: dict[str, Any],
-        *,
-        env: dict[str, str] | None = None,
-        agent_pid: int | None = None,
-        client: str = "",
-    ) -> PreparedEvent:
-        """Everything before the hooks run, synchronously: validate the input, find
-        the session and its config generation (trust applied), plan the hooks."""
-        event = decode_event(raw, event_name)
-        project = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
-        session = self.sessions.touch(event.typed.session_id, project, agent_pid, client)
-        full_config = self.registry.config_for(session.project)
-        config = self.trust.apply(full_config, session.project)
-        plan = self.engine.plan(config, event, session.extra_groups(), session.state)
-        audit = self.audit.begin(event_name, raw, session.session_id, session.project, client)
-        return PreparedEvent(event, session, full_config, config, plan, audit, env, agent_pid)
-
-    def answer_now(self, prepared: PreparedEvent, deliver_async: bool = False) -> FireResult | None:
-        """The result of an event that runs no hook, computed without awaiting (None
-        when hooks must run).  The connection answers such events inline."""
-        if prepared.plan.units:
-            return None
-        result = self.engine.answer_without_hooks(
-            prepared.config, prepared.event, prepared.plan, prepared.session.state
-        )
-        return self._finish(prepared, result, deliver_async)
-
-    async def run_prepared(
-        self,
-        prepared: PreparedEvent,
-        *,
-        context: str = "interactive",
-        progress: ProgressFn | None = None,
-        deliver_async: bool = False,
-    ) -> FireResult:
-        now = self.answer_now(prepared, deliver_async)
-        if now is not None:
-            return now
-        session = prepared.session
-        session.in_flight += 1
-        self._begin()
-        try:
-            result = await self.engine.fire(
-                prepared.config,
-                prepared.event,
-                session=session.state,
-                extra_groups=session.extra_groups(),
-                env=prepared.env,
-                context=context,
-                async_sink=self.async_supervisor.sink(prepared.agent_pid),
-                progress=self._progress(session, progress, prepared.audit),
-                plan=prepared.plan,
-            )
-        finally:
-            session.in_flight -= 1
-            self._end()
-        return self._finish(prepared, result, deliver_async)
-
-    def _finish(
-        self, prepared: PreparedEvent, result: FireResult, deliver_async: bool
-    ) -> FireResult:
-        session, event_name = prepared.session, prepared.event.name
-        held_back = _held_back(prepared.full_config, prepared.config, event_name)
-        self.audit.event(prepared.audit, result, held_back)
-        if deliver_async:
-            self.async_supervisor.attach(result, session.session_id)
-        session.events += 1
-        session.last_event = event_name
-        session.last_event_at = time.time()
-        self.counters["events"] += 1
-        # One record per event (each hook run has its own, from the engine).  Events
-        # that ran no hook — most tool calls — log at debug to keep the hot path lean.
-        (log.info if result.hooks else log.debug)(
-            "event",
-            session=session.session_id,
-            hook_event=event_name,
-            agent_pid=prepared.agent_pid,
-            hooks=len(result.hooks),
-            decision=result.decision,
-            generation=result.generation,
-        )
-        if event_name == "SessionEnd":
-            self.sessions.end(session.session_id)
-        return result
-
-    def _begin(self) -> None:
-        self.in_flight += 1
-        if self._idle.is_set():
-            self._idle = trio.Event()
-
-    def _end(self) -> None:
-        self.in_flight -= 1
-        if self.in_flight == 0:
-            self._idle.set()
-
-    def _progress(
-        self, session: Session, extra: ProgressFn | None, audit: EventAudit | None = None
-    ) -> ProgressFn:
-        def on_progress(
-            phase: str, ref: HookRef, run: HookRun | None, invocation: Invocation
-        ) -> None:
-            if phase == "started":
-                self.running[id(ref)] = RunningHook(
-                    ref, session.session_id, time.time(), invocation.timeout, invocation
-                )
-            else:
-                self.running.pop(id(ref), None)
-                if run is not None:
-                    self._record(session, ref, run)
-                    self._account(invocation.spec, session.session_id, ref, run, audit)
-            if extra is not None:
-                extra(phase, ref, run, invocation)
-
-        return on_progress
-
-    def _record(self, session: Session, ref: HookRef, run: HookRun) -> None:
-        session.hook_runs += 1
-        session.outcomes[run.outcome] += 1
-        self.counters[f"outcome.{run.outcome}"] += 1
-        record = {
-            "time": time.time(),
-            "session_id": session.session_id,
-            "event": ref.event,
-            "hook": ref.name,
-            "source": ref.source,
-            "outcome": run.outcome,
-            "exit_code": run.exit_code,
-            "duration_ms": run.duration_ms,
-        }
-        self.recent.append(record)
-        for follower in list(self.followers):
-            try:
-                follower.send_nowait(record)
-            except trio.WouldBlock:
-                pass  # a slow tail reader misses records rather than slowing hooks
-            except (trio.ClosedResourceError, trio.BrokenResourceError):
-                self.followers.discard(follower)
-
-    def _gate(self, spec: HookSpec, session_id: str) -> str | None:
-        return self.breaker.paused(breaker_key(spec, session_id))
-
-    def _account(
-        self, spec: HookSpec, session_id: str, ref: HookRef, run: HookRun, audit: EventAudit | None
-    ) -> None:
-        """Feed one finished run to the circuit breaker and the audit log."""
-        key = breaker_key(spec, session_id)
-        if self.breaker.record(key, ref.name, run) == "paused":
-            log.warning(
-                "hook paused by the circuit breaker", hook=ref.name, key=key, error=run.error
-            )
-            self.counters["breaker_paused"] += 1
-            self.audit.breaker(key, ref.name, "paused", run.error)
-        if audit is not None:
-            self.audit.run(audit, ref, run)
-
-    def reset_breakers(self, pattern: str | None) -> list[str]:
-        keys = self.breaker.reset(pattern)
-        for key in keys:
-            self.audit.breaker(key, key, "reset")
-        return keys
-
-    def running_hooks(self) -> list[RunningHookInfo]:
-        now = time.time()
-        return [
-            RunningHookInfo(
-                hook=r.ref.name,
-                event=r.ref.event,
-                source=r.ref.source,
-                session_id=r.session_id,
-                pid=r.invocation.pid,
-                elapsed=round(now - r.started, 3),
-                timeout=r.timeout,
-            )
-            for r in self.running.values()
-        ]
 
     def reload(self) -> bool:
         systemd.reloading()
@@ -400,8 +169,7 @@ class Daemon:
 
                 nursery.start_soon(serve_clients)
                 if self.settings.http_port is not None:
-                    await self._start_http(nursery)
-                self.listening = True
+                    await start_http_endpoint(self.settings.http_port, self.pipeline.fire, nursery)
                 log.info(
                     "hookd serving",
                     socket=str(self.socket_path),
@@ -429,10 +197,12 @@ class Daemon:
         """
         systemd.notify("STOPPING=1")
         self.shutting_down = True
-        log.info("shutting down", in_flight=self.in_flight, grace=self.settings.shutdown_grace)
+        log.info(
+            "shutting down", in_flight=self.activity.in_flight, grace=self.settings.shutdown_grace
+        )
         accept_scope.cancel()
         with trio.move_on_after(self.settings.shutdown_grace):
-            await self._idle.wait()
+            await self.activity.wait_idle()
         for conn in list(self.connections):
             conn.end()
         with trio.move_on_after(min(2.0, self.settings.shutdown_grace)):
@@ -458,7 +228,7 @@ class Daemon:
             peer = peer_credentials(stream)
             if peer is not None and peer.uid != os.getuid():
                 log.warning("refused a connection from another user", uid=peer.uid, pid=peer.pid)
-                self.counters["refused"] += 1
+                self.activity.counters["refused"] += 1
                 await _refuse(stream)
                 continue
             connections.start_soon(serve_connection, self, stream, peer)
@@ -481,14 +251,6 @@ class Daemon:
             dropped = self.registry.drop_idle_projects(self.sessions.projects_in_use())
             if dropped:
                 log.info("projects unloaded", projects=dropped)
-
-    async def _start_http(self, nursery: trio.Nursery) -> None:
-        try:
-            from hookd.bridge.http_endpoint import start_http_endpoint
-        except ImportError:
-            log.error("http endpoint requested but hookd.bridge is not available")
-            return
-        await start_http_endpoint(self, nursery)
 
     # --- the socket --------------------------------------------------------------
 
@@ -537,13 +299,6 @@ class Daemon:
                 self.socket_path.unlink()
         except OSError:
             pass
-
-
-def _held_back(full: HookConfig, used: HookConfig, event: str) -> int:
-    """How many of ``event``'s hooks the trust gate held back (0 when trusted)."""
-    if full is used:
-        return 0
-    return index_for(full).hook_count(event) - index_for(used).hook_count(event)
 
 
 def _answers(path: Path) -> bool:

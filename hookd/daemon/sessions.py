@@ -18,20 +18,7 @@ import msgspec
 from hookd.config.model import GroupSpec
 from hookd.engine.engine import SessionState
 
-__all__ = ["Session", "SessionInfo", "SessionTable", "agent_context"]
-
-
-def agent_context(pid: int | None) -> str:
-    """``batch`` when the agent is ``claude -p`` (nobody to ask; asyncRewake hooks
-    are waited for, as observed), else ``interactive`` — read from its command line."""
-    if pid is None:
-        return "interactive"
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            argv = fh.read().split(b"\0")
-    except OSError:
-        return "interactive"
-    return "batch" if b"-p" in argv or b"--print" in argv else "interactive"
+__all__ = ["Session", "SessionInfo", "SessionTable"]
 
 
 class SessionInfo(msgspec.Struct, kw_only=True, omit_defaults=True):

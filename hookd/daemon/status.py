@@ -1,23 +1,30 @@
-"""The daemon's picture of itself, for ``hookctl status`` (table or ``--json``)."""
+"""The daemon's picture of itself, for ``hookctl status`` (table or ``--json``).
+
+:func:`build_status` reads only what :class:`StatusSources` hands it — the
+parts the server built — so status depends on those parts, never on the
+server itself.
+"""
 
 from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
 
 import msgspec
 
 import hookd
-from hookd.daemon.registry import SourceStatus
-from hookd.daemon.sessions import SessionInfo
-from hookd.daemon.trust import UntrustedProject
-from hookd.engine.breaker import BreakerState
+from hookd.daemon.activity import Activity, RunningHookInfo
+from hookd.daemon.async_supervisor import AsyncSupervisor
+from hookd.daemon.registry import ConfigRegistry, SourceStatus
+from hookd.daemon.sessions import SessionInfo, SessionTable
+from hookd.daemon.trust import TrustGate, UntrustedProject
+from hookd.engine.breaker import BreakerState, CircuitBreaker
 
-if TYPE_CHECKING:
-    from hookd.daemon.server import Daemon, RunningHookInfo
-
-__all__ = ["DaemonStatus", "build_status"]
+__all__ = ["DaemonStatus", "ServerFacts", "StatusSources", "build_status"]
 
 
 class DaemonStatus(msgspec.Struct, kw_only=True):
@@ -43,28 +50,57 @@ class DaemonStatus(msgspec.Struct, kw_only=True):
     """Projects whose own hooks do not run because the directory is not trusted."""
 
 
-def build_status(daemon: Daemon) -> DaemonStatus:
-    connected = {c.agent_pid for c in daemon.connections if c.agent_pid is not None}
-    supervisor = getattr(daemon, "async_supervisor", None)
+class ServerFacts(Protocol):
+    """The two facts only the server knows (the socket may be systemd's)."""
+
+    @property
+    def socket_path(self) -> Path: ...
+
+    @property
+    def started(self) -> float: ...
+
+
+class AgentConnection(Protocol):
+    @property
+    def agent_pid(self) -> int | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StatusSources:
+    """What status reads: the parts the server built, handed over once."""
+
+    server: ServerFacts
+    registry: ConfigRegistry
+    sessions: SessionTable
+    activity: Activity
+    connections: Collection[AgentConnection]
+    async_supervisor: AsyncSupervisor
+    breaker: CircuitBreaker
+    trust: TrustGate
+
+
+def build_status(parts: StatusSources) -> DaemonStatus:
+    registry = parts.registry
+    connected = {c.agent_pid for c in parts.connections if c.agent_pid is not None}
     return DaemonStatus(
         pid=os.getpid(),
         version=hookd.__version__,
-        socket=str(daemon.socket_path),
-        started=daemon.started,
-        uptime=round(time.time() - daemon.started, 3),
-        generation=daemon.registry.generation,
-        reloaded_at=daemon.registry.reloaded_at,
-        sources=daemon.registry.sources(),
-        config_errors=daemon.registry.errors(),
-        projects=daemon.registry.projects(),
-        sessions=[s.info(s.agent_pid in connected) for s in daemon.sessions.all()],
-        running=daemon.running_hooks(),
-        counters=dict(daemon.counters),
-        connections=len(daemon.connections),
-        in_flight=daemon.in_flight,
-        async_hooks=supervisor.listing(None) if supervisor is not None else [],
-        breakers=daemon.breaker.states(),
-        untrusted=daemon.trust.report(
-            {p: daemon.registry.config_for(p, use=False) for p in daemon.registry.projects()}
+        socket=str(parts.server.socket_path),
+        started=parts.server.started,
+        uptime=round(time.time() - parts.server.started, 3),
+        generation=registry.generation,
+        reloaded_at=registry.reloaded_at,
+        sources=registry.sources(),
+        config_errors=registry.errors(),
+        projects=registry.projects(),
+        sessions=[s.info(s.agent_pid in connected) for s in parts.sessions.all()],
+        running=parts.activity.running_hooks(),
+        counters=dict(parts.activity.counters),
+        connections=len(parts.connections),
+        in_flight=parts.activity.in_flight,
+        async_hooks=parts.async_supervisor.listing(None),
+        breakers=parts.breaker.states(),
+        untrusted=parts.trust.report(
+            {p: registry.config_for(p, use=False) for p in registry.projects()}
         ),
     )

@@ -111,6 +111,10 @@ class CircuitBreaker:
             "or with `hookctl reset`"
         )
 
+    def skip_reason(self, spec: HookSpec, session_id: str) -> str | None:
+        """The engine's gate: why ``spec`` is skipped for this session (paused), or None."""
+        return self.paused(breaker_key(spec, session_id))
+
     def record(self, key: str, hook: str, run: HookRun) -> str | None:
         """Count one finished run; returns ``"paused"`` when this run paused the hook."""
         if not self.enabled or run.is_async:

@@ -391,12 +391,12 @@ async def test_tail_follow_streams_new_records_until_cancelled(
         with trio.fail_after(HANG_GUARD):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(lambda: client.tail(last=0, follow=True, on_record=on_record))
-                while not handle.daemon.followers:  # the daemon has the follower
+                while not handle.daemon.activity.following:  # the daemon has the follower
                     await trio.sleep(0.01)
                 await client.fire("PreToolUse", event)
                 await got.wait()
                 nursery.cancel_scope.cancel()
-            while handle.daemon.followers:  # the client's `cancel` ended the follow
+            while handle.daemon.activity.following:  # the client's `cancel` ended the follow
                 await trio.sleep(0.01)
     assert [r["session_id"] for r in followed] == [event["session_id"]]
 

@@ -220,7 +220,7 @@ async def test_other_users_are_refused(daemon_factory: Any) -> None:
     body = proc.stdout[4:]
     message = protocol.decode_server(body)
     assert isinstance(message, protocol.Error) and message.code == "refused"
-    assert handle.daemon.counters["refused"] == 1
+    assert handle.daemon.activity.counters["refused"] == 1
 
 
 def _raw(sock: Path) -> socket.socket:
@@ -475,7 +475,7 @@ async def test_a_bug_in_the_inline_path_answers_internal_and_keeps_serving(
 ) -> None:
     """Fault injection: an exception while preparing an event must not escape the reader."""
     handle = await daemon_factory()
-    real_prepare = handle.daemon.prepare
+    real_prepare = handle.daemon.pipeline.prepare
     calls = 0
 
     def flaky_prepare(*args: Any, **kwargs: Any) -> Any:
@@ -485,7 +485,7 @@ async def test_a_bug_in_the_inline_path_answers_internal_and_keeps_serving(
             raise RuntimeError("injected bug")
         return real_prepare(*args, **kwargs)
 
-    handle.daemon.prepare = flaky_prepare
+    handle.daemon.pipeline.prepare = flaky_prepare
 
     def run() -> tuple[str, protocol.FireReply]:
         with Client(handle.socket) as client:

@@ -1,0 +1,247 @@
+"""One event from decoded input to result: the path every front door shares.
+
+A ``fire`` from a client, a ``relay`` from ``hookd-relay`` and a POST from
+Claude Code's http hooks all end here.  The pipeline does, in order:
+
+1. :meth:`EventPipeline.prepare` — synchronously: validate the input against
+   the event's Struct, find or create the session, take the project's config
+   generation through the trust gate, select the hooks (the breaker gate
+   drops paused ones) and open the event's audit record;
+2. :meth:`EventPipeline.answer_now` — an event that selected no hook (most
+   tool calls) is answered here without awaiting, so the front door can reply
+   without starting a task;
+3. :meth:`EventPipeline.run` — otherwise the engine runs the hooks; each
+   finished run is accounted as it finishes (breaker, audit, the live view);
+4. ``_finish`` — the event's accounting: its audit record, the session's
+   waiting async results when the reply can carry them, counters, and the
+   end of the session on ``SessionEnd``.
+
+It never touches a socket: what goes back to whom is the front door's job.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from hookd.config.model import HookConfig
+from hookd.daemon.activity import Activity
+from hookd.daemon.async_supervisor import AsyncSupervisor
+from hookd.daemon.audit import AuditLog, EventAudit
+from hookd.daemon.registry import ConfigRegistry
+from hookd.daemon.sessions import Session, SessionTable
+from hookd.daemon.trust import TrustGate
+from hookd.engine.breaker import CircuitBreaker, breaker_key
+from hookd.engine.engine import Engine, Plan, ProgressFn
+from hookd.engine.selection import index_for
+from hookd.handlers.base import Invocation
+from hookd_client.events import DecodedEvent, decode_event
+from hookd_client.results import FireResult, HookRef, HookRun
+
+__all__ = ["EventPipeline", "PreparedEvent"]
+
+log = structlog.get_logger("hookd.pipeline")
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedEvent:
+    """One event, validated and planned, waiting for its hooks to run."""
+
+    event: DecodedEvent
+    session: Session
+    full_config: HookConfig
+    config: HookConfig
+    """``full_config`` with the trust gate applied: what actually runs."""
+    plan: Plan
+    audit: EventAudit
+    env: dict[str, str] | None
+    agent_pid: int | None
+
+    @property
+    def runs_hooks(self) -> bool:
+        return bool(self.plan.units)
+
+
+class EventPipeline:
+    """Owns an event from decoded input to :class:`FireResult`, accounting included."""
+
+    def __init__(
+        self,
+        *,
+        engine: Engine,
+        sessions: SessionTable,
+        registry: ConfigRegistry,
+        trust: TrustGate,
+        breaker: CircuitBreaker,
+        audit: AuditLog,
+        async_supervisor: AsyncSupervisor,
+        activity: Activity,
+    ) -> None:
+        self.engine = engine
+        self.sessions = sessions
+        self.registry = registry
+        self.trust = trust
+        self.breaker = breaker
+        self.audit = audit
+        self.async_supervisor = async_supervisor
+        self.activity = activity
+
+    async def fire(
+        self,
+        event_name: str,
+        raw: dict[str, Any],
+        *,
+        env: dict[str, str] | None = None,
+        agent_pid: int | None = None,
+        context: str = "interactive",
+        client: str = "",
+        deliver_async: bool = False,
+    ) -> FireResult:
+        """Prepare and run in one call (the http endpoint's door); raises EventInputError.
+
+        ``deliver_async``: the caller can carry ``async_results`` (late async
+        hook context) to its agent, so the session's waiting results are
+        taken onto this reply; otherwise they keep waiting for one that can.
+        """
+        prepared = self.prepare(event_name, raw, env=env, agent_pid=agent_pid, client=client)
+        return await self.run(prepared, context=context, deliver_async=deliver_async)
+
+    def prepare(
+        self,
+        event_name: str,
+        raw: dict[str, Any],
+        *,
+        env: dict[str, str] | None = None,
+        agent_pid: int | None = None,
+        client: str = "",
+    ) -> PreparedEvent:
+        """Everything before the hooks run, synchronously: validate the input, find
+        the session and its config generation (trust applied), plan the hooks."""
+        event = decode_event(raw, event_name)
+        project = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
+        session = self.sessions.touch(event.typed.session_id, project, agent_pid, client)
+        full_config = self.registry.config_for(session.project)
+        config = self.trust.apply(full_config, session.project)
+        plan = self.engine.plan(config, event, session.extra_groups(), session.state)
+        audit = self.audit.begin(event_name, raw, session.session_id, session.project, client)
+        return PreparedEvent(event, session, full_config, config, plan, audit, env, agent_pid)
+
+    def answer_now(self, prepared: PreparedEvent, deliver_async: bool = False) -> FireResult | None:
+        """The result of an event that runs no hook, computed without awaiting (None
+        when hooks must run)."""
+        if prepared.runs_hooks:
+            return None
+        result = self.engine.answer_without_hooks(
+            prepared.config, prepared.event, prepared.plan, prepared.session.state
+        )
+        return self._finish(prepared, result, deliver_async)
+
+    async def run(
+        self,
+        prepared: PreparedEvent,
+        *,
+        context: str = "interactive",
+        progress: ProgressFn | None = None,
+        deliver_async: bool = False,
+    ) -> FireResult:
+        """Run the prepared event's hooks (or answer at once if it has none)."""
+        now = self.answer_now(prepared, deliver_async)
+        if now is not None:
+            return now
+        session = prepared.session
+        session.in_flight += 1
+        self.activity.event_started()
+        try:
+            result = await self.engine.fire(
+                prepared.config,
+                prepared.event,
+                session=session.state,
+                extra_groups=session.extra_groups(),
+                env=prepared.env,
+                context=context,
+                async_sink=self.async_supervisor.sink(prepared.agent_pid),
+                progress=self._progress(session, progress, prepared.audit),
+                plan=prepared.plan,
+            )
+        finally:
+            session.in_flight -= 1
+            self.activity.event_finished()
+        return self._finish(prepared, result, deliver_async)
+
+    def _finish(
+        self, prepared: PreparedEvent, result: FireResult, deliver_async: bool
+    ) -> FireResult:
+        session, event_name = prepared.session, prepared.event.name
+        held_back = _held_back(prepared.full_config, prepared.config, event_name)
+        self.audit.event(prepared.audit, result, held_back)
+        if deliver_async:
+            self.async_supervisor.attach(result, session.session_id)
+        session.events += 1
+        session.last_event = event_name
+        session.last_event_at = time.time()
+        self.activity.counters["events"] += 1
+        # One record per event (each hook run has its own, from the engine).  Events
+        # that ran no hook — most tool calls — log at debug to keep the hot path lean.
+        (log.info if result.hooks else log.debug)(
+            "event",
+            session=session.session_id,
+            hook_event=event_name,
+            agent_pid=prepared.agent_pid,
+            hooks=len(result.hooks),
+            decision=result.decision,
+            generation=result.generation,
+        )
+        if event_name == "SessionEnd":
+            self.sessions.end(session.session_id)
+        return result
+
+    def _progress(
+        self, session: Session, extra: ProgressFn | None, audit: EventAudit
+    ) -> ProgressFn:
+        activity = self.activity
+
+        def on_progress(
+            phase: str, ref: HookRef, run: HookRun | None, invocation: Invocation
+        ) -> None:
+            if phase == "started":
+                activity.hook_started(ref, session.session_id, invocation)
+            else:
+                activity.hook_finished(ref, session.session_id, run)
+                if run is not None:
+                    session.hook_runs += 1
+                    session.outcomes[run.outcome] += 1
+                    self._account(invocation, session.session_id, ref, run, audit)
+            if extra is not None:
+                extra(phase, ref, run, invocation)
+
+        return on_progress
+
+    def _account(
+        self, invocation: Invocation, session_id: str, ref: HookRef, run: HookRun, audit: EventAudit
+    ) -> None:
+        """Feed one finished run to the circuit breaker and the audit log."""
+        key = breaker_key(invocation.spec, session_id)
+        if self.breaker.record(key, ref.name, run) == "paused":
+            log.warning(
+                "hook paused by the circuit breaker", hook=ref.name, key=key, error=run.error
+            )
+            self.activity.counters["breaker_paused"] += 1
+            self.audit.breaker(key, ref.name, "paused", run.error)
+        self.audit.run(audit, ref, run)
+
+    def reset_breakers(self, pattern: str | None) -> list[str]:
+        """Close breakers (``hookctl reset``); each reset is audited."""
+        keys = self.breaker.reset(pattern)
+        for key in keys:
+            self.audit.breaker(key, key, "reset")
+        return keys
+
+
+def _held_back(full: HookConfig, used: HookConfig, event: str) -> int:
+    """How many of ``event``'s hooks the trust gate held back (0 when trusted)."""
+    if full is used:
+        return 0
+    return index_for(full).hook_count(event) - index_for(used).hook_count(event)
