@@ -1,7 +1,9 @@
 """``hookctl claude install | uninstall | import``: wire Claude Code to hookd.
 
 The planning lives in :mod:`hookd.bridge.claude_settings`; this module only
-parses flags, prints the plan (a unified diff with ``--dry-run``) and applies it.
+parses flags, prints the plan (a one-line summary, then a unified diff with
+``--dry-run``) and applies it.  ``install`` then checks that the daemon serves
+the http port it wired (:mod:`hookd.bridge.door`) and says so in one line.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ from hookd.bridge.claude_settings import (
     plan_install,
     plan_uninstall,
 )
+from hookd.bridge.door import DoorCheck, check_door, configured_port
 
 __all__ = ["add_claude_command"]
 
@@ -31,22 +35,74 @@ def _scope(args: argparse.Namespace) -> ScopeName:
     return scope
 
 
-def _finish(plan: Plan, args: argparse.Namespace) -> int:
+def summary(plan: Plan) -> str:
+    """One line: which files change and by how much (the diff follows it)."""
+    if not plan.changed and not plan.removals:
+        return "nothing to change"
+    parts = []
+    for change in plan.changed:
+        old = (change.old or "").splitlines()
+        new = change.new.splitlines()
+        verb = "create" if change.old is None else "change"
+        parts.append(f"{verb} {change.path} ({len(old)} → {len(new)} lines)")
+    parts.extend(f"remove {path}" for path in plan.removals)
+    return "; ".join(parts)
+
+
+def _finish(
+    plan: Plan, args: argparse.Namespace, door: Callable[[], DoorCheck] | None = None
+) -> int:
+    """Print (dry run) or apply the plan; ``door`` runs after the files are written."""
     if args.dry_run:
-        sys.stdout.write(plan.diff())
+        check = door() if door is not None else None
+        if args.json:
+            _print_json(plan, [], check, dry_run=True)
+            return 0
+        print("# " + ("would: " if plan.changed or plan.removals else "") + summary(plan))
         for note in plan.notes:
             print(f"# {note}")
-        if not plan.changed:
-            print("# nothing to change")
+        if check is not None:
+            print(f"# {check.line}")
+        sys.stdout.write(plan.diff())
         return 0
     written = apply_plan(plan)
+    check = door() if door is not None else None
+    if args.json:
+        _print_json(plan, written, check, dry_run=False)
+        return 0
     for path in written:
         print(f"wrote {path}")
-    if not written:
+    for path in plan.removals:
+        print(f"removed {path}")
+    if not written and not plan.removals:
         print("nothing to change")
     for note in plan.notes:
         print(note)
+    if check is not None:
+        print(check.line)
     return 0
+
+
+def _print_json(plan: Plan, written: list[Path], door: DoorCheck | None, *, dry_run: bool) -> None:
+    data: dict[str, Any] = {
+        "dry_run": dry_run,
+        "summary": summary(plan),
+        "changes": [
+            {"path": str(c.path), "created": c.old is None, "diff": c.diff()} for c in plan.changed
+        ],
+        "written": [str(p) for p in written],
+        "removed": [] if dry_run else [str(p) for p in plan.removals],
+        "notes": plan.notes,
+    }
+    if door is not None:
+        data["daemon"] = {
+            "state": door.state,
+            "ok": door.ok,
+            "pid": door.pid,
+            "message": door.line,
+            "configured": str(door.configured) if door.configured else None,
+        }
+    print(json.dumps(data, indent=2))
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -61,8 +117,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"hookctl claude install: token: {exc}", file=sys.stderr)
         return 1
+    port: int = args.port or configured_port() or DEFAULT_HTTP_PORT
     bridge = Bridge(
-        port=args.port,
+        port=port,
         token=token,
         socket=args.socket,
         token_in_env=token_in_env,
@@ -75,7 +132,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         return 1
     if token_in_env:
         plan.notes.append(f"token file: {token_path()}")
-    return _finish(plan, args)
+    return _finish(plan, args, lambda: check_door(port, args.socket, dry_run=args.dry_run))
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
@@ -105,7 +162,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     ):
         scope.add_argument(f"--{name}", dest="scope", action="store_const", const=name, help=where)
     parser.add_argument("--project-dir", default=".", help="project root (default: .)")
-    parser.add_argument("--dry-run", action="store_true", help="print a unified diff only")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print a summary and a unified diff; write nothing"
+    )
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
 
 def add_claude_command(sub: Any) -> None:
@@ -118,7 +178,10 @@ def add_claude_command(sub: Any) -> None:
     )
     _common(install)
     install.add_argument(
-        "--port", type=int, default=DEFAULT_HTTP_PORT, help="hookd's http endpoint port"
+        "--port",
+        type=int,
+        help=f"hookd's http endpoint port (default: http_port in hookd.toml, else "
+        f"{DEFAULT_HTTP_PORT})",
     )
     install.add_argument("--socket", help="daemon socket for the relay (default: its own search)")
     install.add_argument("--python", help="interpreter for the relay (default: this one)")

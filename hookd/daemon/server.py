@@ -110,6 +110,8 @@ class Daemon:
         )
         self.socket_path = settings.socket_path()
         self.started = time.time()
+        self.http_port: int | None = None
+        """The http endpoint's bound port once it listens (``hookctl claude install`` checks it)."""
         self.connections: set[Connection] = set()
         self.shutting_down = False
         self.stop_requested = trio.Event()
@@ -169,7 +171,9 @@ class Daemon:
 
                 nursery.start_soon(serve_clients)
                 if self.settings.http_port is not None:
-                    await start_http_endpoint(self.settings.http_port, self.pipeline.fire, nursery)
+                    self.http_port = await start_http_endpoint(
+                        self.settings.http_port, self.pipeline.fire, nursery
+                    )
                 log.info(
                     "hookd serving",
                     socket=str(self.socket_path),

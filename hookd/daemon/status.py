@@ -48,16 +48,21 @@ class DaemonStatus(msgspec.Struct, kw_only=True):
     """Hooks with consecutive failures; ``paused`` ones are skipped (docs/reliability.md)."""
     untrusted: list[UntrustedProject] = msgspec.field(default_factory=list)
     """Projects whose own hooks do not run because the directory is not trusted."""
+    http_port: int | None = None
+    """The Claude Code http endpoint's port; None when it is off."""
 
 
 class ServerFacts(Protocol):
-    """The two facts only the server knows (the socket may be systemd's)."""
+    """The facts only the server knows (the socket may be systemd's; the port bound)."""
 
     @property
     def socket_path(self) -> Path: ...
 
     @property
     def started(self) -> float: ...
+
+    @property
+    def http_port(self) -> int | None: ...
 
 
 class AgentConnection(Protocol):
@@ -100,6 +105,7 @@ def build_status(parts: StatusSources) -> DaemonStatus:
         in_flight=parts.activity.in_flight,
         async_hooks=parts.async_supervisor.listing(None),
         breakers=parts.breaker.states(),
+        http_port=parts.server.http_port,
         untrusted=parts.trust.report(
             {p: registry.config_for(p, use=False) for p in registry.projects()}
         ),

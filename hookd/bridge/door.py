@@ -1,0 +1,116 @@
+"""Whether the daemon serves the door ``hookctl claude install`` wires Claude Code to.
+
+Installing points Claude Code's http hooks at ``127.0.0.1:PORT``; if nothing
+listens there, every hook silently fails open — the worst outcome of an
+install, because nothing looks wrong.  So install asks the running daemon
+which port it serves, and when that is not the wired one it makes the next
+start serve it (``http_port`` in ``hookd.toml``: the systemd unit and a plain
+``hookd serve`` both read it) and says, in one line, what is left to do.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from hookd.daemon.settings import config_dir
+from hookd_client.client import Client, DaemonError, DaemonUnavailable
+
+__all__ = ["DoorCheck", "check_door", "configured_port", "settings_file"]
+
+DoorState = Literal["serving", "not_running", "other_port", "unknown"]
+
+
+@dataclass(frozen=True)
+class DoorCheck:
+    state: DoorState
+    line: str
+    """One line for the user: what is true now and what (if anything) to do."""
+    pid: int | None = None
+    configured: Path | None = None
+    """``hookd.toml`` when this check wrote ``http_port`` into it."""
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "serving"
+
+
+def settings_file() -> Path:
+    return config_dir() / "hookd.toml"
+
+
+def configured_port(path: Path | None = None) -> int | None:
+    """``http_port`` from ``hookd.toml``; None when unset, absent or unreadable."""
+    try:
+        data = tomllib.loads((path or settings_file()).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    port = data.get("http_port")
+    return port if isinstance(port, int) and not isinstance(port, bool) else None
+
+
+def _configure(port: int, dry_run: bool) -> Path | None:
+    """Put ``http_port = PORT`` into hookd.toml unless it already says so.
+
+    A top-level key goes first in the file (TOML requires top-level keys
+    before any table); an ``http_port`` the user set to another port is not
+    overwritten — the caller reports the mismatch instead.
+    """
+    path = settings_file()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    if configured_port(path) is not None or "http_port" in text:
+        return None
+    if dry_run:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    tmp = path.with_name(f".{path.name}.hookd-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(f"http_port = {port}  # Claude Code's hooks (hookctl claude install)\n" + text)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+    return path
+
+
+def check_door(port: int, socket: str | None, *, dry_run: bool = False) -> DoorCheck:
+    """Ask the daemon which http port it serves; configure the next start if need be."""
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with Client(socket, name="hookctl", retries=0, timeout=5.0) as client:
+            status = client.status()
+    except DaemonUnavailable:
+        configured = _configure(port, dry_run)
+        where = f"http_port = {port} in {settings_file()}"
+        return DoorCheck(
+            "not_running",
+            f"hookd is not running: start it (`hookd serve`) — it will serve {url} "
+            f"({where}); until then Claude Code's hooks fail open",
+            configured=configured,
+        )
+    except (DaemonError, OSError) as exc:
+        return DoorCheck("unknown", f"could not ask hookd which port it serves: {exc}")
+    pid = status.get("pid")
+    serving = status.get("http_port")
+    if serving == port:
+        return DoorCheck(
+            "serving", f"hookd (pid {pid}) serves {url}: Claude Code's hooks run through it", pid
+        )
+    configured = _configure(port, dry_run)
+    now = "no http endpoint" if serving is None else f"port {serving}"
+    fix = f"http_port = {port} is in {settings_file()}"
+    if configured is None and configured_port() not in (None, port):
+        fix = f"{settings_file()} sets http_port = {configured_port()}: make it {port}"
+    return DoorCheck(
+        "other_port",
+        f"hookd (pid {pid}) serves {now}, not {url}: restart it "
+        f"(`hookctl stop`, then `hookd serve`; {fix})",
+        pid,
+        configured,
+    )

@@ -1,0 +1,100 @@
+"""``hookctl claude install`` checks that hookd serves the http port it wires Claude Code to.
+
+Run against a real daemon on a real socket (and, when it has one, a real
+loopback http endpoint), with ``hookctl`` as a separate process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    # The in-process daemon creates its http token under XDG_CONFIG_HOME: keep it here.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    return home
+
+
+async def _install(home: Path, socket: Path, *args: str) -> tuple[int, str]:
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "HOOKD_SOCKET": str(socket),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "client")]),
+    }
+    done = await trio.run_process(
+        [sys.executable, "-m", "hookd.cli.hookctl", "claude", "install", "--user", *args],
+        capture_stdout=True,
+        capture_stderr=True,
+        env=env,
+        check=False,
+    )
+    return done.returncode, done.stdout.decode() + done.stderr.decode()
+
+
+def _toml(home: Path) -> dict[str, Any]:
+    return tomllib.loads((home / ".config" / "hookd" / "hookd.toml").read_text())
+
+
+async def test_no_daemon_configures_the_port_and_says_so(home: Path, tmp_path: Path) -> None:
+    code, out = await _install(home, tmp_path / "nobody.sock")
+    assert code == 0, out
+    (line,) = [line for line in out.splitlines() if "hookd is not running" in line]
+    assert "http://127.0.0.1:47470" in line and "hookd serve" in line
+    # The next start (hookd serve, or the systemd unit) serves the wired port.
+    assert _toml(home)["http_port"] == 47470
+    assert (home / ".config" / "hookd" / "hookd.toml").stat().st_mode & 0o777 == 0o600
+
+
+async def test_daemon_without_http_is_told_to_restart(daemon_factory: Any, home: Path) -> None:
+    handle = await daemon_factory()
+    config = home / ".config" / "hookd"
+    config.mkdir(parents=True)
+    (config / "hookd.toml").write_text('log_level = "info"\n[other]\nx = 1\n')
+    code, out = await _install(home, handle.socket, "--port", "47999")
+    assert code == 0, out
+    line = out.splitlines()[-1]
+    assert f"hookd (pid {os.getpid()}) serves no http endpoint" in line
+    assert "not http://127.0.0.1:47999: restart it" in line
+    assert _toml(home) == {"http_port": 47999, "log_level": "info", "other": {"x": 1}}
+
+
+async def test_daemon_serving_the_port_is_confirmed(daemon_factory: Any, home: Path) -> None:
+    handle = await daemon_factory(http_port=0)
+    port = handle.daemon.http_port
+    assert isinstance(port, int) and port > 0
+    code, out = await _install(home, handle.socket, "--port", str(port), "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["daemon"]["ok"] is True and data["daemon"]["state"] == "serving"
+    assert data["daemon"]["message"].endswith(
+        f"serves http://127.0.0.1:{port}: Claude Code's hooks run through it"
+    )
+    assert not (home / ".config" / "hookd" / "hookd.toml").exists()
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    url = settings["hooks"]["PreToolUse"][0]["hooks"][0]["url"]
+    assert url == f"http://127.0.0.1:{port}/hooks/PreToolUse"
+
+
+async def test_port_defaults_to_the_one_in_hookd_toml(home: Path, tmp_path: Path) -> None:
+    config = home / ".config" / "hookd"
+    config.mkdir(parents=True)
+    (config / "hookd.toml").write_text("http_port = 47555\n")
+    code, out = await _install(home, tmp_path / "nobody.sock", "--dry-run")
+    assert code == 0, out
+    assert out.startswith("# would: create ")
+    assert '"url": "http://127.0.0.1:47555/hooks/PreToolUse"' in out
