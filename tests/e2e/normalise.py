@@ -15,6 +15,10 @@ lists them):
 4. The lines of one ``hook additional context:`` paragraph are sorted: Claude
    Code joins several hooks' contexts in *completion* order (a race), hookd in
    configuration order (deterministic).
+5. The date: ``Today's date is 2026-11-23.`` (and the ``The UTC date is …``
+   forms) → ``<DATE>``, and Claude Code's ``The date has changed. Today's date
+   is now …`` reminder is dropped: the native and the hookd run of a scenario
+   may straddle midnight, and then only the later one carries that reminder.
 """
 
 from __future__ import annotations
@@ -28,6 +32,11 @@ from e2e.harness import ClaudeRun
 __all__ = ["comparable", "normalise_text"]
 
 _COMMAND_LABEL = re.compile(r'from command: "(?:[^"\\]|\\.)*"')
+_DATE = re.compile(r"((?:Today's date is|The UTC date is)(?: now)?) [^.\n]+\.")
+_DATE_CHANGED = re.compile(
+    r"(?:<system-reminder>\s*)?The date has changed\. Today's date is now [^.\n]+\."
+    r"[^\n]*?the user's own clock shows it\.(?:\s*</system-reminder>)?\s*"
+)
 _CONTEXT_PARAGRAPH = re.compile(r"(hook additional context: )([^\n]*(?:\n(?!\n)[^\n]*)*)")
 
 
@@ -36,6 +45,7 @@ def _sort_lines(match: re.Match[str]) -> str:
 
 
 def normalise_text(text: str, run_dir: Path, session_id: str | None) -> str:
+    text = _DATE.sub(r"\1 <DATE>.", _DATE_CHANGED.sub("", text))
     text = text.replace(str(run_dir), "<RUN>")
     if session_id:
         text = text.replace(session_id, "<SESSION>")
@@ -56,6 +66,38 @@ def _walk(value: Any, run_dir: Path, session_id: str | None) -> Any:
     return value
 
 
+def _without_date_change(messages: list[Any]) -> list[Any]:
+    """The request's messages minus Claude Code's "The date has changed" reminder.
+
+    The reminder is a meta user message of its own, merged into a neighbouring
+    user turn as one more content block; a block (or message) that held only the
+    reminder is dropped rather than left empty, so both runs keep one shape.
+    """
+    kept = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            blocks = [
+                block
+                for block in content
+                if not (
+                    isinstance(block, dict)
+                    and block.get("type") == "text"
+                    and isinstance(block.get("text"), str)
+                    and _DATE_CHANGED.search(block["text"])
+                    and not _DATE_CHANGED.sub("", block["text"]).strip()
+                )
+            ]
+            if not blocks and content:
+                continue
+            message = {**message, "content": blocks}
+        elif isinstance(content, str) and _DATE_CHANGED.search(content):
+            if not _DATE_CHANGED.sub("", content).strip():
+                continue
+        kept.append(message)
+    return kept
+
+
 def _files(project: Path) -> dict[str, str]:
     out = {}
     for path in sorted(project.rglob("*")):
@@ -71,7 +113,7 @@ def comparable(run: ClaudeRun, run_dir: Path, project: Path) -> dict[str, Any]:
     result = run.result
     session = result.get("session_id")
     data = {
-        "requests": [r.get("messages", []) for r in run.requests],
+        "requests": [_without_date_change(r.get("messages", [])) for r in run.requests],
         "result": {
             k: result.get(k)
             for k in (

@@ -1,0 +1,86 @@
+"""The e2e normalisations remove the expected differences between two runs, and only those.
+
+These run without the CLI: they feed :func:`e2e.normalise.comparable` the message
+shapes Claude Code sends (the reminder texts are copied from the pinned CLI) and
+check that two runs that straddle midnight compare equal while a real difference
+in the same messages still shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from e2e.harness import ClaudeRun
+from e2e.normalise import comparable, normalise_text
+
+RUN_DIR = Path("/tmp/run")
+
+_CHANGED = (
+    "<system-reminder>\nThe date has changed. Today's date is now {date}. No need to announce "
+    "the new date \u2014 the user's own clock shows it.\n</system-reminder>"
+)
+
+
+def _context(date: str) -> str:
+    return (
+        "<system-reminder>\nAs you answer the user's questions, you can use the following context:"
+        f"\n# currentDate\nToday's date is {date}.\n</system-reminder>"
+    )
+
+
+def _run(date: str, *, changed_to: str | None = None, prompt: str = "ORIGINAL-PROMPT") -> ClaudeRun:
+    first: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": _context(date)}, {"type": "text", "text": prompt}],
+        }
+    ]
+    second_user: list[dict[str, Any]] = [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"},
+    ]
+    if changed_to is not None:
+        second_user.append({"type": "text", "text": _CHANGED.format(date=changed_to)})
+    second = [
+        *first,
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash"}]},
+        {"role": "user", "content": second_user},
+    ]
+    return ClaudeRun(
+        requests=[{"messages": first}, {"messages": second}],
+        stream=[{"type": "result", "subtype": "success", "session_id": "s-1"}],
+        exit_code=0,
+        stderr="",
+    )
+
+
+def test_runs_on_either_side_of_midnight_compare_equal() -> None:
+    before = comparable(_run("2026-11-23"), RUN_DIR, RUN_DIR)
+    # The hookd run started after midnight, and a native run that straddled it got the reminder.
+    after = comparable(_run("2026-11-24"), RUN_DIR, RUN_DIR)
+    straddled = comparable(_run("2026-11-23", changed_to="2026-11-24"), RUN_DIR, RUN_DIR)
+    assert before == after == straddled
+
+
+def test_a_real_difference_next_to_the_date_still_shows() -> None:
+    base = comparable(_run("2026-11-23", changed_to="2026-11-24"), RUN_DIR, RUN_DIR)
+    other = comparable(
+        _run("2026-11-23", changed_to="2026-11-24", prompt="OTHER"), RUN_DIR, RUN_DIR
+    )
+    assert base != other
+
+
+def test_the_utc_forms_of_the_date_are_normalised() -> None:
+    text = (
+        "The UTC date is 2026-11-23. The user's local date can differ. "
+        "The UTC date is now 2026-11-24. Today's date is now 2026-11-24."
+    )
+    assert normalise_text(text, RUN_DIR, None) == (
+        "The UTC date is <DATE>. The user's local date can differ. "
+        "The UTC date is now <DATE>. Today's date is now <DATE>."
+    )
+
+
+def test_the_date_change_reminder_inside_other_text_is_cut_out() -> None:
+    text = "before " + _CHANGED.format(date="2026-11-24") + "after"
+    assert normalise_text(text, RUN_DIR, None) == "before after"
