@@ -25,8 +25,10 @@ from hookd.config.assemble import (
     named_settings_problems,
 )
 from hookd.config.loader import load_source
-from hookd.config.model import HookSpec
+from hookd.config.model import HookConfig, HookSpec
 from hookd.config.sources import SourceLayout
+from hookd.daemon.settings import SettingsError, load_settings
+from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.engine.claude_output import render_claude
 from hookd.engine.engine import Engine, SessionState
 from hookd.handlers.base import Invocation
@@ -81,6 +83,8 @@ async def _fire_local(args: argparse.Namespace) -> int:
     config = load_config(layout, project, named=named)
     for error in config.errors:
         print(f"hookctl: config: {error}", file=sys.stderr)
+    if layout is not None:
+        config = _apply_trust(config, layout, project)
     engine = Engine()
     options = HandlerOptions(python_warm_workers=0)
     async with open_handlers(engine, options), trio.open_nursery() as nursery:
@@ -93,6 +97,25 @@ async def _fire_local(args: argparse.Namespace) -> int:
         )
         # Printed before async hooks finish: the caller (Claude Code) must not wait for them.
         return print_fire_result(result, args.format)
+
+
+def _apply_trust(config: HookConfig, layout: SourceLayout, project: str) -> HookConfig:
+    """The daemon's trust rule, here too: the default sources include the project's own
+    files, and running them from ``hookctl fire --local`` in a fresh clone would run the
+    repository's code before ``hookctl trust``.  Files named with ``--settings`` are the
+    caller's explicit choice — but with ``--with-defaults`` one inside an untrusted
+    project is held back like the rest (and said so)."""
+    settings = load_settings()
+    gate = TrustGate(
+        TrustStore(settings.state_path() / "trust.json"), layout, required=settings.require_trust
+    )
+    verdict, held = gate.held_back(config, project)
+    if held:
+        print(
+            f"hookctl: {len(held)} hook(s) of {project} held back: {verdict.reason}",
+            file=sys.stderr,
+        )
+    return gate.apply(config, project)
 
 
 def print_fire_result(result: FireResult, fmt: str) -> int:
@@ -120,7 +143,7 @@ def cmd_fire(args: argparse.Namespace) -> int:
         return remote.fire(args)
     try:
         return trio.run(_fire_local, args)
-    except (EventInputError, json.JSONDecodeError, OSError) as exc:
+    except (EventInputError, json.JSONDecodeError, OSError, SettingsError) as exc:
         print(f"hookctl fire: {exc}", file=sys.stderr)
         return EXIT_ERROR
 

@@ -122,6 +122,9 @@ class HookConfig:
     status_line: CommandSetting | None = None
     """``statusLine`` of the highest-precedence file that sets it."""
     file_suggestion: CommandSetting | None = None
+    project_trusted: bool = True
+    """False when the trust gate removed an untrusted project's hooks and settings: handlers
+    must then not reach into the project directory either (python hooks' module lookup)."""
     derived: dict[str, object] = field(default_factory=dict, init=False, compare=False, repr=False)
     """What others work out once per generation and keep with it (the engine's selection
     index).  Not an init field, so ``dataclasses.replace`` gives a copy an empty one."""

@@ -395,6 +395,10 @@ class TrustGate:
             disable_all_hooks=base.disable_all_hooks,
             allowed_http_hook_urls=base.allowed_http_hook_urls,
             http_hook_allowed_env_vars=base.http_hook_allowed_env_vars,
+            # The project's statusLine/fileSuggestion commands are project code too.
+            status_line=base.status_line,
+            file_suggestion=base.file_suggestion,
+            project_trusted=False,
         )
 
     def _global_settings(self, generation: int) -> HookConfig:

@@ -281,6 +281,7 @@ class Engine:
                 env_file_dir=self.settings.env_file_dir,
                 context=context,
                 http_policy=http_policy,
+                project_trusted=config.project_trusted,
             )
 
         # Duck-typed on purpose: isinstance() against a runtime-checkable Protocol

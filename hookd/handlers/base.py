@@ -59,6 +59,9 @@ class Invocation:
     and killed — by the runner at a timeout, or after a crash from the async journal."""
     """Set by process-spawning handlers once the hook's process exists (for status)."""
     http_policy: HttpPolicy = field(default_factory=HttpPolicy)
+    project_trusted: bool = True
+    """May the handler load code from the project directory (python hooks)?  False in an
+    untrusted project: a user-level hook then must not import the repository's modules."""
     async_adopter: AsyncAdopter | None = None
     """Who takes a command hook that backgrounds itself (first stdout line ``{"async": true}``)."""
 

@@ -307,6 +307,7 @@ class PythonRunner:
             input=inv.input,
             project_dir=inv.project_dir,
             cwd=inv.cwd,
+            project_trusted=inv.project_trusted,
         )
         with trio.move_on_after(inv.timeout) as deadline:
             try:

@@ -50,6 +50,8 @@ class WorkerRequest(msgspec.Struct, kw_only=True):
     input: dict[str, Any]
     project_dir: str
     cwd: str
+    project_trusted: bool = True
+    """False: the project is untrusted, so nothing is looked up in ``project_dir``."""
 
 
 class WorkerReply(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -125,16 +127,43 @@ def _load_file(path: str) -> ModuleType:
     return module
 
 
-def _load_module(name: str, project_dir: str) -> ModuleType:
-    if project_dir and project_dir not in sys.path:
-        sys.path.append(project_dir)
+_project_modules: dict[str, str] = {}
+"""Modules imported from a project directory, by name → that directory.  Workers serve
+every project: a module one project supplied must not answer another's lookup."""
+
+
+def _forget_foreign(name: str, project_dir: str | None) -> None:
+    """Drop ``name`` (and its submodules) from ``sys.modules`` when another project —
+    or, with ``project_dir`` None, any project — supplied it."""
+    top = name.split(".")[0]
+    owner = _project_modules.get(top)
+    if owner is None or owner == project_dir:
+        return
+    for loaded in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+        del sys.modules[loaded]
+    del _project_modules[top]
+
+
+def _load_module(name: str, project_dir: str | None) -> ModuleType:
+    """``name`` from ``sys.path``, then from ``project_dir`` (None: an untrusted project,
+    whose directory is not searched).  The project directory is on the search path only
+    for this lookup, so one project's modules never leak into another's."""
+    _forget_foreign(name, project_dir)
+    added = bool(project_dir) and project_dir not in sys.path
+    if added:
+        sys.path.append(str(project_dir))
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError) as exc:
         raise HookLoadError(f"cannot import {name}: {exc}") from None
+    finally:
+        if added:
+            sys.path.remove(str(project_dir))
     if spec is None:
         raise HookLoadError(f"no module named {name!r}")
     origin = spec.origin
+    if project_dir and origin and _inside(origin, project_dir):
+        _project_modules[name.split(".")[0]] = project_dir
     if origin is None or not origin.endswith(".py") or not os.path.isfile(origin):
         return importlib.import_module(name)  # not plain source: import once, never reload
     stamp = _stamp(origin)
@@ -146,18 +175,41 @@ def _load_module(name: str, project_dir: str) -> ModuleType:
     return module
 
 
-def resolve(reference: str, project_dir: str) -> Callable[..., Any]:
-    """``package.module:function`` or ``/path/file.py:function`` (relative: to the project)."""
+def _inside(path: str, directory: str) -> bool:
+    root = os.path.realpath(directory).rstrip("/") + "/"
+    return os.path.realpath(path).startswith(root)
+
+
+def resolve(reference: str, project_dir: str, *, trusted: bool = True) -> Callable[..., Any]:
+    """``package.module:function`` or ``/path/file.py:function`` (relative: to the project).
+
+    In an untrusted project (``trusted`` False) nothing is loaded from the project
+    directory: a relative file path is refused and a module is looked up on
+    ``sys.path`` alone — the repository's code must not run before ``hookctl trust``.
+    """
     target, sep, attr = reference.rpartition(":")
     if not sep or not target or not attr:
         raise HookLoadError(f"{reference!r}: expected `module:function` or `file.py:function`")
     if target.endswith(".py") or os.sep in target:
+        if not os.path.isabs(target) and not trusted:
+            raise HookLoadError(
+                f"{target} is relative to the project directory {project_dir}, which is not "
+                "trusted (hookctl trust DIR)"
+            )
         path = target if os.path.isabs(target) else os.path.join(project_dir, target)
         if not os.path.isfile(path):
             raise HookLoadError(f"{path}: no such file")
         module = _load_file(path)
     else:
-        module = _load_module(target, project_dir)
+        try:
+            module = _load_module(target, project_dir if trusted else None)
+        except HookLoadError as exc:
+            if trusted:
+                raise
+            raise HookLoadError(
+                f"{exc} (the project directory {project_dir} is not searched: it is not "
+                "trusted — hookctl trust DIR)"
+            ) from None
     obj: Any = module
     for part in attr.split("."):
         try:
@@ -241,7 +293,7 @@ def serve_one(request: WorkerRequest) -> WorkerReply:
     try:
         if request.cwd and os.path.isdir(request.cwd):
             os.chdir(request.cwd)
-        fn = resolve(request.callable, request.project_dir)
+        fn = resolve(request.callable, request.project_dir, trusted=request.project_trusted)
         if request.function == "stop":
             raw = request.input
             path = raw.get("agent_transcript_path") or raw.get("transcript_path") or ""
