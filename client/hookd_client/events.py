@@ -11,9 +11,11 @@ untouched: Claude Code adds fields every few releases and hookd must not eat the
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import msgspec
+
+from hookd_client.paths import PATH_MAX, check_path
 
 __all__ = [
     "EVENTS",
@@ -46,7 +48,7 @@ class BaseHookInput(msgspec.Struct, kw_only=True, omit_defaults=True):
     matcher_field: ClassVar[str | None] = None
 
     session_id: str
-    cwd: str
+    cwd: Annotated[str, msgspec.Meta(max_length=PATH_MAX)]
     hook_event_name: str
     transcript_path: str = ""
     permission_mode: str | None = None
@@ -55,6 +57,11 @@ class BaseHookInput(msgspec.Struct, kw_only=True, omit_defaults=True):
     agent_type: str | None = None
     effort: Effort | None = None
     scratchpad_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        # The cwd names the session's project (a config registry key, files read):
+        # a NUL byte in it must be this event's error, not the daemon's.
+        check_path("cwd", self.cwd)
 
 
 class _ToolEvent(BaseHookInput, kw_only=True):

@@ -13,10 +13,11 @@ connections that registered callback hooks.  See ``docs/protocol.md``.
 from __future__ import annotations
 
 import struct
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
+from hookd_client.paths import PATH_MAX, check_path
 from hookd_client.results import FireResult
 
 __all__ = [
@@ -44,6 +45,13 @@ class FrameError(ValueError):
 
 class _Msg(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="kind"):
     pass
+
+
+PathField = Annotated[str, msgspec.Meta(max_length=PATH_MAX)]
+"""A path a request names.  The length is checked by msgspec while decoding;
+NUL bytes and relative paths by the message's ``__post_init__``
+(:func:`hookd_client.paths.check_path`), so a bad one is a ``bad_request``
+naming the field before any handler sees it."""
 
 
 # --- client → server ------------------------------------------------------------
@@ -81,13 +89,21 @@ class Reload(_Msg, tag="reload"):
 
 class Validate(_Msg, tag="validate"):
     id: int
-    files: list[str]
+    files: list[PathField]
+
+    def __post_init__(self) -> None:
+        for i, path in enumerate(self.files):
+            check_path(f"files[{i}]", path)
 
 
 class Hooks(_Msg, tag="hooks"):
     id: int
-    cwd: str
+    cwd: PathField
+    """The project directory (absolute)."""
     session_id: str | None = None
+
+    def __post_init__(self) -> None:
+        check_path("cwd", self.cwd, absolute=True)
 
 
 class Sessions(_Msg, tag="sessions"):
@@ -112,8 +128,12 @@ class RegisterSessionHooks(_Msg, tag="register_session_hooks"):
     hooks: dict[str, Any]
     source: str = "session"
     scope: Literal["session", "skill"] = "session"
-    project: str | None = None
-    """The session's project directory, when the session is new to the daemon."""
+    project: PathField | None = None
+    """The session's project directory (absolute), when the session is new to the daemon."""
+
+    def __post_init__(self) -> None:
+        check_path("project", self.project, absolute=True)
+        check_path("source", self.source)
 
 
 class ClearSessionHooks(_Msg, tag="clear_session_hooks"):
@@ -193,10 +213,14 @@ class StatusLine(_Msg, tag="status_line"):
     """
 
     id: int
-    cwd: str
+    cwd: PathField
+    """The session's working directory (absolute)."""
     input: dict[str, Any]
     which: Literal["statusLine", "fileSuggestion"] = "statusLine"
     env: dict[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        check_path("cwd", self.cwd, absolute=True)
 
 
 class Cancel(_Msg, tag="cancel"):

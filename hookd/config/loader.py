@@ -87,7 +87,8 @@ def load_source(spec: SourceSpec) -> LoadedSource:
         text = spec.path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return LoadedSource(spec=spec, exists=False)
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        # ValueError: a NUL byte in the path (Python refuses it before the system call).
         err = ConfigError(str(spec.path), f"cannot read file: {exc}")
         return LoadedSource(spec=spec, exists=True, errors=(err,), fatal=True)
     return parse_source_text(spec, text)

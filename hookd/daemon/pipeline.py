@@ -38,7 +38,8 @@ from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd.engine.engine import Engine, Plan, ProgressFn
 from hookd.engine.selection import index_for
 from hookd.handlers.base import Invocation
-from hookd_client.events import DecodedEvent, decode_event
+from hookd_client.events import DecodedEvent, EventInputError, decode_event
+from hookd_client.paths import path_problem
 from hookd_client.results import FireResult, HookRef, HookRun
 
 __all__ = ["EventPipeline", "PreparedEvent"]
@@ -122,6 +123,9 @@ class EventPipeline:
         the session and its config generation (trust applied), plan the hooks."""
         event = decode_event(raw, event_name)
         project = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
+        problem = path_problem(project)
+        if problem is not None:
+            raise EventInputError(f"{event_name}: the project directory {problem}")
         session = self.sessions.touch(event.typed.session_id, project, agent_pid, client)
         full_config = self.registry.config_for(session.project)
         config = self.trust.apply(full_config, session.project)

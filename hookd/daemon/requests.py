@@ -36,6 +36,7 @@ from hookd.handlers.base import HandlerResult, Invocation
 from hookd.handlers.statusline import run_file_suggestion, run_status_line
 from hookd_client import protocol
 from hookd_client.events import EventInputError
+from hookd_client.paths import path_problem
 from hookd_client.results import FireResult, HookRef, HookRun
 
 if TYPE_CHECKING:
@@ -96,6 +97,8 @@ def _dispatch(daemon: Daemon, conn: Connection, body: bytes, nursery: trio.Nurse
         )
         conn.send(protocol.Error(id=protocol.request_id_of(body), code=code, message=str(exc)))
         daemon.activity.counters["bad_frames"] += 1
+        if not conn.greeted:
+            conn.end()  # docs/protocol.md: anything but a good `hello` first closes
         return
     if isinstance(message, protocol.Hello):
         if message.version != protocol.PROTOCOL_VERSION:
@@ -543,6 +546,12 @@ async def handle_status_line(daemon: Daemon, conn: Connection, msg: protocol.Sta
     when they come from a project file.
     """
     project = (msg.env or {}).get("CLAUDE_PROJECT_DIR") or msg.cwd
+    problem = path_problem(project)
+    if problem is not None:
+        conn.send(
+            protocol.Error(id=msg.id, code="bad_request", message=f"CLAUDE_PROJECT_DIR {problem}")
+        )
+        return
     config = daemon.trust.apply(daemon.registry.config_for(project), project)
     setting = config.status_line if msg.which == "statusLine" else config.file_suggestion
     disabled = config.policy_disables_all or config.disable_all_hooks

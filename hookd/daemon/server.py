@@ -15,6 +15,7 @@ event does is :class:`~hookd.daemon.pipeline.EventPipeline`'s business.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import signal
 import socket
@@ -34,6 +35,7 @@ from hookd.daemon.async_store import AsyncStore
 from hookd.daemon.async_supervisor import AsyncLimits, AsyncSupervisor
 from hookd.daemon.audit import AuditLog
 from hookd.daemon.connection import Connection, peer_credentials
+from hookd.daemon.faults import FaultLog, supervise
 from hookd.daemon.pipeline import EventPipeline
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import SessionTable
@@ -109,6 +111,8 @@ class Daemon:
             activity=self.activity,
         )
         self.socket_path = settings.socket_path()
+        self.faults = FaultLog(settings.inject_faults)
+        """Failures of long-lived tasks (watcher, sweeps, reload): status shows them."""
         self.started = time.time()
         self.http_port: int | None = None
         """The http endpoint's bound port once it listens (``hookctl claude install`` checks it)."""
@@ -124,12 +128,24 @@ class Daemon:
             async_supervisor=self.async_supervisor,
             breaker=self.breaker,
             trust=self.trust,
+            faults=self.faults,
         )
 
     def reload(self) -> bool:
+        """Re-read every source (watcher, SIGHUP, ``hookctl reload``); True when it changed.
+
+        A reload that raises is a bug, but its callers include the watcher and
+        the signal handler, whose death would stop the daemon: the fault is
+        recorded (status ``faults``), the last good generation stays live, and
+        the next reload tries again.
+        """
         systemd.reloading()
         try:
+            self.faults.point("reload")
             return self.registry.reload()
+        except Exception as exc:
+            self.faults.record("reload", exc)
+            return False
         finally:
             systemd.notify("READY=1")
 
@@ -147,12 +163,23 @@ class Daemon:
             # every task that may use them, so they are entered first.
             async with open_handlers(self.engine, options), trio.open_nursery() as nursery:
                 await nursery.start(self.async_supervisor.run)
-                nursery.start_soon(self._signals, nursery.cancel_scope)
+                nursery.start_soon(
+                    supervise, "signals", self.faults, self._signals, nursery.cancel_scope
+                )
                 if self.settings.watch:
                     await nursery.start(
-                        watch_sources, self.registry, self.settings.watch_debounce_ms, self
+                        functools.partial(
+                            supervise,
+                            "watcher",
+                            self.faults,
+                            watch_sources,
+                            self.registry,
+                            self.settings.watch_debounce_ms,
+                            self,
+                            takes_status=True,
+                        )
                     )
-                nursery.start_soon(self._sweep_idle_projects)
+                nursery.start_soon(supervise, "sweep", self.faults, self._sweep_idle_projects)
                 interval = systemd.watchdog_interval()
                 if interval:
                     nursery.start_soon(systemd.watchdog_loop, interval)
@@ -251,7 +278,8 @@ class Daemon:
 
     async def _sweep_idle_projects(self) -> None:
         while True:
-            await trio.sleep(min(60.0, max(1.0, self.settings.project_idle_seconds / 2)))
+            await trio.sleep(min(60.0, max(0.1, self.settings.project_idle_seconds / 2)))
+            self.faults.point("sweep")
             dropped = self.registry.drop_idle_projects(self.sessions.projects_in_use())
             if dropped:
                 log.info("projects unloaded", projects=dropped)

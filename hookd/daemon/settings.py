@@ -112,6 +112,9 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Consecutive failures that pause a hook (0: never pause)."""
     breaker_cooldown: float = 60.0
     """Seconds a paused hook stays paused before it may run again."""
+    inject_faults: dict[str, int] = msgspec.field(default_factory=dict)
+    """Fault points (``reload``, ``sweep``, ``reaper``) that raise their first N times: for
+    tests and drills that prove a failing task is reported in status and keeps going."""
 
     def socket_path(self) -> Path:
         return Path(self.socket).expanduser() if self.socket else default_socket_path()

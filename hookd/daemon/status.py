@@ -19,6 +19,7 @@ import msgspec
 import hookd
 from hookd.daemon.activity import Activity, RunningHookInfo
 from hookd.daemon.async_supervisor import AsyncSupervisor
+from hookd.daemon.faults import Fault, FaultLog
 from hookd.daemon.registry import ConfigRegistry, SourceStatus
 from hookd.daemon.sessions import SessionInfo, SessionTable
 from hookd.daemon.trust import TrustGate, UntrustedProject
@@ -50,6 +51,8 @@ class DaemonStatus(msgspec.Struct, kw_only=True):
     """Projects whose own hooks do not run because the directory is not trusted."""
     http_port: int | None = None
     """The Claude Code http endpoint's port; None when it is off."""
+    faults: list[Fault] = msgspec.field(default_factory=list)
+    """Long-lived tasks that raised and were restarted (hookd/daemon/faults.py)."""
 
 
 class ServerFacts(Protocol):
@@ -82,6 +85,7 @@ class StatusSources:
     async_supervisor: AsyncSupervisor
     breaker: CircuitBreaker
     trust: TrustGate
+    faults: FaultLog
 
 
 def build_status(parts: StatusSources) -> DaemonStatus:
@@ -106,6 +110,7 @@ def build_status(parts: StatusSources) -> DaemonStatus:
         async_hooks=parts.async_supervisor.listing(None),
         breakers=parts.breaker.states(),
         http_port=parts.server.http_port,
+        faults=parts.faults.all(),
         untrusted=parts.trust.report(
             {p: registry.config_for(p, use=False) for p in registry.projects()}
         ),
