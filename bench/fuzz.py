@@ -463,6 +463,10 @@ class Measurement:
         base = pct(self.baseline, 0.5)
         return pct(self.under_fuzz, 0.5) / base if base else float("nan")
 
+    def probe_within_bound(self, slack: float = 0.010) -> bool:
+        """The well-behaved session's p50 under fuzz stays within 2× its own (+ slack)."""
+        return pct(self.under_fuzz, 0.5) <= 2 * pct(self.baseline, 0.5) + slack
+
 
 async def measure(
     daemon: DaemonProcess | None,
@@ -512,7 +516,8 @@ def print_measurement(m: Measurement) -> None:
         f"probe p50 {pct(m.baseline, 0.5) * 1000:.2f} ms alone, "
         f"{pct(m.under_fuzz, 0.5) * 1000:.2f} ms under fuzz (x{m.ratio:.2f}); "
         f"p90 {pct(m.baseline, 0.9) * 1000:.2f} / {pct(m.under_fuzz, 0.9) * 1000:.2f} ms; "
-        f"n={len(m.baseline)}/{len(m.under_fuzz)}"
+        f"n={len(m.baseline)}/{len(m.under_fuzz)}; "
+        f"within 2x (+10 ms): {'yes' if m.probe_within_bound() else 'NO'}"
     )
     if m.rss_before_kb:
         print(

@@ -179,6 +179,11 @@ class PythonWorkerPool:
     def pids(self) -> list[int]:
         return sorted(w.proc.pid for w in self._all)
 
+    @property
+    def busy(self) -> int:
+        """Workers inside a call right now: tests wait on it instead of sleeping."""
+        return len(self._all) - len(self._idle)
+
     async def _spawn(self) -> _Worker:
         run_id = uuid.uuid4().hex
         env = _worker_env()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +101,12 @@ class Wire:
         data: list[dict[str, Any]] = reply.data
         return data
 
+    async def status(self) -> dict[str, Any]:
+        reply = await self.request(lambda rid: protocol.Status(id=rid))
+        assert isinstance(reply, protocol.Reply), reply
+        data: dict[str, Any] = reply.data
+        return data
+
     async def subscribe(self, session_id: str | None = None) -> None:
         reply = await self.request(
             lambda rid: protocol.SubscribeAsync(id=rid, session_id=session_id)
@@ -161,6 +167,16 @@ async def wait_until(predicate: Callable[[], Any], timeout: float = 20.0) -> Any
     with trio.fail_after(timeout):
         while True:
             value = predicate()
+            if value:
+                return value
+            await trio.sleep(0.02)
+
+
+async def wait_until_async(predicate: Callable[[], Awaitable[Any]], timeout: float = 20.0) -> Any:
+    """:func:`wait_until` for a predicate that must ask the daemon (an awaitable)."""
+    with trio.fail_after(timeout):
+        while True:
+            value = await predicate()
             if value:
                 return value
             await trio.sleep(0.02)

@@ -70,29 +70,44 @@ def processes_with_env(marker: str) -> list[int]:
 # --- concurrency and time limits ------------------------------------------------
 
 
-async def test_three_sleeping_hooks_run_in_parallel(tmp_path: Path) -> None:
-    """Observed parallel_3x1s: 3 × sleep 1 add ~1 s, not 3 s (also across groups)."""
+def _rendezvous(name: str) -> str:
+    """A hook that arrives, then waits until all three have arrived (exit 1 after ~30 s).
+
+    Each can only finish if the other two started while it was still running,
+    so three successes prove the hooks ran concurrently, on any machine load.
+    """
+    return (
+        f"touch arrived-{name}; n=0; "
+        "until [ -e arrived-a ] && [ -e arrived-b ] && [ -e arrived-c ]; do "
+        "n=$((n+1)); [ $n -gt 3000 ] && exit 1; sleep 0.01; done; "
+        f"echo {name}"
+    )
+
+
+async def test_three_hooks_run_in_parallel(tmp_path: Path) -> None:
+    """Observed parallel_3x1s: the hooks of one event run at once (also across groups)."""
     vector = {
         "input": "PreToolUse-Bash",
         "settings": {
             "hooks": {
                 "PreToolUse": [
-                    {"hooks": [{"type": "command", "command": "sleep 1; echo a"}]},
+                    {"hooks": [{"type": "command", "command": _rendezvous("a"), "timeout": 60}]},
                     {
                         "matcher": "Bash",
-                        "hooks": [{"type": "command", "command": "sleep 1; echo b"}],
+                        "hooks": [{"type": "command", "command": _rendezvous("b"), "timeout": 60}],
                     },
-                    {"hooks": [{"type": "command", "command": "sleep 1; echo c"}]},
+                    {"hooks": [{"type": "command", "command": _rendezvous("c"), "timeout": 60}]},
                 ]
             }
         },
     }
     prepared = prepare(vector, tmp_path)
-    started = time.monotonic()
     result = await fire_prepared(prepared)
-    elapsed = time.monotonic() - started
-    assert [r.outcome for r in result.hooks] == ["success"] * 3
-    assert elapsed < 2.5, f"3 parallel 1 s hooks took {elapsed:.2f}s"
+    assert [(r.outcome, r.stdout.strip()) for r in result.hooks] == [
+        ("success", "a"),
+        ("success", "b"),
+        ("success", "c"),
+    ]
 
 
 async def test_timeout_kills_the_whole_tree(tmp_path: Path) -> None:
@@ -166,10 +181,10 @@ async def test_output_flood_is_capped(tmp_path: Path) -> None:
 async def test_session_end_budget_kills_slow_hooks(tmp_path: Path) -> None:
     """§1.4: all SessionEnd hooks share 1.5 s by default."""
     prepared = prepare(one_hook("SessionEnd", "SessionEnd-other", {"sleep": 30}), tmp_path)
-    started = time.monotonic()
     result = await fire_prepared(prepared)
+    # Its own timeout is the 600 s default: only the shared budget can have cut it short.
+    # (The budget's value is test_session_end_budget_rules'.)
     assert result.hooks[0].timed_out
-    assert time.monotonic() - started < 6
 
 
 def _budget(tmp_path: Path, timeouts: dict[Scope, float]) -> float:
@@ -501,7 +516,7 @@ def test_fixture_dir_is_the_shared_one(cc_fixtures: Path) -> None:
 async def test_background_grandchild_does_not_hold_the_event(tmp_path: Path) -> None:
     """hookd stops reading a pipe shortly after the hook exits (pipe grace), even if a
     background grandchild keeps it open; Claude Code would wait until the timeout."""
-    command = 'sleep 20 & echo $! > bg.pid; echo \'{"systemMessage": "FOREGROUND-DONE"}\''
+    command = 'sleep 120 & echo $! > bg.pid; echo \'{"systemMessage": "FOREGROUND-DONE"}\''
     vector = {
         "input": "UserPromptSubmit",
         "settings": {
@@ -509,13 +524,12 @@ async def test_background_grandchild_does_not_hold_the_event(tmp_path: Path) -> 
         },
     }
     prepared = prepare(vector, tmp_path)
-    started = time.monotonic()
     try:
         result = await fire_prepared(prepared)
-        elapsed = time.monotonic() - started
-    finally:
+        # The event is answered while the grandchild still holds the pipe open.
         bg = int((tmp_path / "bg.pid").read_text())
-        os.kill(bg, 9)
+        assert alive(bg), "the event waited for the background process to end"
+    finally:
+        os.kill(int((tmp_path / "bg.pid").read_text()), 9)
     assert result.system_messages == ["FOREGROUND-DONE"]
     assert result.hooks[0].outcome == "success"
-    assert elapsed < 10, f"the event waited {elapsed:.1f}s for a background process"

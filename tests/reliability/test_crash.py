@@ -9,6 +9,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,13 @@ class Agent:
                 self.acked.append(nonce)
 
 
+async def _until(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Wait for what the agent threads report (generous: they share 2 cores with everything)."""
+    with trio.fail_after(timeout):
+        while not predicate():
+            await trio.sleep(0.02)
+
+
 @pytest.mark.slow
 async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
     base = Path(tempfile.mkdtemp(prefix="hkcr", dir="/tmp"))
@@ -97,11 +105,16 @@ async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
         async with trio.open_nursery() as nursery:
             for agent in agents:
                 nursery.start_soon(trio.to_thread.run_sync, agent.run)
-            await trio.sleep(1.0)  # under load
+            # Under load: every agent has had replies from the live daemon.
+            await _until(lambda: all(a.acked for a in agents))
             daemon.proc.send_signal(signal.SIGKILL)
             daemon.proc.wait()
             acked_before = sum(len(a.acked) for a in agents)
-            await trio.sleep(0.5)  # clients meet the dead daemon and fail open
+            # Every client meets the dead daemon and fails open.
+            fallbacks_at_kill = [a.fallbacks for a in agents]
+            await _until(
+                lambda: all(a.fallbacks > n for a, n in zip(agents, fallbacks_at_kill, strict=True))
+            )
 
             # What each policy gives while it is down.
             def down() -> tuple[Any, Any]:
@@ -117,7 +130,10 @@ async def test_sigkill_under_load_then_restart(tmp_path: Path) -> None:
             closed, raised = await trio.to_thread.run_sync(down)
             fallbacks_down = sum(a.fallbacks for a in agents)
             daemon = fuzz.start_daemon(base, HOOKS)  # restart on the same socket and state
-            await trio.sleep(1.0)
+            acked_at_restart = [len(a.acked) for a in agents]
+            await _until(
+                lambda: all(len(a.acked) > n for a, n in zip(agents, acked_at_restart, strict=True))
+            )
             for agent in agents:
                 agent.stop.set()
 
