@@ -46,7 +46,7 @@ from hookd.daemon.watcher import watch_sources
 from hookd.engine.breaker import CircuitBreaker
 from hookd.engine.engine import Engine, EngineSettings
 from hookd.handlers.command import CommandRunner
-from hookd.handlers.registry import HandlerOptions, open_handlers
+from hookd.handlers.registry import HandlerOptions, Handlers, open_handlers
 from hookd_client import protocol
 
 __all__ = ["AlreadyRunning", "Daemon"]
@@ -117,6 +117,8 @@ class Daemon:
         self.http_port: int | None = None
         """The http endpoint's bound port once it listens (``hookctl claude install`` checks it)."""
         self.connections: set[Connection] = set()
+        self.handlers: Handlers | None = None
+        """The live handler set (http client, python worker pool) while ``run`` runs."""
         self.shutting_down = False
         self.stop_requested = trio.Event()
         self.status_sources = StatusSources(
@@ -157,11 +159,17 @@ class Daemon:
             messages_api_base_url=self.settings.messages_api_base_url,
             default_model=self.settings.default_model,
             kill_grace=self.settings.kill_grace,
+            python_workers=self.settings.python_workers,
+            python_workers_per_session=self.settings.python_workers_per_session,
         )
         try:
             # The handlers' shared resources (http client, python workers) outlive
             # every task that may use them, so they are entered first.
-            async with open_handlers(self.engine, options), trio.open_nursery() as nursery:
+            async with (
+                open_handlers(self.engine, options) as handlers,
+                trio.open_nursery() as nursery,
+            ):
+                self.handlers = handlers
                 await nursery.start(self.async_supervisor.run)
                 nursery.start_soon(
                     supervise, "signals", self.faults, self._signals, nursery.cancel_scope

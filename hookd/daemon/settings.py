@@ -108,6 +108,13 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """… keeping this many rotated files."""
     audit_input_cap: int = 64 * 1024
     """Event inputs up to this size (compact JSON bytes) are kept for ``hookctl replay``."""
+    python_workers: int = 8
+    """Python hook calls that run at once, all sessions together (one worker process each;
+    workers start on demand, the first with the first python hook call)."""
+    python_workers_per_session: int = 4
+    """Python hook calls one session may run at once: the rest of the pool stays free for
+    other sessions, so one session's stuck hooks cannot stall another's (at most
+    ``python_workers``)."""
     breaker_threshold: int = 5
     """Consecutive failures that pause a hook (0: never pause)."""
     breaker_cooldown: float = 60.0

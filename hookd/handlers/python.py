@@ -36,8 +36,18 @@ Limits of that choice, on purpose:
 * each call is a pipe round trip (well under a millisecond) and the input is
   re-encoded; the function shares no memory with the daemon, and each worker
   imports hook modules on its own (state kept in module globals is per worker);
-* at most ``size`` calls run at once; a call waits for a free worker, and that
-  wait counts against its timeout;
+* at most ``size`` calls run at once (``python_workers``), and at most
+  ``per_session`` of them for one session (``python_workers_per_session``); a
+  call waits for a free slot, and that wait counts against its timeout.  The
+  per-session share is what keeps sessions from starving each other: a
+  session whose hooks are stuck (a ``time.sleep``, a busy loop) holds at most
+  its share until their deadline kills them, and the rest of the pool keeps
+  serving every other session.  A freed slot goes to the waiting session that
+  holds the fewest workers;
+* workers start on demand: none while no python hook has run, then one per
+  concurrent call up to ``size``; ``warm`` idle workers are kept ready after
+  the first call (a killed one is replaced), the others stay until the daemon
+  stops;
 * only the hook's own module is reloaded when its file changes (checked by
   ``stat`` before every call), not the modules it imports;
 * the function sees the daemon's environment, not the agent's; ``print``
@@ -51,6 +61,7 @@ import struct
 import subprocess
 import sys
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
@@ -141,29 +152,44 @@ def _worker_env() -> dict[str, str]:
     return env
 
 
-class PythonWorkerPool:
-    """Warm, killable worker processes; owned by a nursery (see ``open_handlers``).
+@dataclass(eq=False)
+class _Waiter:
+    session: str
+    ready: trio.Event = field(default_factory=trio.Event)
+    granted: bool = False
 
-    ``size`` bounds how many calls run at once; ``warm`` workers are started
-    ahead of need and replaced when one is killed, so the common call never
-    pays interpreter start-up.
+
+class PythonWorkerPool:
+    """Killable worker processes shared by every session; owned by a nursery (see
+    ``open_handlers``).
+
+    ``size`` bounds how many calls run at once, ``per_session`` how many of them
+    one session may hold (so a session with stuck hooks leaves the rest of the
+    pool to the others).  Workers start when a call needs one — none before the
+    first python hook — and ``warm`` of them are kept ready afterwards, so the
+    common call never pays interpreter start-up.
     """
 
     def __init__(
         self,
         nursery: trio.Nursery,
         *,
-        size: int = 4,
+        size: int = 8,
+        per_session: int = 4,
         warm: int = 1,
         executable: str = sys.executable,
         kill_grace: float = 0.5,
     ) -> None:
         self.nursery = nursery
         self.size = max(1, size)
+        self.per_session = max(1, min(per_session, self.size))
         self.warm = max(0, min(warm, self.size))
         self.executable = executable
         self.kill_grace = kill_grace
-        self._limit = trio.Semaphore(self.size)
+        self._busy = 0
+        self._by_session: dict[str, int] = {}
+        self._waiters: list[_Waiter] = []
+        self._used = False
         self._idle: list[_Worker] = []
         self._all: set[_Worker] = set()
         self._closed = False
@@ -172,9 +198,59 @@ class PythonWorkerPool:
         self.spawned = 0
         """Workers started so far (tests read it to see that a killed worker was replaced)."""
 
-    async def start(self) -> None:
-        for _ in range(self.warm):
-            self._idle.append(await self._spawn())
+    # --- admission: the pool's share per session -------------------------------------
+
+    def _may_take(self, session: str) -> bool:
+        return self._busy < self.size and self._by_session.get(session, 0) < self.per_session
+
+    def _take(self, session: str) -> None:
+        self._busy += 1
+        self._by_session[session] = self._by_session.get(session, 0) + 1
+
+    def _give_back(self, session: str) -> None:
+        self._busy -= 1
+        left = self._by_session[session] - 1
+        if left:
+            self._by_session[session] = left
+        else:
+            del self._by_session[session]
+        self._grant()
+
+    def _grant(self) -> None:
+        """Hand free slots to waiters: the session holding the fewest workers first,
+        first come first served among equals; a session at its share keeps waiting."""
+        while self._waiters and self._busy < self.size:
+            eligible = [
+                w for w in self._waiters if self._by_session.get(w.session, 0) < self.per_session
+            ]
+            if not eligible:
+                return
+            chosen = min(eligible, key=lambda w: self._by_session.get(w.session, 0))
+            self._waiters.remove(chosen)
+            self._take(chosen.session)
+            chosen.granted = True
+            chosen.ready.set()
+
+    async def _acquire(self, session: str) -> None:
+        if self._may_take(session):
+            # Every release grants what it can, so a free slot here has no eligible
+            # waiter ahead of us: take it without a trip through the scheduler.
+            self._take(session)
+            return
+        waiter = _Waiter(session)
+        self._waiters.append(waiter)
+        try:
+            await waiter.ready.wait()
+        except BaseException:
+            if waiter.granted:
+                self._give_back(session)
+            else:
+                self._waiters.remove(waiter)
+            raise
+
+    def in_use(self) -> dict[str, int]:
+        """Workers busy per session (for status and tests)."""
+        return dict(self._by_session)
 
     def pids(self) -> list[int]:
         return sorted(w.proc.pid for w in self._all)
@@ -234,7 +310,7 @@ class PythonWorkerPool:
             await kill_tree(worker.proc, worker.run_id, self.kill_grace)
             await _close_pipes(worker)
         log.info("python worker discarded", worker=worker.proc.pid, calls=worker.calls)
-        if not self._closed and len(self._all) < self.warm:
+        if not self._closed and self._used and len(self._all) < self.warm:
             self.nursery.start_soon(self._replenish)
 
     async def _replenish(self) -> None:
@@ -247,19 +323,18 @@ class PythonWorkerPool:
             return
         self._idle.append(worker)
 
-    async def call(self, request: WorkerRequest) -> WorkerReply:
-        """One call on a free worker; the caller's cancel scope is the deadline.
+    async def call(self, request: WorkerRequest, session: str = "") -> WorkerReply:
+        """One call on a free worker, within ``session``'s share; the caller's cancel
+        scope is the deadline (the wait for a slot included).
 
         If the call does not complete — deadline, cancellation, a dead worker —
         the worker is killed rather than returned to the pool.
         """
         if self._closed:
             raise WorkerDied("the python worker pool is closed")
+        await self._acquire(session)
         try:
-            self._limit.acquire_nowait()  # a free slot: no trip through the scheduler
-        except trio.WouldBlock:
-            await self._limit.acquire()
-        try:
+            self._used = True
             worker = self._idle.pop() if self._idle else await self._spawn()
             done = False
             try:
@@ -271,7 +346,7 @@ class PythonWorkerPool:
                 else:
                     await self._discard(worker)
         finally:
-            self._limit.release()
+            self._give_back(session)
         return self._decoder.decode(raw)
 
     async def aclose(self) -> None:
@@ -316,7 +391,7 @@ class PythonRunner:
         )
         with trio.move_on_after(inv.timeout) as deadline:
             try:
-                reply = await self.pool.call(request)
+                reply = await self.pool.call(request, inv.session_id)
             except WorkerDied as exc:
                 return HandlerResult(exit_code=None, failure=str(exc))
             except OSError as exc:  # the worker interpreter could not be started

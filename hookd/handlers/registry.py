@@ -16,11 +16,10 @@ that owns the resources differently can still wire them.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import httpx
 import trio
@@ -34,10 +33,6 @@ from hookd.handlers.prompt import PromptRunner
 from hookd.handlers.python import PythonRunner, PythonWorkerPool
 
 __all__ = ["HandlerOptions", "Handlers", "install_handlers", "open_handlers"]
-
-
-def _default_workers() -> int:
-    return max(2, min(8, os.cpu_count() or 2))
 
 
 @dataclass(frozen=True)
@@ -56,10 +51,12 @@ class HandlerOptions:
     http_body_cap: int = DEFAULT_BODY_CAP
     """Bytes of an http hook's response body that are read; the rest is dropped."""
     http_max_connections: int = 100
-    python_workers: int = field(default_factory=_default_workers)
+    python_workers: int = 8
     """How many python hook calls can run at once (one worker process each)."""
+    python_workers_per_session: int = 4
+    """How many of them one session may hold (see ``PythonWorkerPool``)."""
     python_warm_workers: int = 1
-    """Workers started ahead of need (0 for a one-shot CLI run)."""
+    """Idle workers kept ready once the first python hook has run (0 for a one-shot CLI run)."""
     python_executable: str = sys.executable
     kill_grace: float = 0.5
     """TERM → KILL grace when a python worker is killed."""
@@ -97,12 +94,12 @@ async def open_handlers(engine: Engine, options: HandlerOptions) -> AsyncIterato
         pool = PythonWorkerPool(
             nursery,
             size=options.python_workers,
+            per_session=options.python_workers_per_session,
             warm=options.python_warm_workers,
             executable=options.python_executable,
             kill_grace=options.kill_grace,
         )
         try:
-            await pool.start()
             messages = MessagesClient(
                 client,
                 MessagesConfig(

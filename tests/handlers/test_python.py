@@ -150,6 +150,7 @@ async def _fire_hang_and_probe(rig: Rig, function: str) -> tuple[FireResult, Fir
 @pytest.mark.parametrize("function", ["hangs", "async_hangs", "spins"])
 async def test_hung_or_spinning_hook_is_killed_and_replaced(rig: Rig, function: str) -> None:
     pool = rig.handlers.pool
+    await rig.fire(pre_config(rig, f"{BASIC}:returns_none"), PRE)  # the first worker starts
     (first_worker,) = pool.pids()
     hung, quick, took = await _fire_hang_and_probe(rig, function)
     (run,) = hung.hooks
@@ -218,9 +219,9 @@ async def test_syntax_error_after_edit_is_reported_then_fixed(rig: Rig) -> None:
     broken = await rig.fire(config, PRE)
     assert broken.hooks[0].outcome == "non_blocking_error"
     assert "SyntaxError" in (broken.hooks[0].error or "")
-    shutil.copy(HOOKS / "editable_v1.py", path)
+    path.write_text('def hook(event):\n    return {"systemMessage": "FIXED"}\n')
     os.utime(path, ns=(path.stat().st_mtime_ns + 2_000_000,) * 2)
-    assert (await rig.fire(config, PRE)).system_messages == ["EDITABLE-V1"]
+    assert (await rig.fire(config, PRE)).system_messages == ["FIXED"]
 
 
 # --- stop functions (seed 004) -------------------------------------------------
