@@ -7,10 +7,13 @@ import tempfile
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
+
+if TYPE_CHECKING:
+    from hookd.daemon.server import Daemon
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -30,7 +33,7 @@ def cc_fixtures() -> Path:
 class DaemonHandle:
     """A running in-process daemon and the files around it."""
 
-    daemon: Any
+    daemon: Daemon
     root: Path
     socket: Path
     user_config: Path

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ def _input(name: str) -> bytes:
 
 async def _run_relay(
     *args: str, stdin: bytes, env: dict[str, str] | None = None
-) -> trio.CompletedProcess[bytes]:
+) -> subprocess.CompletedProcess[bytes]:
     base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **(env or {})}
     return await trio.run_process(
         [sys.executable, "-I", "-S", str(RELAY), *args],

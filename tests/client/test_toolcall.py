@@ -20,6 +20,12 @@ def _post(event: str = "PostToolUse", **fields: Any) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": event, **fields}}
 
 
+def _record(calls: list[str], what: str) -> bool:
+    """Note that ``what`` was asked, and allow it."""
+    calls.append(what)
+    return True
+
+
 def _base(event: dict[str, Any]) -> dict[str, Any]:
     keys = ("session_id", "transcript_path", "cwd", "permission_mode")
     return {k: event[k] for k in keys}
@@ -109,7 +115,7 @@ async def test_deny_skips_the_tool_and_the_permission_check(
             tool_name="Bash",
             tool_input={"command": "rm -rf /"},
             tool=lambda _i: calls.append("tool"),
-            permission=lambda *_a: calls.append("permission") is None,
+            permission=lambda *_a: _record(calls, "permission"),
         )
     assert outcome.status == "denied"
     assert outcome.decision == "deny"

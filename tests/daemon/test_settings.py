@@ -17,7 +17,7 @@ def overrides(argv: list[str]) -> dict[str, Any]:
 
 
 def test_every_setting_has_a_flag() -> None:
-    serve_help = build_parser()._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr]
+    serve_help = build_parser()._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr,index]
     flags = {opt for action in serve_help._actions for opt in action.option_strings}
     for name in DaemonSettings.__struct_fields__:
         flag = "--" + name.replace("_", "-")

@@ -52,7 +52,7 @@ class ClaudeRun:
         """The final ``{"type": "result", …}`` message (empty if the CLI printed none)."""
         for message in reversed(self.stream):
             if message.get("type") == "result":
-                return message
+                return dict(message)
         return {}
 
     def tool_results(self) -> list[dict[str, Any]]:

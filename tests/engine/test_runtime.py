@@ -210,7 +210,7 @@ def test_session_end_budget_rules(tmp_path: Path) -> None:
 
 
 def _unicode_input(cc_fixtures: Path) -> dict[str, Any]:
-    raw = json.loads((cc_fixtures / "PreToolUse-Write.json").read_text())
+    raw: dict[str, Any] = json.loads((cc_fixtures / "PreToolUse-Write.json").read_text())
     piece = 'héllo wörld ✓ 日本語テキスト 🎉🚀 Ω≈ç√ \u2028 "quoted" \\ back\n'
     content = (piece * (200_000 // len(piece.encode()) + 1)).encode()[:200_000]
     raw["tool_input"] = {"file_path": "/tmp/x.txt", "content": content.decode(errors="ignore")}

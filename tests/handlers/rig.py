@@ -7,7 +7,7 @@ import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from handlers.scripted_server import Reply, ScriptedServer
 from hookd.config.loader import build_config, parse_source_text
@@ -75,7 +75,7 @@ class Rig:
         }
         for key, value in values.items():
             text = text.replace(f"@{key}@", value)
-        kind = "toml" if name.endswith(".toml") else "settings"
+        kind: Literal["toml", "settings"] = "toml" if name.endswith(".toml") else "settings"
         loaded = parse_source_text(SourceSpec(path=path, scope=Scope.PROJECT, kind=kind), text)
         assert loaded.ok, [str(e) for e in loaded.errors]
         return build_config([loaded])

@@ -15,7 +15,7 @@ from hookd.daemon.audit import AuditEvent, AuditLog, AuditRun, json_diff, read_r
 from hookd_client import protocol
 from hookd_client.client import Client
 from hookd_client.results import FireResult
-from tests.reliability.helpers import DATA, event
+from reliability.helpers import DATA, event
 
 
 def _fire_sync(sock: Path, payload: dict[str, Any]) -> protocol.FireReply:

@@ -13,7 +13,7 @@ from hookd_client import protocol
 from hookd_client.client import Client
 from hookd_client.results import HookRef, HookRun
 from hookd_client.trio_client import CallbackHook, open_client
-from tests.reliability.helpers import DATA, event
+from reliability.helpers import DATA, event
 
 REF = HookRef(name="h", type="command", scope="user", source="s", event="PreToolUse")
 

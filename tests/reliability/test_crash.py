@@ -19,7 +19,7 @@ import trio
 from hookd.daemon.audit import AuditEvent, read_records
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonUnavailable
-from tests.reliability.helpers import bench_module, event
+from reliability.helpers import bench_module, event
 
 fuzz = bench_module("fuzz")
 

@@ -18,7 +18,7 @@ import trio
 
 from hookd_client import protocol
 from hookd_client.client import Client
-from tests.reliability.helpers import DATA, event, processes_with, rss_kb
+from reliability.helpers import DATA, event, processes_with, rss_kb
 
 
 async def _daemon(daemon_factory: Any, **settings: Any) -> Any:

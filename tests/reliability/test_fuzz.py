@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from tests.reliability.helpers import bench_module
+from reliability.helpers import bench_module
 
 fuzz = bench_module("fuzz")
 

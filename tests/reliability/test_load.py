@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.reliability.helpers import bench_module
+from reliability.helpers import bench_module
 
 load = bench_module("load")
 fuzz = bench_module("fuzz")

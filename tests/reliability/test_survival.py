@@ -22,7 +22,7 @@ import trio
 
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonError
-from tests.reliability.helpers import event
+from reliability.helpers import event
 
 
 def raw(kind: str, **fields: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import trio
 from hookd.daemon.audit import AuditEvent, read_records
 from hookd_client import protocol
 from hookd_client.client import Client
-from tests.reliability.helpers import DATA, event
+from reliability.helpers import DATA, event
 
 
 async def _setup(daemon_factory: Any) -> tuple[Any, Path]:
@@ -154,7 +154,9 @@ async def test_hookctl_hooks_says_why_a_hook_does_not_run(daemon_factory: Any) -
 
     def hooks() -> dict[str, Any]:
         with Client(handle.socket) as client:
-            return client.call(protocol.Hooks(id=client.next_id(), cwd=str(project)))
+            request = protocol.Hooks(id=client.next_id(), cwd=str(project))
+            data: dict[str, Any] = client.call(request)
+            return data
 
     listing = await trio.to_thread.run_sync(hooks)
     by_scope = {h["scope"]: h for h in listing["hooks"]}

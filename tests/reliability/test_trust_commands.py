@@ -15,8 +15,8 @@ from typing import Any
 import trio
 
 from hookd_client.client import Client
-from tests.reliability.helpers import event
-from tests.reliability.test_trust import hookctl, state
+from reliability.helpers import event
+from reliability.test_trust import hookctl, state
 
 
 def _marker_command(marker: Path, text: str) -> str:

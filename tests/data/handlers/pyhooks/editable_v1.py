@@ -2,7 +2,7 @@ import time
 from pathlib import Path
 
 
-def hook(event):
+def hook(event: object) -> dict[str, str]:
     # Tell the test this version is running, then hold until it says go: the
     # test edits the file while this call is inside the worker, with no sleep.
     Path(__file__ + ".started").touch()

@@ -1,5 +1,5 @@
 from . import helpers
 
 
-def check(event):
+def check(event: object) -> dict[str, str]:
     return {"systemMessage": helpers.tag("PKG-V1")}

@@ -1,2 +1,2 @@
-def tag(text):
+def tag(text: str) -> str:
     return f"<{text}>"
