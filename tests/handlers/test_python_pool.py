@@ -19,7 +19,7 @@ import trio
 
 from hookd_client.client import Client
 from hookd_client.results import FireResult
-from tests.reliability.helpers import event
+from reliability.helpers import event
 
 HELD = Path(__file__).resolve().parent.parent / "data" / "handlers" / "pyhooks" / "held.py"
 

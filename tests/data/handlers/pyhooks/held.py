@@ -9,9 +9,10 @@ the FIFO for writing.  ``<dir>`` is the event's ``cwd``.
 
 import os
 from pathlib import Path
+from typing import Any
 
 
-def blocked(event):
+def blocked(event: Any) -> dict[str, str]:
     here = Path(event.typed.cwd)
     (here / "blocked.started").write_text("")
     with open(here / "fifo", "rb"):
@@ -19,7 +20,7 @@ def blocked(event):
     return {"systemMessage": "BLOCKED-DONE"}
 
 
-async def spinning(event):
+async def spinning(event: Any) -> dict[str, str]:
     here = Path(event.typed.cwd)
     (here / "spinning.started").write_text("")
     while not os.path.exists(here / "release"):
@@ -27,5 +28,5 @@ async def spinning(event):
     return {"systemMessage": "SPINNING-DONE"}
 
 
-def quick(event):
+def quick(event: Any) -> dict[str, str]:
     return {"systemMessage": "QUICK-" + event.typed.session_id}
