@@ -15,18 +15,18 @@ import msgspec
 __all__ = [
     "HOOK_SPECIFIC_OUTPUTS",
     "HookOutput",
+    "HookSpecificOutput",
     "OutputSchemaError",
     "PermissionRequestDecision",
+    "ValidOutput",
     "parse_hook_output",
 ]
 
 PermissionDecision = Literal["allow", "deny", "ask", "defer"]
 
 
-class HookOutput(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """The universal fields (reference §4.4).  ``hookSpecificOutput`` is checked
-    separately against the event's own variant, because a wrong
-    ``hookEventName`` has its own error in Claude Code."""
+class _Universal(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The universal fields of ``SyncHookJSONOutput`` (reference §4.4)."""
 
     continue_: bool = msgspec.field(default=True, name="continue")
     stopReason: str | None = None
@@ -35,10 +35,21 @@ class HookOutput(msgspec.Struct, kw_only=True, omit_defaults=True):
     terminalSequence: str | None = None
     decision: Literal["approve", "block"] | None = None
     reason: str | None = None
-    hookSpecificOutput: dict[str, Any] | None = None
     # Output-level async acknowledgement ({"async": true, "asyncTimeout": ms}).
     async_: bool | None = msgspec.field(default=None, name="async")
     asyncTimeout: int | None = None
+
+
+class HookOutput(_Universal, kw_only=True):
+    """What a hook may answer, as its author writes it (reference §4.4).
+
+    ``hookSpecificOutput`` stays an open object here: it is checked separately
+    against the event's own variant, because a wrong ``hookEventName`` has its
+    own error in Claude Code.  :func:`parse_hook_output` turns a valid answer
+    into a :class:`ValidOutput`.
+    """
+
+    hookSpecificOutput: dict[str, Any] | None = None
 
 
 class _Specific(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -150,6 +161,48 @@ HOOK_SPECIFIC_OUTPUTS: dict[str, type[_Specific]] = {
 listed accept no specific output; for an unknown event any object passes."""
 
 
+class HookSpecificOutput(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One hook's ``hookSpecificOutput`` after it passed its event's variant.
+
+    One flat Struct with the fields of every variant (reference §4.4, "Exact
+    keys"), so aggregation, async delivery and audit read fields instead of
+    digging in dicts; only the fields the event's variant allows can be set,
+    because :func:`parse_hook_output` validates against that variant first.
+    Encoded, it is the object the hook wrote, minus fields its event ignores.
+    """
+
+    hookEventName: str
+    permissionDecision: PermissionDecision | None = None
+    permissionDecisionReason: str | None = None
+    updatedInput: dict[str, Any] | None = None
+    additionalContext: str | None = None
+    decision: PermissionRequestDecision | None = None
+    retry: bool | None = None
+    classifierContext: str | None = None
+    updatedToolOutput: Any = None
+    updatedMCPToolOutput: Any = None
+    sessionTitle: str | None = None
+    suppressOriginalPrompt: bool | None = None
+    initialUserMessage: str | None = None
+    watchPaths: list[str] | None = None
+    reloadSkills: bool | None = None
+    action: Literal["accept", "decline", "cancel"] | None = None
+    content: dict[str, Any] | None = None
+    worktreePath: str | None = None
+    displayContent: str | None = None
+    unlisted: dict[str, Any] | None = None
+    """For an event hookd has no variant for (a newer Claude Code's, or one
+    whose output the reference lists no fields for): every field but
+    ``hookEventName`` and a string ``additionalContext``, unchecked and kept
+    verbatim, so they pass through to the agent (forward compatibility)."""
+
+
+class ValidOutput(_Universal, kw_only=True):
+    """A hook answer after validation: what :class:`~hookd_client.results.HookRun` carries."""
+
+    hookSpecificOutput: HookSpecificOutput | None = None
+
+
 class OutputSchemaError(ValueError):
     """Hook output that is JSON but not valid hook output."""
 
@@ -158,22 +211,27 @@ class WrongEventNameError(OutputSchemaError):
     """``hookSpecificOutput.hookEventName`` names another event: the whole output is discarded."""
 
 
-def parse_hook_output(data: Any, event_name: str) -> tuple[HookOutput, dict[str, Any] | None]:
+def parse_hook_output(data: Any, event_name: str) -> ValidOutput:
     """Validate one hook answer for ``event_name``.
 
-    Returns the universal fields and the validated ``hookSpecificOutput`` (as
-    a dict of the fields that were set), or raises :class:`OutputSchemaError`
-    whose message names the bad field.
+    Returns the answer as a :class:`ValidOutput`, or raises
+    :class:`OutputSchemaError` whose message names the bad field
+    (:class:`WrongEventNameError` when ``hookEventName`` names another event).
     """
     if not isinstance(data, dict):
         raise OutputSchemaError("hook output must be a JSON object")
     try:
-        output = msgspec.convert(data, HookOutput, strict=True)
+        answer = msgspec.convert(data, HookOutput, strict=True)
     except msgspec.ValidationError as exc:
         raise OutputSchemaError(f"hook output: {exc}") from None
-    specific = output.hookSpecificOutput
+    fields = msgspec.structs.asdict(answer)
+    fields["hookSpecificOutput"] = _specific(answer.hookSpecificOutput, event_name)
+    return ValidOutput(**fields)
+
+
+def _specific(specific: dict[str, Any] | None, event_name: str) -> HookSpecificOutput | None:
     if specific is None:
-        return output, None
+        return None
     name = specific.get("hookEventName")
     if name != event_name:
         raise WrongEventNameError(
@@ -181,9 +239,17 @@ def parse_hook_output(data: Any, event_name: str) -> tuple[HookOutput, dict[str,
         )
     variant = HOOK_SPECIFIC_OUTPUTS.get(event_name)
     if variant is None:
-        return output, dict(specific)
+        unlisted = {k: v for k, v in specific.items() if k != "hookEventName"}
+        context = unlisted.get("additionalContext")
+        if isinstance(context, str):
+            del unlisted["additionalContext"]
+        else:
+            context = None
+        return HookSpecificOutput(
+            hookEventName=event_name, additionalContext=context, unlisted=unlisted or None
+        )
     try:
         checked = msgspec.convert(specific, variant, strict=True)
     except msgspec.ValidationError as exc:
         raise OutputSchemaError(f"hook output: {exc} (in `$.hookSpecificOutput`)") from None
-    return output, msgspec.to_builtins(checked)
+    return HookSpecificOutput(**msgspec.structs.asdict(checked))

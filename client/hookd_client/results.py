@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from hookd_client.output import ValidOutput
+
 __all__ = ["FireResult", "HookRef", "HookRun", "Outcome"]
 
 Outcome = Literal["success", "blocking", "non_blocking_error", "cancelled"]
@@ -45,7 +47,7 @@ class HookRun(msgspec.Struct, kw_only=True, omit_defaults=True):
     timed_out: bool = False
     error: str | None = None
     """Why a non_blocking_error or cancelled outcome happened, in words."""
-    output: dict[str, Any] | None = None
+    output: ValidOutput | None = None
     """The validated JSON answer (universal fields plus hookSpecificOutput)."""
     plain_text: str | None = None
     """stdout that was not JSON; context on the events that take plain text."""

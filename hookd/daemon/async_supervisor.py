@@ -423,14 +423,12 @@ class AsyncSupervisor:
 
     def _finish_run(self, entry: AsyncEntry, run: HookRun) -> None:
         messages: list[str] = []
-        output = run.output or {}
-        specific = output.get("hookSpecificOutput") or {}
-        context = specific.get("additionalContext") if isinstance(specific, dict) else None
-        if isinstance(context, str) and context:
-            messages.append(context[:MAX_MESSAGE_CHARS])
-        system = output.get("systemMessage")
-        if isinstance(system, str) and system:
-            messages.append(system[:MAX_MESSAGE_CHARS])
+        output = run.output
+        specific = output.hookSpecificOutput if output is not None else None
+        if specific is not None and specific.additionalContext:
+            messages.append(specific.additionalContext[:MAX_MESSAGE_CHARS])
+        if output is not None and output.systemMessage:
+            messages.append(output.systemMessage[:MAX_MESSAGE_CHARS])
         rewake = entry.kind == "asyncRewake" and run.exit_code == 2
         if rewake:
             text = run.stderr.strip() or run.stdout.strip() or "No stderr output"

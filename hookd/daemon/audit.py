@@ -160,16 +160,19 @@ def json_diff(old: Any, new: Any, path: str = "$") -> list[DiffOp]:
 
 
 def _hook_decision(run: HookRun) -> str | None:
-    output = run.output or {}
-    specific = output.get("hookSpecificOutput") or {}
-    decision = specific.get("permissionDecision")
-    if decision is None and isinstance(specific.get("decision"), dict):
-        decision = specific["decision"].get("behavior")
-    if decision is None:
-        decision = output.get("decision")
+    """The verdict one hook gave, in Claude Code's words, for the audit record."""
+    output = run.output
+    specific = output.hookSpecificOutput if output is not None else None
+    decision: str | None = None
+    if specific is not None:
+        decision = specific.permissionDecision
+        if decision is None and specific.decision is not None:
+            decision = specific.decision.behavior
+    if decision is None and output is not None:
+        decision = output.decision
     if decision is None and run.outcome == "blocking":
         decision = "block"
-    return str(decision) if decision is not None else None
+    return decision
 
 
 def _kill_reason(run: HookRun) -> str | None:
@@ -244,9 +247,9 @@ class AuditLog:
         if not self.enabled:
             return
         diff = None
-        specific = (run.output or {}).get("hookSpecificOutput") or {}
-        updated = specific.get("updatedInput")
-        if isinstance(updated, dict):
+        specific = run.output.hookSpecificOutput if run.output is not None else None
+        updated = specific.updatedInput if specific is not None else None
+        if updated is not None:
             diff = json_diff(audit.raw.get("tool_input", {}), updated, "$.tool_input")
         self.write(
             AuditRun(

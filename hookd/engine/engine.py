@@ -317,8 +317,8 @@ class Engine:
                     continue
                 if run.outcome == "blocking" or _denies(run):
                     break  # the first block stops the chain
-                updated = ((run.output or {}).get("hookSpecificOutput") or {}).get("updatedInput")
-                if isinstance(updated, dict):
+                updated = _updated_input(run)
+                if updated is not None:
                     raw = {**raw, "tool_input": updated}
 
         if len(units) == 1:
@@ -410,11 +410,20 @@ class Engine:
 
 
 def _denies(run: HookRun) -> bool:
-    specific = (run.output or {}).get("hookSpecificOutput") or {}
+    """The run's JSON answer denies or blocks (a sequential chain stops there)."""
+    output = run.output
+    if output is None:
+        return False
+    specific = output.hookSpecificOutput
     return (
-        specific.get("permissionDecision") == "deny"
-        or (run.output or {}).get("decision") == "block"
-    )
+        specific is not None and specific.permissionDecision == "deny"
+    ) or output.decision == "block"
+
+
+def _updated_input(run: HookRun) -> dict[str, Any] | None:
+    """The tool input a run rewrote, which the next hook of a sequential chain sees."""
+    specific = run.output.hookSpecificOutput if run.output is not None else None
+    return specific.updatedInput if specific is not None else None
 
 
 def _renumber(units: list[list[int]], runs: list[HookRun | None]) -> list[list[int]]:
