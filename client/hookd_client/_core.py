@@ -69,7 +69,9 @@ class CallbackHook:
     """A callable plus the handler fields a bare function cannot carry.
 
     Put one in a group's ``hooks`` list instead of the bare function to set a
-    ``timeout`` (seconds; the daemon cancels the callback after it),
+    ``timeout`` (seconds; the daemon cancels the callback after it — and, as
+    the Agent SDK does, a callback that did not answer denies a PreToolUse and
+    blocks a UserPromptSubmit/UserPromptExpansion; elsewhere the event proceeds),
     ``onFailure: "block"`` or a readable ``name`` for status and logs.
     """
 

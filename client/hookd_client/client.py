@@ -3,7 +3,7 @@
 ``Client`` speaks one request at a time over one connection (the protocol
 allows many in flight; the async flavours use that).  When the daemon cannot
 be reached the caller gets :class:`DaemonUnavailable`, and
-:func:`fire_or_fallback` turns that into the caller's chosen failure policy:
+``fire(..., on_unavailable=...)`` turns that into the caller's chosen failure policy:
 fail open (an empty result with a visible system message) or fail closed (a
 block).
 """
@@ -24,6 +24,8 @@ from hookd_client import protocol
 from hookd_client.results import FireResult
 
 __all__ = [
+    "DEFAULT_FIRE_TIMEOUT",
+    "DEFAULT_TIMEOUT",
     "Client",
     "DaemonError",
     "DaemonUnavailable",
@@ -77,23 +79,43 @@ def fallback_result(event: str, policy: Literal["open", "closed"], reason: str) 
     return FireResult(event=event, decision=decision, reason=message, blocking_messages=[message])
 
 
+DEFAULT_TIMEOUT = 10.0
+"""Seconds to connect, handshake, or get the reply to any request but ``fire``."""
+DEFAULT_FIRE_TIMEOUT = 630.0
+"""Seconds a ``fire`` may wait for its reply: longer than the longest *default* hook
+timeout (600 s, Claude Code's), so hookd's own per-hook timeouts always fire first.
+A daemon that stops answering cannot hold the agent longer than this."""
+
+
 class Client:
-    """One blocking connection to the daemon."""
+    """One blocking connection to the daemon, opened on first use.
+
+    Nothing connects in ``__init__`` or ``__enter__``: the first request does,
+    so ``with Client() as c: c.fire(..., on_unavailable="open")`` fails open
+    when the daemon is down instead of raising before ``fire`` can apply the
+    policy.  Every wait has a deadline (``timeout``, ``fire_timeout``): an agent
+    blocked on a socket read is an agent hung for good, so a silent daemon is
+    treated as an unavailable one.
+    """
 
     def __init__(
         self,
         socket_path: str | Path | None = None,
         *,
         name: str = "hookd-client",
-        timeout: float | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        fire_timeout: float | None = DEFAULT_FIRE_TIMEOUT,
         retries: int = 3,
         backoff: float = 0.05,
+        max_backoff: float = 2.0,
     ) -> None:
         self.path = Path(socket_path) if socket_path else default_socket_path()
         self.name = name
         self.timeout = timeout
+        self.fire_timeout = fire_timeout
         self.retries = retries
         self.backoff = backoff
+        self.max_backoff = max_backoff
         self._sock: socket.socket | None = None
         self._ids = itertools.count(1)
         self.welcome: protocol.Welcome | None = None
@@ -101,7 +123,10 @@ class Client:
     # --- connection ----------------------------------------------------------
 
     def connect(self) -> Client:
-        """Connect with retry and exponential backoff (a daemon may be starting up)."""
+        """Connect with retry and exponential backoff (a daemon may be starting up).
+
+        The delay doubles after each failed attempt, up to ``max_backoff``.
+        """
         delay = self.backoff
         last: OSError | None = None
         for attempt in range(self.retries + 1):
@@ -114,11 +139,23 @@ class Client:
                 last = exc
                 if attempt < self.retries:
                     time.sleep(delay)
-                    delay *= 2
+                    delay = min(delay * 2, self.max_backoff)
                 continue
             self._sock = sock
-            self._send(protocol.Hello(client=self.name, pid=os.getpid()))
-            reply = self._receive()
+            try:
+                self._send(protocol.Hello(client=self.name, pid=os.getpid()))
+                reply = self._receive()
+            except DaemonUnavailable:
+                self.close()
+                raise
+            except TimeoutError:
+                self.close()
+                raise DaemonUnavailable(
+                    self.path, f"no handshake within {self.timeout:g} s"
+                ) from None
+            except OSError as exc:
+                self.close()
+                raise DaemonUnavailable(self.path, str(exc)) from None
             if isinstance(reply, protocol.Error):
                 self.close()
                 raise DaemonError(reply.code, reply.message)
@@ -133,9 +170,10 @@ class Client:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
+        self.welcome = None
 
     def __enter__(self) -> Client:
-        return self.connect() if self._sock is None else self
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -160,16 +198,33 @@ class Client:
         (length,) = protocol.HEADER.unpack(self._receive_exactly(protocol.HEADER.size))
         return protocol.decode_server(self._receive_exactly(length))
 
-    def request(self, message: Any) -> protocol.ServerMessage:
-        """Send one request and return its reply (raises DaemonError on an error reply)."""
+    def request(self, message: Any, timeout: float | None = None) -> protocol.ServerMessage:
+        """Send one request and return its reply (raises DaemonError on an error reply).
+
+        ``timeout`` bounds the wait for the reply (default: the client's
+        ``timeout``); past it the connection is closed — a late reply would be
+        read as the answer to the next request — and DaemonUnavailable raised.
+        """
         if self._sock is None:
             self.connect()
+        assert self._sock is not None
+        wait = self.timeout if timeout is None else timeout
+        self._sock.settimeout(wait)
         try:
             self._send(message)
             reply = self._receive()
-        except (BrokenPipeError, ConnectionResetError) as exc:
+        except DaemonUnavailable:
+            self.close()
+            raise
+        except TimeoutError:
+            self.close()
+            raise DaemonUnavailable(self.path, f"no reply within {wait:g} s") from None
+        except OSError as exc:
             self.close()
             raise DaemonUnavailable(self.path, str(exc)) from None
+        finally:
+            if self._sock is not None:
+                self._sock.settimeout(self.timeout)
         if isinstance(reply, protocol.Error):
             raise DaemonError(reply.code, reply.message)
         return reply
@@ -207,7 +262,8 @@ class Client:
                     env=env,
                     context=context,
                     format="claude" if claude else "result",
-                )
+                ),
+                timeout=self.fire_timeout,
             )
         except DaemonUnavailable as exc:
             if on_unavailable == "raise":
@@ -298,8 +354,14 @@ class Client:
         return data
 
     def tail(self, follow: bool = False, last: int = 20) -> Iterator[dict[str, Any]]:
+        """Recent hook runs; with ``follow`` keeps yielding new ones (no read deadline)."""
+        if self._sock is None:
+            self.connect()
+        assert self._sock is not None
         rid = self.next_id()
         self._send(protocol.Tail(id=rid, follow=follow, last=last))
+        if follow:
+            self._sock.settimeout(None)  # waiting for the next run is the point
         while True:
             message = self._receive()
             if isinstance(message, protocol.TailItem):

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 
+from hookd_client import protocol
 from hookd_client.client import Client, DaemonUnavailable
 
 
@@ -24,6 +28,85 @@ def test_no_daemon_raises_or_applies_the_failure_policy(
     )
     assert opened.result.decision is None and opened.result.system_messages
     assert closed.result.decision == "block"
+
+
+def test_with_block_fails_open_when_the_daemon_is_down(
+    make_event: Any, unused_socket: Path
+) -> None:
+    """Entering the block connects nothing: the fire's own policy decides."""
+    with Client(unused_socket, retries=0) as client:
+        reply = client.fire("PreToolUse", make_event("PreToolUse-Bash"), on_unavailable="open")
+    assert reply.result.decision is None
+    assert reply.result.system_messages[0].startswith("hookd unavailable:")
+
+
+def test_backoff_doubles_up_to_max_backoff(
+    unused_socket: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr("hookd_client.client.time.sleep", slept.append)
+    client = Client(unused_socket, retries=5, backoff=0.1, max_backoff=0.3)
+    with pytest.raises(DaemonUnavailable):
+        client.connect()
+    assert slept == pytest.approx([0.1, 0.2, 0.3, 0.3, 0.3])
+
+
+@pytest.fixture
+def silent_daemon(unused_socket: Path) -> Iterator[tuple[Path, threading.Event]]:
+    """A real socket whose peer accepts, answers the handshake, then never replies."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(unused_socket))
+    listener.listen()
+    done = threading.Event()
+    seen = threading.Event()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)  # hello
+            conn.sendall(
+                protocol.encode(protocol.Welcome(version=1, server="x", pid=1, max_frame=1 << 20))
+            )
+            conn.recv(65536)  # the fire, never answered
+            seen.set()
+            done.wait()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield unused_socket, seen
+    done.set()
+    thread.join()
+    listener.close()
+
+
+def test_a_daemon_that_never_answers_cannot_block_forever(
+    make_event: Any, silent_daemon: tuple[Path, threading.Event]
+) -> None:
+    path, seen = silent_daemon
+    with Client(path, retries=0, fire_timeout=0.5) as client:
+        reply = client.fire("PreToolUse", make_event("PreToolUse-Bash"), on_unavailable="closed")
+        assert seen.is_set()
+    assert reply.result.decision == "deny"
+    assert "no reply within 0.5 s" in (reply.result.reason or "")
+
+
+def test_a_socket_nobody_accepts_on_times_out_the_handshake(unused_socket: Path) -> None:
+    """Listening but never accepting (a wedged daemon): the connect succeeds, the hello
+    is buffered by the kernel, and only the handshake deadline ends the wait."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(unused_socket))
+    listener.listen()
+    try:
+        with pytest.raises(DaemonUnavailable, match=r"no handshake within 0\.3 s"):
+            Client(unused_socket, retries=0, timeout=0.3).connect()
+    finally:
+        listener.close()
+
+
+def test_default_timeouts_are_finite() -> None:
+    client = Client("/nonexistent")
+    assert client.timeout is not None and client.fire_timeout is not None
+    assert client.fire_timeout > 600  # past Claude Code's longest default hook timeout
 
 
 def test_callables_are_refused(unused_socket: Path) -> None:
