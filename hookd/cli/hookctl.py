@@ -159,9 +159,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for error in loaded.errors:
             print(error)
             errors += 1
+        for warning in loaded.warnings:
+            print(f"warning: {warning}")
         if loaded.ok:
             count = sum(len(g.hooks) for _, _, g in loaded.groups)
             print(f"{spec.path}: ok ({count} hook{'s' if count != 1 else ''})")
+        else:
+            print(f"{spec.path}: not applied (a file with an error runs none of its hooks)")
     return EXIT_ERROR if errors else EXIT_OK
 
 

@@ -79,14 +79,23 @@ def render_status(st: dict[str, Any]) -> str:
         state = (
             "stale (last good kept)" if src.get("stale") else ("ok" if src["exists"] else "absent")
         )
-        if src.get("errors") and not src.get("stale"):
+        if src.get("not_applied"):
+            state = "invalid (not applied)"
+        elif src.get("errors") and not src.get("stale"):
             state = "errors"
+        if src.get("warnings"):
+            state += f", {len(src['warnings'])} warning(s)"
         rows.append([src["scope"], src["path"], str(src.get("hooks", 0)), state])
     out.append(_table(rows, ["scope", "file", "hooks", "state"]))
     if st["config_errors"]:
         out.append("")
         out.append("config errors:")
         out.extend(f"  {e}" for e in st["config_errors"])
+    warnings = [w for src in st["sources"] for w in src.get("warnings", [])]
+    if warnings:
+        out.append("")
+        out.append("config warnings:")
+        out.extend(f"  {w}" for w in warnings)
     out.append("")
     out.append(f"sessions ({len(st['sessions'])}):")
     rows = []

@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from hookd.config.loader import LoadedSource, build_config, load_source, parse_source_text
+from hookd.config.loader import (
+    LoadedSource,
+    applied,
+    build_config,
+    load_source,
+    parse_source_text,
+)
 from hookd.config.model import HookConfig, Scope
 from hookd.config.sources import SourceLayout, SourceSpec, _kind
 
@@ -44,7 +50,7 @@ def load_config(
         specs = layout.global_sources()
         if project:
             specs += layout.project_sources(project)
-        loaded = [load_source(s) for s in specs]
+        loaded = [applied(load_source(s)) for s in specs]
     return build_config([*loaded, *load_named_settings(settings), *named])
 
 

@@ -9,8 +9,16 @@ Three formats reach the same model:
 * skill frontmatter: the ``hooks:`` key of a ``SKILL.md`` YAML header.
 
 Errors never raise: each one is recorded with file, line (when the parser
-knows it) and JSON path, the bad group is skipped, and every other group —
-in that file and in all others — stays in force.
+knows it) and JSON path.  The loader itself keeps a file's valid groups (so
+``hookctl validate`` can count them), but what *runs* follows one rule, the
+same in the daemon and in ``hookctl fire --local`` (:func:`applied`): a file
+with any error is not applied at all — the daemon keeps the file's last good
+version, a file that never loaded cleanly contributes nothing.  A security
+policy split over several groups is never half applied.
+
+*Warnings* are mistakes that load but almost certainly do not do what was
+meant (a header's ``$VAR`` that is not in ``allowedEnvVars`` and so is sent
+empty); they are reported everywhere errors are, and change nothing.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ from hookd.config.sources import SourceSpec
 from hookd.engine.matching import compile_matcher
 from hookd_client.events import EVENTS
 
-__all__ = ["LoadedSource", "build_config", "load_source", "parse_source_text"]
+__all__ = ["LoadedSource", "applied", "build_config", "load_source", "parse_source_text"]
 
 # Reference §1.5: which events accept prompt / agent / http handlers.
 _LLM_EVENTS = frozenset(
@@ -73,12 +81,28 @@ class LoadedSource:
     groups: tuple[tuple[str, int, MatcherGroup], ...] = ()
     settings: SettingsFile = field(default_factory=SettingsFile)
     errors: tuple[ConfigError, ...] = ()
+    warnings: tuple[ConfigError, ...] = ()
+    """Loads, but probably not as meant (e.g. a header ``$VAR`` that will be sent empty)."""
     fatal: bool = False
     """The whole file could not be read (syntax error): nothing from it applies."""
 
     @property
     def ok(self) -> bool:
         return not self.errors
+
+
+def applied(source: LoadedSource) -> LoadedSource:
+    """What of ``source`` runs: all of it, or — when it has any error — nothing.
+
+    The one reload rule (docs/configuration.md, "One rule for invalid files"): a
+    file is applied whole or not at all.  Skipping only the bad group would half
+    apply a policy — a broken ``deny`` group next to a working ``allow`` group
+    would turn a guard into an open door — so the daemon keeps the file's last
+    good version instead, and a file with no good version contributes nothing.
+    """
+    if not source.errors:
+        return source
+    return LoadedSource(spec=source.spec, exists=source.exists, errors=source.errors, fatal=True)
 
 
 def load_source(spec: SourceSpec) -> LoadedSource:
@@ -118,6 +142,7 @@ def parse_source_text(spec: SourceSpec, text: str) -> LoadedSource:
         )
 
     groups: list[tuple[str, int, MatcherGroup]] = []
+    warnings: list[ConfigError] = []
     for event, entries in settings.hooks.items():
         base = f"$.hooks.{event}"
         if not isinstance(entries, list):
@@ -142,9 +167,41 @@ def parse_source_text(spec: SourceSpec, text: str) -> LoadedSource:
             if bad_matcher is not None:
                 errors.append(ConfigError(file, bad_matcher, f"{where}.matcher"))
             groups.append((event, index, group))
+            warnings.extend(_unsubstituted_vars(file, where, group))
     return LoadedSource(
-        spec=spec, exists=True, groups=tuple(groups), settings=settings, errors=tuple(errors)
+        spec=spec,
+        exists=True,
+        groups=tuple(groups),
+        settings=settings,
+        errors=tuple(errors),
+        warnings=tuple(warnings),
     )
+
+
+_HEADER_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _unsubstituted_vars(file: str, where: str, group: MatcherGroup) -> list[ConfigError]:
+    r"""Header ``$VAR``\ s that are not in the hook's ``allowedEnvVars``: Claude Code (and
+    hookd) send them as empty strings, so ``Bearer $TOKEN`` goes out as ``Bearer ``."""
+    found = []
+    for i, handler in enumerate(group.hooks):
+        if not isinstance(handler, HttpHandler):
+            continue
+        allowed = set(handler.allowedEnvVars)
+        for name, value in handler.headers.items():
+            for match in _HEADER_VAR.finditer(value):
+                var = match.group(1) or match.group(2)
+                if var not in allowed:
+                    found.append(
+                        ConfigError(
+                            file,
+                            f"${var} is not in this hook's allowedEnvVars, so it is sent as an "
+                            f'empty string; add "allowedEnvVars": ["{var}"] to substitute it',
+                            f"{where}.hooks[{i}].headers.{name}",
+                        )
+                    )
+    return found
 
 
 def _check_handler_types(event: str, group: MatcherGroup) -> tuple[int, str] | None:
@@ -178,7 +235,14 @@ def _parse_json(file: str, text: str) -> Any:
     except msgspec.DecodeError as exc:
         message = str(exc)
         match = re.search(r"\(byte (\d+)\)", message)
-        line = _line_of(text, int(match.group(1))) if match else None
+        if match:
+            line: int | None = _line_of(text, int(match.group(1)))
+        elif "truncated" in message:
+            # msgspec names no offset when the text ends early: the error is at its end.
+            line = _line_of(text, len(text.rstrip()))
+            message = f"{message}: the file ends before the JSON does (an unclosed {{ or [?)"
+        else:
+            line = None
         raise _SyntaxProblem(ConfigError(file, message, line=line)) from None
 
 

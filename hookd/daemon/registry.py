@@ -23,7 +23,13 @@ from typing import Any
 import msgspec
 import structlog
 
-from hookd.config.loader import LoadedSource, build_config, load_source, parse_source_text
+from hookd.config.loader import (
+    LoadedSource,
+    applied,
+    build_config,
+    load_source,
+    parse_source_text,
+)
 from hookd.config.model import ConfigError, GroupSpec, HookConfig, Scope
 from hookd.config.sources import SourceLayout, SourceSpec
 
@@ -40,6 +46,10 @@ class SourceStatus(msgspec.Struct, kw_only=True, omit_defaults=True):
     errors: list[str] = msgspec.field(default_factory=list)
     stale: bool = False
     """True when the file on disk is invalid and its last good version is in force."""
+    not_applied: bool = False
+    """True when the file is invalid and has no good version: it contributes nothing."""
+    warnings: list[str] = msgspec.field(default_factory=list)
+    """Mistakes that load but probably do not do what was meant (loader docstring)."""
 
 
 @dataclass
@@ -48,6 +58,7 @@ class _FileState:
     digest: str
     errors: tuple[ConfigError, ...] = ()
     stale: bool = False
+    warnings: tuple[ConfigError, ...] = ()
 
 
 @dataclass
@@ -117,20 +128,26 @@ class ConfigRegistry:
     def sources(self) -> list[SourceStatus]:
         out = []
         for path, state in sorted(self._files.items()):
+            live = applied(state.active)
             out.append(
                 SourceStatus(
                     path=str(path),
                     scope=state.active.spec.scope.label,
                     exists=state.active.exists or state.stale,
-                    hooks=sum(len(g.hooks) for _, _, g in state.active.groups),
+                    hooks=sum(len(g.hooks) for _, _, g in live.groups),
                     errors=[str(e) for e in state.errors],
                     stale=state.stale,
+                    not_applied=live is not state.active,
+                    warnings=[str(w) for w in state.warnings],
                 )
             )
         return out
 
     def errors(self) -> list[str]:
         return [str(e) for state in self._files.values() for e in state.errors]
+
+    def warnings(self) -> list[str]:
+        return [str(w) for state in self._files.values() for w in state.warnings]
 
     # --- reloading ---------------------------------------------------------------
 
@@ -183,24 +200,28 @@ class ConfigRegistry:
         state = self._files.get(spec.path)
         if state is not None and state.digest == digest and state.active.spec == spec:
             return False
-        if fresh.errors and state is not None and state.active.exists and not state.stale:
-            # An invalid edit: the last good version stays live.
-            log.warning(
-                "invalid config edit kept out",
-                file=str(spec.path),
-                errors=[str(e) for e in fresh.errors],
-            )
+        if fresh.errors and state is not None and state.active.exists and not state.active.errors:
+            # An invalid edit: the last good version stays live (loader.applied).
+            if not state.stale:
+                log.warning(
+                    "invalid config edit kept out",
+                    file=str(spec.path),
+                    errors=[str(e) for e in fresh.errors],
+                )
             state.errors = fresh.errors
+            state.warnings = fresh.warnings
             state.stale = True
             state.digest = digest
             return False
-        if fresh.errors and state is not None and state.stale:
-            state.errors = fresh.errors
-            state.digest = digest
-            return False
         if fresh.errors:
-            log.warning("config errors", file=str(spec.path), errors=[str(e) for e in fresh.errors])
-        self._files[spec.path] = _FileState(fresh, digest, fresh.errors, stale=False)
+            log.warning(
+                "invalid config file not applied",
+                file=str(spec.path),
+                errors=[str(e) for e in fresh.errors],
+            )
+        self._files[spec.path] = _FileState(
+            fresh, digest, fresh.errors, stale=False, warnings=fresh.warnings
+        )
         return True
 
     def _build(self, project: str) -> HookConfig:
@@ -209,7 +230,7 @@ class ConfigRegistry:
         for spec in specs:
             state = self._files.get(spec.path)
             if state is not None:
-                loaded.append(_without_errors(state.active))
+                loaded.append(applied(state.active))
         config = build_config(loaded, self.generation)
         errors = tuple(e for spec in specs for e in self._errors_of(spec.path))
         return _with_errors(config, errors)
@@ -217,18 +238,6 @@ class ConfigRegistry:
     def _errors_of(self, path: Path) -> tuple[ConfigError, ...]:
         state = self._files.get(path)
         return state.errors if state is not None else ()
-
-
-def _without_errors(source: LoadedSource) -> LoadedSource:
-    if not source.errors:
-        return source
-    return LoadedSource(
-        spec=source.spec,
-        exists=source.exists,
-        groups=source.groups,
-        settings=source.settings,
-        errors=(),
-    )
 
 
 def _with_errors(config: HookConfig, errors: tuple[ConfigError, ...]) -> HookConfig:

@@ -362,6 +362,7 @@ async def handle_validate(daemon: Daemon, conn: Connection, msg: protocol.Valida
                 "exists": loaded.exists,
                 "hooks": sum(len(g.hooks) for _, _, g in loaded.groups),
                 "errors": [str(e) for e in loaded.errors],
+                "warnings": [str(w) for w in loaded.warnings],
             }
         )
     conn.send(protocol.Reply(id=msg.id, data=files))
