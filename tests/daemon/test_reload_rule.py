@@ -14,9 +14,9 @@ from typing import Any
 
 import trio
 
+from cli.helpers import CC_FIXTURES, hookctl
 from hookd_client.client import Client
-from tests.cli.helpers import CC_FIXTURES, hookctl
-from tests.reliability.helpers import event
+from reliability.helpers import event
 
 GOOD = {
     "matcher": "Bash",
