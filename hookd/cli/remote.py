@@ -96,6 +96,31 @@ def render_status(st: dict[str, Any]) -> str:
         out.append("")
         out.append("config warnings:")
         out.extend(f"  {w}" for w in warnings)
+    untrusted = st.get("untrusted") or []
+    if untrusted:
+        out.append("")
+        out.append(f"untrusted projects ({len(untrusted)}): their own hooks do not run")
+        for entry in untrusted:
+            out.append(f"  {entry['project']}: {entry['reason']}")
+            out.extend(f"    {hook}" for hook in entry.get("hooks", []))
+    breakers = st.get("breakers") or []
+    if breakers:
+        out.append("")
+        paused = sum(1 for b in breakers if b.get("paused"))
+        out.append(f"circuit breaker ({paused} paused, {len(breakers) - paused} failing):")
+        rows = [
+            [
+                b["hook"],
+                "paused" if b.get("paused") else "failing",
+                str(b["failures"]),
+                f"{b['resumes_in']:g}s" if b.get("resumes_in") is not None else "-",
+                (b.get("last_error") or "-")[:80],
+            ]
+            for b in breakers
+        ]
+        out.append(_table(rows, ["hook", "state", "failures", "resumes in", "last error"]))
+        if paused:
+            out.append("  (hookctl reset [HOOK] runs a paused hook again now)")
     out.append("")
     out.append(f"sessions ({len(st['sessions'])}):")
     rows = []

@@ -200,6 +200,7 @@ class EventPipeline:
         )
         if event_name == "SessionEnd":
             self.sessions.end(session.session_id)
+            self.prune_breakers()
         return result
 
     def _progress(
@@ -235,6 +236,21 @@ class EventPipeline:
             self.activity.counters["breaker_paused"] += 1
             self.audit.breaker(key, ref.name, "paused", run.error)
         self.audit.run(audit, ref, run)
+
+    def prune_breakers(self) -> None:
+        """Keep breakers only for hooks that exist now: every loaded project's config
+        (policy and user hooks included) and every live session's own hooks.  Called
+        when a reload or a session's end may have removed some."""
+        live: set[str] = set()
+        for project in self.registry.projects():
+            config = self.registry.config_for(project, use=False)
+            live.update(spec.hook_id for spec in config.all_hooks())
+        for session in self.sessions.all():
+            for group in session.extra_groups():
+                live.update(breaker_key(spec, session.session_id) for spec in group.hooks)
+        dropped = self.breaker.retain(live)
+        if dropped:
+            log.info("breakers of removed hooks forgotten", count=len(dropped))
 
     def reset_breakers(self, pattern: str | None) -> list[str]:
         """Close breakers (``hookctl reset``); each reset is audited."""

@@ -375,6 +375,9 @@ async def handle_hooks(daemon: Daemon, conn: Connection, msg: protocol.Hooks) ->
         project = session.project
     config = daemon.registry.config_for(project)
     verdict = daemon.trust.verdict(project)
+    # Listed from the full config (held-back hooks show, with why), judged by the config
+    # that runs: an untrusted project's disableAllHooks does not switch off user hooks.
+    gated = daemon.trust.apply(config, project)
     hooks = []
     extra = session.extra_groups() if session else []
     for event, groups in sorted({**config.groups}.items()):
@@ -389,7 +392,7 @@ async def handle_hooks(daemon: Daemon, conn: Connection, msg: protocol.Hooks) ->
                         "scope": spec.scope.label,
                         "source": spec.source,
                         "timeout": spec.timeout,
-                        **_why_not(daemon, config, spec, project, verdict, msg.session_id),
+                        **_why_not(daemon, gated, spec, project, verdict, msg.session_id),
                     }
                 )
     conn.send(

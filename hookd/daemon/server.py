@@ -144,7 +144,10 @@ class Daemon:
         systemd.reloading()
         try:
             self.faults.point("reload")
-            return self.registry.reload()
+            changed = self.registry.reload()
+            if changed:
+                self.pipeline.prune_breakers()
+            return changed
         except Exception as exc:
             self.faults.record("reload", exc)
             return False

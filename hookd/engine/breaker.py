@@ -24,7 +24,7 @@ awaits: it is consulted synchronously while an event selects its hooks.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import msgspec
@@ -140,6 +140,19 @@ class CircuitBreaker:
         for key in keys:
             del self._entries[key]
         return sorted(keys)
+
+    def retain(self, live: Collection[str]) -> list[str]:
+        """Forget the breakers of hooks that no longer exist; returns the keys dropped.
+
+        A key names one hook definition (and, for session hooks, one session):
+        an edited hook is a new definition, an ended session takes its hooks
+        along.  Without this the table would keep every definition that ever
+        failed — status once showed 24 breakers for a config of one hook.
+        """
+        gone = [k for k in self._entries if k not in live]
+        for key in gone:
+            del self._entries[key]
+        return gone
 
     def states(self) -> list[BreakerState]:
         now = self.clock()
