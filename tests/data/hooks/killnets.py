@@ -48,7 +48,10 @@ def group() -> None:
     if child == 0:
         _quiet()
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # survives exec
-        code = f"import os,time; open({DIR!r}+'/child.pid','w').write(str(os.getpid())); time.sleep(600)"
+        code = (
+            f"import os,time; open({DIR!r}+'/child.pid','w').write(str(os.getpid())); "
+            "time.sleep(600)"
+        )
         os.execve(sys.executable, [sys.executable, "-I", "-S", "-c", code], {})
     while not os.path.exists(os.path.join(DIR, "child.pid")):
         time.sleep(0.005)
