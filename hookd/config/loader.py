@@ -32,6 +32,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from hookd.config.matching import compile_matcher
 from hookd.config.model import ConfigError, GroupSpec, HookConfig, HookSpec, Scope
 from hookd.config.schema import (
     AgentHandler,
@@ -43,7 +44,6 @@ from hookd.config.schema import (
     SettingsFile,
 )
 from hookd.config.sources import SourceSpec
-from hookd.engine.matching import compile_matcher
 from hookd_client.events import EVENTS
 
 __all__ = ["LoadedSource", "applied", "build_config", "load_source", "parse_source_text"]

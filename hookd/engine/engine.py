@@ -26,11 +26,11 @@ import msgspec
 import structlog
 import trio
 
+from hookd.config.matching import if_rule_matches, tool_aliases
 from hookd.config.model import GroupSpec, HookConfig, HookSpec
 from hookd.config.schema import AgentHandler, CommandHandler, Handler, PromptHandler
 from hookd.engine.aggregate import aggregate
 from hookd.engine.interpret import interpret
-from hookd.engine.matching import if_rule_matches, tool_aliases
 from hookd.engine.selection import index_for, indexed_group
 from hookd.handlers.base import HandlerResult, HttpPolicy, Invocation
 from hookd.handlers.command import CommandRunner
@@ -176,7 +176,7 @@ class Engine:
             chosen: list[HookSpec] = []
             for c in group.candidates:
                 if c.rule is not None and not if_rule_matches(
-                    c.rule, event.name, tool_name, tool_input, event.typed.cwd
+                    c.rule, event.name, tool_name, tool_input, event.typed.cwd, index.if_memo
                 ):
                     continue
                 if c.once_id is not None and session is not None and c.once_id in session.once_done:

@@ -2,11 +2,13 @@
 
 A configuration generation is immutable, so everything about a hook that does
 not depend on the event is worked out once per generation instead of once per
-event: each group's compiled matcher, which of its hooks the scope switches
-allow (``disableAllHooks``, ``allowManagedHooksOnly``), each hook's dedup key
-and ``once`` identity.  And which groups a tool name matches is remembered per
-(event, tool): a config with a hundred groups for other tools costs an event
-one dictionary lookup, not a hundred matcher tests (``bench/`` row 10).
+event: each group's compiled matcher and each hook's parsed ``if`` rule, which
+of its hooks the scope switches allow (``disableAllHooks``,
+``allowManagedHooksOnly``), each hook's dedup key and ``once`` identity.  And
+which groups a tool name matches is remembered per (event, tool): a config with
+a hundred groups for other tools costs an event one dictionary lookup, not a
+hundred matcher tests (``bench/`` row 10).  The memo of Bash commands the
+``if`` rules split lives here too, so it goes with the generation.
 
 What stays per event is what depends on it: ``if`` rules (the command or path),
 ``once`` (the session) and deduplication among the chosen hooks.
@@ -17,8 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hookd.config.matching import (
+    IfMemo,
+    IfRule,
+    Matcher,
+    compile_if_rule,
+    compile_matcher,
+    dedup_key,
+)
 from hookd.config.model import GroupSpec, HookConfig, HookSpec
-from hookd.engine.matching import Matcher, compile_matcher, dedup_key
 
 __all__ = ["IndexedGroup", "SelectionIndex", "index_for", "indexed_group"]
 
@@ -30,8 +39,8 @@ FileChanged, say) are unbounded, so the memo is cleared when it is full."""
 @dataclass(frozen=True, slots=True)
 class Candidate:
     spec: HookSpec
-    rule: str | None
-    """The handler's ``if`` rule, checked per event."""
+    rule: IfRule | None
+    """The handler's ``if`` rule, parsed here, checked per event."""
     once_id: str | None
     """``hook_id`` for a ``once`` hook (per-session memory), else None."""
     key: tuple[Any, ...] | None
@@ -53,7 +62,7 @@ def indexed_group(config: HookConfig, group: GroupSpec, event: str) -> IndexedGr
         tuple(
             Candidate(
                 spec,
-                spec.handler.if_,
+                compile_if_rule(spec.handler.if_) if spec.handler.if_ is not None else None,
                 spec.hook_id if spec.handler.once else None,
                 dedup_key(spec),
             )
@@ -69,6 +78,8 @@ class SelectionIndex:
         self._groups: dict[str, tuple[IndexedGroup, ...]] = {}
         self._matching: dict[tuple[str, tuple[str, ...]], tuple[IndexedGroup, ...]] = {}
         self._counts: dict[str, int] = {}
+        self.if_memo = IfMemo()
+        """Bash commands split and judged by this generation's ``if`` rules."""
 
     def groups(self, event: str) -> tuple[IndexedGroup, ...]:
         found = self._groups.get(event)

@@ -28,8 +28,8 @@ from typing import Any
 
 import trio
 
+from hookd.config.matching import glob_regex
 from hookd.config.schema import AgentHandler
-from hookd.engine.matching import glob_regex
 from hookd.handlers.base import HandlerResult, Invocation
 from hookd.handlers.messages_api import MessagesApiError, MessagesClient, text_of
 from hookd.handlers.prompt import (

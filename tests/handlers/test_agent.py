@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from handlers.rig import HANDLER_DATA, Rig, message_reply
-from hookd.engine.matching import glob_regex
+from hookd.config.matching import glob_regex
 from hookd.handlers.agent import ProjectTools, ToolError
 
 SECRET = "TOP-SECRET-OUTSIDE"

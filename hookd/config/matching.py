@@ -1,17 +1,21 @@
-"""Which hooks an event runs: matchers, ``if`` rules and dedup, exactly as Claude Code.
+"""The matcher language of the configuration: matchers, ``if`` rules and dedup keys.
 
 Matchers (reference §5.1 and the observed table): absent, ``""`` and ``"*"``
 match everything; a matcher made only of ``[A-Za-z0-9_|, -]`` is an exact name
 or a ``|``/``,`` list of names; anything else is an *unanchored* regex search.
 Matching is case-sensitive and an invalid regex matches nothing (it is
-reported when the config loads).  Compiled matchers are cached, because the
-same few strings are tested on every event.
+reported when the config loads).
+
+It lives with the configuration language because it *is* part of it: the
+loader compiles matchers to report bad ones, and the engine's per-generation
+selection index (``hookd/engine/selection.py``) keeps the compiled matchers and
+``if`` rules, and an :class:`IfMemo`, with the generation they were built
+from.  Nothing here keeps a module-global cache.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import functools
 import os
 import re
 import shlex
@@ -34,7 +38,10 @@ from hookd.config.schema import (
 from hookd_client.events import TOOL_EVENTS
 
 __all__ = [
+    "IfMemo",
+    "IfRule",
     "Matcher",
+    "compile_if_rule",
     "compile_matcher",
     "dedup_key",
     "glob_regex",
@@ -60,11 +67,16 @@ _TOOL_ALIASES = {
 }
 
 
-@functools.lru_cache(maxsize=512)
+_NAMES_OF: dict[str, tuple[str, ...]] = {
+    target: (target, *(alias for alias, t in _TOOL_ALIASES.items() if t == target))
+    for target in _TOOL_ALIASES.values()
+}
+"""Each aliased tool's names, worked out once from the fixed table above."""
+
+
 def tool_aliases(tool: str) -> tuple[str, ...]:
-    """The tool's own name followed by every legacy name that refers to it (memoised:
-    asked once per event and once per ``if`` rule)."""
-    return (tool, *(alias for alias, target in _TOOL_ALIASES.items() if target == tool))
+    """The tool's own name followed by every legacy name that refers to it."""
+    return _NAMES_OF.get(tool) or (tool,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +96,6 @@ class Matcher:
         return True
 
 
-@functools.lru_cache(maxsize=4096)
 def compile_matcher(matcher: str | None, event: str = "") -> Matcher:
     if matcher is None or matcher in ("", "*"):
         return Matcher(matcher)
@@ -110,7 +121,65 @@ _SPLIT_COMMANDS = re.compile(r"&&|\|\||;|\||\n")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
 
 
-def if_rule_matches(rule: str, event: str, tool_name: str, tool_input: Any, cwd: str) -> bool:
+@dataclass(frozen=True, slots=True)
+class IfRule:
+    """A handler's ``if`` rule, parsed once per configuration generation (§5.2)."""
+
+    source: str
+    tool: str | None
+    """The tool it names; None when the rule cannot be understood (the hook runs)."""
+    pattern: str | None
+
+
+def compile_if_rule(rule: str) -> IfRule:
+    """``Tool(pattern)`` → :class:`IfRule`."""
+    match = _RULE.match(rule)
+    if match is None:
+        return IfRule(rule, None, None)
+    return IfRule(rule, match.group(1), match.group(2))
+
+
+class IfMemo:
+    """Answers about Bash commands, kept with one configuration generation.
+
+    Every ``if`` rule of an event asks about the same command, and
+    ``shlex.split`` costs ~20 µs, so without a memo 100 Bash rules cost 2 ms.
+    Only commands up to :data:`_CACHEABLE` characters are kept, and each table
+    is emptied when full: bounded, and dropped with the generation.
+    """
+
+    __slots__ = ("_split", "_verdicts")
+
+    def __init__(self) -> None:
+        self._split: dict[str, tuple[tuple[str, str | None], ...]] = {}
+        self._verdicts: dict[tuple[str, str], bool] = {}
+
+    def bash_subcommands(self, command: str) -> tuple[tuple[str, str | None], ...]:
+        found = self._split.get(command)
+        if found is None:
+            if len(self._split) >= _MEMO_LIMIT:
+                self._split.clear()
+            found = self._split[command] = _split_bash(command)
+        return found
+
+    def bash_rule(self, pattern: str, command: str) -> bool:
+        key = (pattern, command)
+        found = self._verdicts.get(key)
+        if found is None:
+            if len(self._verdicts) >= _MEMO_LIMIT:
+                self._verdicts.clear()
+            found = self._verdicts[key] = _bash_rule(pattern, command, self)
+        return found
+
+
+def if_rule_matches(
+    rule: IfRule,
+    event: str,
+    tool_name: str,
+    tool_input: Any,
+    cwd: str,
+    memo: IfMemo | None = None,
+) -> bool:
     """Claude Code's per-handler ``if`` filter (reference §5.2).
 
     Off tool events a hook with ``if`` never runs.  Where the rule cannot be
@@ -119,11 +188,10 @@ def if_rule_matches(rule: str, event: str, tool_name: str, tool_input: Any, cwd:
     """
     if event not in TOOL_EVENTS:
         return False
-    parsed = _parse_rule(rule)
-    if parsed is None:
+    if rule.tool is None:
         return True
-    tool, pattern = parsed
-    if tool not in tool_aliases(tool_name):
+    pattern = rule.pattern
+    if rule.tool not in tool_aliases(tool_name):
         return False
     if pattern is None or pattern.strip() in ("", "*"):
         return True
@@ -132,46 +200,42 @@ def if_rule_matches(rule: str, event: str, tool_name: str, tool_input: Any, cwd:
         command = inputs.get("command")
         if not isinstance(command, str):
             return True
-        if len(command) <= _CACHEABLE:
-            return _bash_rule_cached(pattern, command)
-        return _bash_rule(pattern, command)
+        if memo is not None and len(command) <= _CACHEABLE:
+            return memo.bash_rule(pattern, command)
+        return _bash_rule(pattern, command, None)
     if tool_name in _FILE_TOOLS:
         path = inputs.get("file_path") or inputs.get("notebook_path")
         return _path_rule(pattern, path, cwd) if isinstance(path, str) else True
     if tool_name == "WebFetch" and pattern.startswith("domain:"):
-        url = inputs.get("url")
-        if not isinstance(url, str):
-            return True
-        host = re.sub(r"^[a-z]+://", "", url).split("/", 1)[0].split(":", 1)[0]
-        return fnmatch.fnmatchcase(host.lower(), pattern[len("domain:") :].strip().lower())
+        return _domain_rule(pattern, inputs.get("url"))
     text = msgspec.json.encode(inputs).decode()
     return fnmatch.fnmatchcase(text, f"*{pattern}*")
 
 
+def _domain_rule(pattern: str, url: Any) -> bool:
+    if not isinstance(url, str):
+        return True
+    host = re.sub(r"^[a-z]+://", "", url).split("/", 1)[0].split(":", 1)[0]
+    return fnmatch.fnmatchcase(host.lower(), pattern[len("domain:") :].strip().lower())
+
+
 _CACHEABLE = 4096
-"""Commands up to this length are memoised: every rule of an event asks about the same
-command, and a bounded cache of short strings cannot grow the daemon's memory much."""
+"""Commands up to this length are memoised (:class:`IfMemo`): a bounded table of short
+strings cannot grow the daemon's memory much."""
+
+_MEMO_LIMIT = 4096
+"""Entries per :class:`IfMemo` table before it is emptied."""
 
 
-@functools.lru_cache(maxsize=1024)
-def _parse_rule(rule: str) -> tuple[str, str | None] | None:
-    """``Tool(pattern)`` → (tool, pattern); None when the rule cannot be understood."""
-    match = _RULE.match(rule)
-    if match is None:
-        return None
-    return match.group(1), match.group(2)
-
-
-@functools.lru_cache(maxsize=4096)
-def _bash_rule_cached(pattern: str, command: str) -> bool:
-    return _bash_rule(pattern, command)
-
-
-def _bash_rule(pattern: str, command: str) -> bool:
+def _bash_rule(pattern: str, command: str, memo: IfMemo | None) -> bool:
     pattern = pattern.strip()
     if pattern.endswith(":*"):  # legacy prefix form, `npm run test:*`
         pattern = pattern[:-2] + "*"
-    subcommands = _bash_subcommands(command) if len(command) <= _CACHEABLE else _split_bash(command)
+    subcommands = (
+        memo.bash_subcommands(command)
+        if memo is not None and len(command) <= _CACHEABLE
+        else _split_bash(command)
+    )
     for sub, joined in subcommands:
         if joined is None:
             return True  # unparseable: the hook runs
@@ -182,14 +246,6 @@ def _bash_rule(pattern: str, command: str) -> bool:
         if ("$(" in sub or "$" in sub) and len(pattern.split()) > 1:
             return True
     return False
-
-
-@functools.lru_cache(maxsize=512)
-def _bash_subcommands(command: str) -> tuple[tuple[str, str | None], ...]:
-    """:func:`_split_bash`, cached for short commands: every ``if`` rule of an event
-    asks about the same command, and ``shlex.split`` costs ~20 µs, so without the
-    cache 100 Bash rules cost 2 ms."""
-    return _split_bash(command)
 
 
 def _split_bash(command: str) -> tuple[tuple[str, str | None], ...]:
