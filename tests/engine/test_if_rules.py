@@ -16,13 +16,20 @@ from typing import Any
 
 import pytest
 
-from hookd.engine.matching import if_rule_matches
+from hookd.config.matching import IfMemo, compile_if_rule, if_rule_matches
 
 CWD = "/work/proj"
 
 
 def matches(rule: str, tool: str, tool_input: Any, event: str = "PreToolUse") -> bool:
-    return if_rule_matches(rule, event, tool, tool_input, CWD)
+    """The rule's verdict, asked with a generation's memo (twice: the second answer comes
+    from the memo) and without one; all three must agree."""
+    parsed = compile_if_rule(rule)
+    memo = IfMemo()
+    verdict = if_rule_matches(parsed, event, tool, tool_input, CWD, memo)
+    assert if_rule_matches(parsed, event, tool, tool_input, CWD, memo) is verdict
+    assert if_rule_matches(parsed, event, tool, tool_input, CWD) is verdict
+    return verdict
 
 
 # --- WebFetch domain: ------------------------------------------------------------------
