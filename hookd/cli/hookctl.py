@@ -25,7 +25,7 @@ from hookd.config.assemble import (
     named_settings_problems,
 )
 from hookd.config.loader import load_source
-from hookd.config.model import HookConfig, HookSpec
+from hookd.config.model import ConfigError, HookConfig, HookSpec
 from hookd.config.sources import SourceLayout
 from hookd.daemon.settings import SettingsError, load_settings
 from hookd.daemon.trust import TrustGate, TrustStore
@@ -149,24 +149,44 @@ def cmd_fire(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Every error of every file (file:line: JSON path: what), then warnings; exit 1 on errors."""
     errors = 0
+    report: list[dict[str, Any]] = []
     for spec in explicit_sources(args.files):
         loaded = load_source(spec)
+        count = sum(len(g.hooks) for _, _, g in loaded.groups)
+        problems = [str(e) for e in loaded.errors]
         if not loaded.exists:
-            print(f"{spec.path}: no such file")
-            errors += 1
+            problems = [f"{spec.path}: no such file"]
+        errors += len(problems)
+        report.append(
+            {
+                "file": str(spec.path),
+                "ok": not problems,
+                "hooks": count,
+                "errors": [_error_json(e) for e in loaded.errors]
+                if loaded.exists
+                else [{"message": "no such file", "line": None, "path": None}],
+                "warnings": [_error_json(w) for w in loaded.warnings],
+            }
+        )
+        if args.json:
             continue
-        for error in loaded.errors:
-            print(error)
-            errors += 1
+        for problem in problems:
+            print(problem)
         for warning in loaded.warnings:
             print(f"warning: {warning}")
-        if loaded.ok:
-            count = sum(len(g.hooks) for _, _, g in loaded.groups)
+        if not problems:
             print(f"{spec.path}: ok ({count} hook{'s' if count != 1 else ''})")
-        else:
+        elif loaded.exists:
             print(f"{spec.path}: not applied (a file with an error runs none of its hooks)")
+    if args.json:
+        print(json.dumps(report, indent=2))
     return EXIT_ERROR if errors else EXIT_OK
+
+
+def _error_json(error: ConfigError) -> dict[str, Any]:
+    return {"message": error.message, "line": error.line, "path": error.path}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -198,7 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     fire.set_defaults(func=cmd_fire)
 
     validate = sub.add_parser("validate", help="check config files; exit 1 on any error")
-    validate.add_argument("files", nargs="+")
+    validate.add_argument("files", nargs="+", metavar="FILE", help="settings, TOML or SKILL.md")
+    validate.add_argument("--json", action="store_true", help="one JSON report for all files")
     validate.set_defaults(func=cmd_validate)
 
     from hookd.cli import remote

@@ -23,21 +23,24 @@ empty); they are reported everywhere errors are, and change nothing.
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import msgspec
 import yaml
 
+from hookd.config.json_lines import line_of_path, value_lines
 from hookd.config.matching import compile_matcher
 from hookd.config.model import ConfigError, GroupSpec, HookConfig, HookSpec, Scope
 from hookd.config.schema import (
     AgentHandler,
     CommandHandler,
     CommandSetting,
+    Handler,
     HttpHandler,
     MatcherGroup,
     PromptHandler,
@@ -82,7 +85,8 @@ class LoadedSource:
     settings: SettingsFile = field(default_factory=SettingsFile)
     errors: tuple[ConfigError, ...] = ()
     warnings: tuple[ConfigError, ...] = ()
-    """Loads, but probably not as meant (e.g. a header ``$VAR`` that will be sent empty)."""
+    """Loads, but probably not as meant: a header ``$VAR`` that will be sent empty, an
+    event name no agent sends (``PreToolUSe``)."""
     fatal: bool = False
     """The whole file could not be read (syntax error): nothing from it applies."""
 
@@ -137,9 +141,8 @@ def parse_source_text(spec: SourceSpec, text: str) -> LoadedSource:
     try:
         settings = msgspec.convert(document, SettingsFile, strict=True)
     except msgspec.ValidationError as exc:
-        return LoadedSource(
-            spec=spec, exists=True, errors=(_validation_error(file, exc, "$"),), fatal=True
-        )
+        errors = _with_lines(spec, text, [_validation_error(file, exc, "$")])
+        return LoadedSource(spec=spec, exists=True, errors=tuple(errors), fatal=True)
 
     groups: list[tuple[str, int, MatcherGroup]] = []
     warnings: list[ConfigError] = []
@@ -153,7 +156,7 @@ def parse_source_text(spec: SourceSpec, text: str) -> LoadedSource:
             try:
                 group = msgspec.convert(entry, MatcherGroup, strict=True)
             except msgspec.ValidationError as exc:
-                errors.append(_validation_error(file, exc, where))
+                errors.extend(_group_errors(file, entry, exc, where))
                 continue
             misplaced = _check_handler_types(event, group)
             if misplaced is not None:
@@ -173,8 +176,10 @@ def parse_source_text(spec: SourceSpec, text: str) -> LoadedSource:
         exists=True,
         groups=tuple(groups),
         settings=settings,
-        errors=tuple(errors),
-        warnings=tuple(warnings),
+        errors=tuple(_with_lines(spec, text, errors)),
+        warnings=tuple(
+            _with_lines(spec, text, [*_unknown_events(file, settings.hooks), *warnings])
+        ),
     )
 
 
@@ -202,6 +207,62 @@ def _unsubstituted_vars(file: str, where: str, group: MatcherGroup) -> list[Conf
                         )
                     )
     return found
+
+
+def _unknown_events(file: str, hooks: dict[str, Any]) -> list[ConfigError]:
+    """Event names no agent sends, with the known name they most resemble.
+
+    Unknown names stay valid (a newer Claude Code may send them, and hookd
+    passes them on), so this is advice, not an error.
+    """
+    by_lower = {name.lower(): name for name in EVENTS}
+    found = []
+    for event in hooks:
+        if event in EVENTS:
+            continue
+        close = [by_lower[event.lower()]] if event.lower() in by_lower else []
+        close = close or difflib.get_close_matches(event, list(EVENTS), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        message = f"unknown event {event!r}{hint}: its hooks run only if an agent sends it"
+        found.append(ConfigError(file, message, f"$.hooks.{event}"))
+    return found
+
+
+def _group_errors(
+    file: str, entry: Any, exc: msgspec.ValidationError, where: str
+) -> list[ConfigError]:
+    """Every problem in one bad matcher group, not only the first msgspec met.
+
+    msgspec stops at the first error; checking the group's own fields and each
+    handler separately finds the rest, so one ``validate`` run shows them all.
+    """
+    if not isinstance(entry, dict) or not isinstance(entry.get("hooks"), list):
+        return [_validation_error(file, exc, where)]
+    found: list[ConfigError] = []
+    try:
+        msgspec.convert({**entry, "hooks": []}, MatcherGroup, strict=True)
+    except msgspec.ValidationError as group_exc:
+        found.append(_validation_error(file, group_exc, where))
+    for index, handler in enumerate(entry["hooks"]):
+        try:
+            msgspec.convert(handler, Handler, strict=True)
+        except msgspec.ValidationError as handler_exc:
+            found.append(_validation_error(file, handler_exc, f"{where}.hooks[{index}]"))
+    return found or [_validation_error(file, exc, where)]
+
+
+def _with_lines(spec: SourceSpec, text: str, errors: list[ConfigError]) -> list[ConfigError]:
+    """Give JSON errors the line their path points at (worked out only when there are any)."""
+    if spec.kind != "settings" or not any(e.path and e.line is None for e in errors):
+        return errors
+    try:
+        lines = value_lines(text)
+    except (ValueError, RecursionError):  # nesting deeper than Python's stack: no lines
+        return errors
+    return [
+        replace(e, line=line_of_path(lines, e.path)) if e.path and e.line is None else e
+        for e in errors
+    ]
 
 
 def _check_handler_types(event: str, group: MatcherGroup) -> tuple[int, str] | None:
