@@ -268,6 +268,6 @@ def test_validate_reports_every_error_and_exits_1() -> None:
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
     assert lines[0] == f"{ERRORS / 'good.json'}: ok (2 hooks)"
-    wrong = [line for line in lines if line.startswith(f"{ERRORS / 'wrong_types.json'}:")]
-    assert [line.split(": ")[0].rsplit(":", 1)[1] for line in wrong] == ["4", "5", "6", "8"]
+    at = re.compile(rf"{re.escape(str(ERRORS / 'wrong_types.json'))}:(\d+): \$\.hooks\.")
+    assert [m.group(1) for line in lines if (m := at.match(line))] == ["4", "5", "6", "8"]
     assert lines[-1] == f"{ERRORS / 'missing.json'}: no such file"
