@@ -22,6 +22,7 @@ from hookd_client import protocol
 from hookd_client.client import (
     DaemonError,
     DaemonUnavailable,
+    agent_environment,
     default_socket_path,
     fallback_result,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "ProgressFn",
     "Registration",
     "RequestMethods",
+    "agent_environment",
     "expect",
     "fallback_reply",
     "invoke_callback",

@@ -167,7 +167,7 @@ class AsyncClient(_core.RequestMethods):
         await asyncio.sleep(seconds)
 
     async def _handshake(self, conn: _Connection) -> None:
-        conn.send(protocol.Hello(client=self.name, pid=os.getpid()))
+        conn.send(protocol.Hello(client=self.name, pid=os.getpid(), env=_core.agent_environment()))
         await conn.flush()
         try:
             message = await conn.receive()

@@ -29,6 +29,7 @@ __all__ = [
     "Client",
     "DaemonError",
     "DaemonUnavailable",
+    "agent_environment",
     "default_socket_path",
     "fallback_result",
 ]
@@ -64,6 +65,14 @@ def default_socket_path() -> Path:
     if runtime and os.path.isdir(runtime):
         return Path(runtime) / "hookd" / "hookd.sock"
     return Path(f"/tmp/hookd-{os.getuid()}") / "hookd.sock"
+
+
+def agent_environment() -> dict[str, str]:
+    """This process's environment, sent once per connection in ``hello``: the
+    client lives in the agent, and hooks must run with the agent's environment
+    (its PATH, tokens, virtualenv), not with the daemon's — a daemon started by
+    a service manager has a plain PATH and none of the user's variables."""
+    return dict(os.environ)
 
 
 def fallback_result(event: str, policy: Literal["open", "closed"], reason: str) -> FireResult:
@@ -143,7 +152,9 @@ class Client:
                 continue
             self._sock = sock
             try:
-                self._send(protocol.Hello(client=self.name, pid=os.getpid()))
+                self._send(
+                    protocol.Hello(client=self.name, pid=os.getpid(), env=agent_environment())
+                )
                 reply = self._receive()
             except DaemonUnavailable:
                 self.close()

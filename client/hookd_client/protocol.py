@@ -63,6 +63,11 @@ class Hello(_Msg, tag="hello"):
     """A name for logs and status, e.g. ``hookd-relay`` or ``my-agent/1.2``."""
     pid: int | None = None
     """The agent process this connection speaks for (default: the peer pid)."""
+    env: dict[str, str] | None = None
+    """The agent's environment, once per connection: every event fired on this
+    connection gives it to its hooks (a ``fire``'s own ``env`` replaces it).
+    Sent here rather than with each event because an environment is a few KB
+    and an agent fires hundreds of events; the clients send ``os.environ``."""
 
 
 class Fire(_Msg, tag="fire"):
@@ -70,7 +75,8 @@ class Fire(_Msg, tag="fire"):
     event: str
     input: dict[str, Any]
     env: dict[str, str] | None = None
-    """The agent's environment, passed on to command hooks (default: the daemon's)."""
+    """The agent's environment for this event's hooks (default: the connection's
+    ``hello.env``, else the daemon's)."""
     context: Literal["interactive", "batch"] = "interactive"
     format: Literal["result", "claude"] = "result"
     """``claude`` also renders the result as one Claude Code command hook's output."""

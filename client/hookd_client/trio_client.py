@@ -165,7 +165,7 @@ class TrioClient(_core.RequestMethods):
         await trio.sleep(seconds)
 
     async def _handshake(self, conn: _Connection) -> None:
-        hello = protocol.Hello(client=self.name, pid=os.getpid())
+        hello = protocol.Hello(client=self.name, pid=os.getpid(), env=_core.agent_environment())
         try:
             await conn.stream.send_all(protocol.encode(hello))
             messages = await conn.receive()

@@ -24,6 +24,11 @@ interpolated to an empty string (observed with 2.1.330).  The endpoint
 therefore finds the peer process of the TCP connection from ``/proc`` (Linux;
 one lookup per connection, in a worker thread) and passes its pid as
 ``agent_pid``; elsewhere, or when it cannot, the pid is ``None``.
+
+Which environment its hooks get: the agent's, as natively — read from the
+peer's ``/proc/<pid>/environ`` once per connection, with the variables Claude
+Code adds for its hook subprocesses (:mod:`hookd.bridge.agent_env`), never the
+daemon's own (a service manager's plain ``PATH``).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import structlog
 import trio
 
 from hookd.agent_process import agent_context
+from hookd.bridge.agent_env import ClaudeAgentEnv, read_agent
 from hookd.engine.claude_output import carries_late_context, render_claude
 from hookd_client.events import EVENT_NAMES, EventInputError
 from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
@@ -343,6 +349,7 @@ async def _dispatch(
 
     pid = await peer_pid.get()
     context = peer_pid.context()
+    env = (await peer_pid.agent_env()).for_event(event, raw)
     carries = carries_late_context(event)
     result: FireResult | None = None
     bad_input: str | None = None
@@ -353,7 +360,7 @@ async def _dispatch(
             result = await fire(
                 event,
                 raw,
-                env=None,
+                env=env,
                 agent_pid=pid,
                 context=context,
                 client=CLIENT_NAME,
@@ -450,6 +457,7 @@ class _PeerPid:
         self._done = False
         self._pid: int | None = None
         self._context: str | None = None
+        self._env: ClaudeAgentEnv | None = None
 
     async def get(self) -> int | None:
         if not self._done:
@@ -468,6 +476,14 @@ class _PeerPid:
         if self._context is None:
             self._context = agent_context(self._pid)
         return self._context
+
+    async def agent_env(self) -> ClaudeAgentEnv:
+        """The agent's hook environment, read once per connection (a worker thread:
+        ``/proc`` reads can block on a busy machine)."""
+        if self._env is None:
+            pid, context = await self.get(), self.context()
+            self._env = await trio.to_thread.run_sync(read_agent, pid, context)
+        return self._env
 
 
 def _tcp_peer_pid(local: tuple[Any, ...], peer: tuple[Any, ...]) -> int | None:

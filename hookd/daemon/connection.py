@@ -69,6 +69,8 @@ class Connection:
         self.send_timeout = send_timeout
         self.client = ""
         self.agent_pid: int | None = peer.pid if peer else None
+        self.env: dict[str, str] | None = None
+        """The agent's environment from ``hello`` (None: the client sent none)."""
         self.greeted = False
         self.send_queue = send_queue
         self._outbox: collections.deque[bytes] = collections.deque()

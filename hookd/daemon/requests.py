@@ -115,6 +115,7 @@ def _dispatch(daemon: Daemon, conn: Connection, body: bytes, nursery: trio.Nurse
         conn.client = message.client
         if message.pid is not None:
             conn.agent_pid = message.pid
+        conn.env = message.env
         conn.send(
             protocol.Welcome(
                 version=protocol.PROTOCOL_VERSION,
@@ -204,7 +205,7 @@ def _prepare_fire(daemon: Daemon, conn: Connection, msg: protocol.Fire) -> Prepa
     return daemon.pipeline.prepare(
         msg.event,
         msg.input,
-        env=msg.env,
+        env=msg.env if msg.env is not None else conn.env,
         agent_pid=msg.agent_pid or conn.agent_pid,
         client=conn.client,
     )
@@ -224,7 +225,7 @@ def _prepare_relay(daemon: Daemon, conn: Connection, msg: protocol.Relay) -> Pre
     return daemon.pipeline.prepare(
         msg.event,
         _relay_input(msg),
-        env=msg.env,
+        env=msg.env if msg.env is not None else conn.env,
         agent_pid=msg.pid or conn.agent_pid,
         client=conn.client or "hookd-relay",
     )

@@ -11,6 +11,7 @@ table): the agent's environment, plus ``CLAUDE_PROJECT_DIR``,
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 
@@ -30,6 +31,8 @@ __all__ = ["ENV_FILE_EVENTS", "CommandRunner", "substitute_placeholders"]
 
 ENV_FILE_EVENTS = frozenset({"SessionStart", "Setup", "CwdChanged", "FileChanged"})
 _SH_C = ["/bin/sh", "-c"]
+_CLAUDE_ENV_FILE_NAME = re.compile(r"^(setup|sessionstart|cwdchanged|filechanged)-hook-\d+\.sh$")
+"""The names Claude Code reads in ``session-env/<session>/`` (2.1.330)."""
 
 
 def substitute_placeholders(text: str, values: dict[str, str]) -> str:
@@ -88,14 +91,23 @@ class CommandRunner:
         return env
 
     def _env_file(self, inv: Invocation) -> str:
+        """One file per hook position, as Claude Code gives each matched hook its own
+        (``<event>-hook-<index>.sh``).  When the agent's environment names one in
+        Claude Code's ``session-env/<session>/`` directory (the relay's own file, or
+        the one the http endpoint derives), hook *i* gets index *i* there: Claude
+        Code reads every such file of the session before each Bash command."""
+        name = f"{inv.event_name.lower()}-hook-{inv.hook_index}.sh"
         inherited = inv.env.get("CLAUDE_ENV_FILE")
         if inherited:
-            # Reached through Claude Code (the relay): write where Claude Code reads.
-            return inherited
+            directory, own = os.path.split(inherited)
+            if not _CLAUDE_ENV_FILE_NAME.match(own):
+                return inherited  # the agent's own convention: every hook appends there
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            return os.path.join(directory, name)
         base = inv.env_file_dir or os.path.join(tempfile.gettempdir(), "hookd-env")
         directory = os.path.join(base, inv.session_id or "no-session")
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        return os.path.join(directory, f"{inv.event_name.lower()}-hook-{inv.hook_index}.sh")
+        return os.path.join(directory, name)
 
     def _write_input_file(self, inv: Invocation) -> str:
         """``HOOK_INPUT_FILE``: named after the run (already unique and random), created

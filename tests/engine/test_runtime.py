@@ -341,6 +341,36 @@ async def test_env_file_per_hook_index(tmp_path: Path) -> None:
     assert len(files) == 2
 
 
+async def test_inherited_env_file_is_one_per_hook_in_claude_codes_directory(
+    tmp_path: Path,
+) -> None:
+    """Through the relay the agent's environment names the relay's own file
+    (``…/session-env/<id>/sessionstart-hook-0.sh``); natively each of two hooks gets
+    its own file in that directory, which Claude Code reads in full — so hookd's hook
+    *i* gets index *i* there, not the relay's file for both."""
+    vector = {
+        "input": "SessionStart-startup",
+        "settings": {
+            "hooks": {
+                "SessionStart": [
+                    {"hooks": [{"type": "command", "command": "@HOOK:A@"}]},
+                    {"hooks": [{"type": "command", "command": "@HOOK:B@"}]},
+                ]
+            }
+        },
+    }
+    prepared = prepare(vector, tmp_path)
+    session_env = tmp_path / "home" / ".claude" / "session-env" / "s1"
+    prepared.env["CLAUDE_ENV_FILE"] = str(session_env / "sessionstart-hook-0.sh")
+    await fire_prepared(prepared)
+    files = [records(prepared, k)[0]["env"]["CLAUDE_ENV_FILE"] for k in ("A", "B")]
+    assert files == [
+        str(session_env / "sessionstart-hook-0.sh"),
+        str(session_env / "sessionstart-hook-1.sh"),
+    ]
+    assert session_env.is_dir()
+
+
 async def test_project_dir_placeholder(tmp_path: Path) -> None:
     """§7: ${CLAUDE_PROJECT_DIR} is substituted in the command (shell and exec form)."""
     hook = tmp_path / "hook.sh"
