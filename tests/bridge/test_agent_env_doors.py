@@ -139,7 +139,7 @@ print(conn.getresponse().read().decode())
 
 
 async def _door(door: str, daemon: Daemon, root: Path, project: Path) -> tuple[str, str]:
-    """Fire the event through one door; returns (decision, reason) and the pid used."""
+    """Fire the event through one door; returns the (decision, reason) it answered."""
     env = _agent_env(root, door)
     if door == "client":
         argv = [sys.executable, "-c", CLIENT, str(daemon.socket)]
