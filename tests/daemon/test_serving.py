@@ -35,13 +35,17 @@ def write_hooks(path: Path, config_name: str) -> None:
     path.write_text((CONFIGS / config_name).read_text())
 
 
-def fire_sync(sock: Path, name: str, payload: dict[str, Any]) -> protocol.FireReply:
+def fire_sync(
+    sock: Path, name: str, payload: dict[str, Any], env: dict[str, str] | None = None
+) -> protocol.FireReply:
     with Client(sock) as client:
-        return client.fire(name, payload)
+        return client.fire(name, payload, env=env)
 
 
-async def fire(sock: Path, name: str, payload: dict[str, Any]) -> protocol.FireReply:
-    return await trio.to_thread.run_sync(fire_sync, sock, name, payload)
+async def fire(
+    sock: Path, name: str, payload: dict[str, Any], env: dict[str, str] | None = None
+) -> protocol.FireReply:
+    return await trio.to_thread.run_sync(fire_sync, sock, name, payload, env)
 
 
 async def status(sock: Path) -> dict[str, Any]:
@@ -372,7 +376,6 @@ async def test_sigterm_lets_in_flight_events_finish(tmp_path: Path) -> None:
         **os.environ,
         "XDG_STATE_HOME": str(root / "state"),
         "HOME": str(root),
-        "HOOKD_TEST_MARKER": str(marker),
     }
     daemon = await trio.lowlevel.open_process(
         [
@@ -400,7 +403,11 @@ async def test_sigterm_lets_in_flight_events_finish(tmp_path: Path) -> None:
             result: list[protocol.FireReply] = []
 
             async def slow() -> None:
-                result.append(await fire(sock, "PreToolUse", event(session_id="slow")))
+                # The hook sees the agent's environment (this client's), not the daemon's.
+                agent_env = {**os.environ, "HOOKD_TEST_MARKER": str(marker)}
+                result.append(
+                    await fire(sock, "PreToolUse", event(session_id="slow"), env=agent_env)
+                )
 
             nursery.start_soon(slow)
             with trio.fail_after(30):
