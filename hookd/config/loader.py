@@ -47,6 +47,7 @@ from hookd.config.schema import (
     SettingsFile,
 )
 from hookd.config.sources import SourceSpec
+from hookd.config.timeouts import session_end_budget
 from hookd_client.events import EVENTS
 
 __all__ = ["LoadedSource", "applied", "build_config", "load_source", "parse_source_text"]
@@ -421,7 +422,6 @@ def build_config(
     managed_only = False
     urls: list[str] | None = None
     env_vars: list[str] | None = None
-    budget = 1.5
     commands: dict[str, tuple[int, CommandSetting]] = {}
     for source in ordered:
         errors.extend(source.errors)
@@ -471,10 +471,6 @@ def build_config(
                     event=event, matcher=group.matcher, hooks=specs, sequential=group.sequential
                 )
             )
-            if event == "SessionEnd" and scope is not Scope.PLUGIN:
-                for spec in specs:
-                    if spec.timeout is not None:
-                        budget = max(budget, min(spec.timeout, 60.0))
     return HookConfig(
         groups={event: tuple(groups) for event, groups in per_event.items()},
         disable_all_hooks=bool(disable),
@@ -485,7 +481,9 @@ def build_config(
         errors=tuple(errors),
         sources=tuple(str(s.spec.path) for s in ordered),
         generation=generation,
-        session_end_budget=budget,
+        session_end_budget=session_end_budget(
+            spec for group in per_event.get("SessionEnd", ()) for spec in group.hooks
+        ),
         status_line=commands["statusLine"][1] if "statusLine" in commands else None,
         file_suggestion=commands["fileSuggestion"][1] if "fileSuggestion" in commands else None,
     )

@@ -17,6 +17,10 @@ import msgspec
 from hookd.config.schema import CommandSetting, Handler, handler_label
 from hookd_client.results import HookRef
 
+SESSION_END_BUDGET = 1.5
+"""Seconds all SessionEnd hooks share unless a settings file's hook asks for more
+(reference §1.4; the rule is ``hookd.config.timeouts.session_end_budget``)."""
+
 __all__ = ["ConfigError", "GroupSpec", "HookConfig", "HookSpec", "Scope"]
 
 
@@ -118,7 +122,8 @@ class HookConfig:
     errors: tuple[ConfigError, ...] = ()
     sources: tuple[str, ...] = ()
     generation: int = 0
-    session_end_budget: float = 1.5
+    session_end_budget: float = SESSION_END_BUDGET
+    """What all SessionEnd hooks share (``hookd.config.timeouts.session_end_budget``)."""
     status_line: CommandSetting | None = None
     """``statusLine`` of the highest-precedence file that sets it."""
     file_suggestion: CommandSetting | None = None

@@ -16,7 +16,9 @@ Three kinds reach the supervisor (reference §8):
 Which timeout applies (Claude Code's documents disagree, reference §1.4):
 config ``async`` and ``asyncRewake`` get the hook's ``timeout`` or 600 s,
 counted from when the process starts (a queued hook's clock has not started);
-output-level async gets ``asyncTimeout`` (ms) or 15 s from the ack.
+output-level async gets ``asyncTimeout`` (ms) or 15 s from the ack
+(``hookd/config/timeouts.py`` states the rule; the engine builds a background
+hook's invocation with its timeout already).
 
 Ownership: every run is a task in the one nursery :meth:`AsyncSupervisor.run`
 opens, which the daemon starts in its own nursery.  A run outlives the
@@ -53,6 +55,7 @@ import trio
 
 from hookd.config.model import HookSpec
 from hookd.config.schema import CommandHandler, handler_label
+from hookd.config.timeouts import output_async_timeout
 from hookd.daemon.async_store import AsyncEntry, AsyncKind, AsyncState, AsyncStore
 from hookd.handlers.base import Invocation
 from hookd.handlers.process import AsyncAdopter, AsyncHandoff, marked_processes
@@ -63,8 +66,6 @@ if TYPE_CHECKING:
     from hookd.engine.engine import Engine
 
 __all__ = [
-    "CONFIG_ASYNC_TIMEOUT",
-    "OUTPUT_ASYNC_TIMEOUT",
     "AgentRegistry",
     "AsyncLimits",
     "AsyncListing",
@@ -73,10 +74,6 @@ __all__ = [
 
 log = structlog.get_logger("hookd.async")
 
-CONFIG_ASYNC_TIMEOUT = 600.0
-"""Seconds a config ``async``/``asyncRewake`` hook may run when it sets no ``timeout``."""
-OUTPUT_ASYNC_TIMEOUT = 15.0
-"""Seconds an output-level async hook may run after its ack when it gives no ``asyncTimeout``."""
 MAX_MESSAGE_CHARS = 10_000
 HOUSEKEEPING_INTERVAL = 30.0
 
@@ -243,9 +240,6 @@ class AsyncSupervisor:
             if isinstance(handler, CommandHandler) and handler.asyncRewake
             else "async"
         )
-        # The engine's timeout may be an event's (UserPromptSubmit 30 s) or the
-        # SessionEnd budget; a background hook gets its own or 600 s.
-        inv.timeout = spec.timeout or CONFIG_ASYNC_TIMEOUT
         entry = self._new_entry(kind, spec, inv, agent_pid)
         refusal = self._admit(entry, queue=True)
         if refusal is not None:
@@ -273,12 +267,7 @@ class AsyncSupervisor:
         self, spec: HookSpec, inv: Invocation, agent_pid: int | None, handoff: AsyncHandoff
     ) -> str | None:
         """Take a hook that backgrounded itself; it is already running, so it is never queued."""
-        raw = handoff.ack.get("asyncTimeout")
-        timeout = (
-            raw / 1000.0
-            if isinstance(raw, int | float) and not isinstance(raw, bool) and raw > 0
-            else OUTPUT_ASYNC_TIMEOUT
-        )
+        timeout = output_async_timeout(handoff.ack)
         entry = self._new_entry("output", spec, inv, agent_pid)
         entry.timeout = timeout
         entry.pid = handoff.pid

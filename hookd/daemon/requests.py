@@ -26,6 +26,7 @@ from hookd.config.assemble import explicit_sources
 from hookd.config.loader import load_source
 from hookd.config.model import HookConfig, HookSpec, Scope
 from hookd.config.schema import CallbackHandler, handler_label
+from hookd.config.timeouts import command_setting_timeout
 from hookd.daemon.async_store import AsyncEntry
 from hookd.daemon.connection import Connection, PeerCred
 from hookd.daemon.registry import session_groups
@@ -564,7 +565,7 @@ async def handle_status_line(daemon: Daemon, conn: Connection, msg: protocol.Sta
     if setting is None or disabled:
         conn.send(protocol.Reply(id=msg.id, data={key: None if key == "line" else []}))
         return
-    timeout = setting.timeout or 5.0
+    timeout = command_setting_timeout(setting)
     if msg.which == "statusLine":
         line = await run_status_line(setting.command, msg.input, timeout, cwd=msg.cwd, env=msg.env)
         conn.send(protocol.Reply(id=msg.id, data={"line": line}))

@@ -29,6 +29,7 @@ import trio
 from hookd.config.matching import if_rule_matches, tool_aliases
 from hookd.config.model import GroupSpec, HookConfig, HookSpec
 from hookd.config.schema import AgentHandler, CommandHandler, Handler, PromptHandler
+from hookd.config.timeouts import hook_timeout
 from hookd.engine.aggregate import aggregate
 from hookd.engine.interpret import interpret
 from hookd.engine.selection import index_for, indexed_group
@@ -47,7 +48,6 @@ __all__ = [
     "Plan",
     "ProgressFn",
     "SessionState",
-    "default_timeout",
 ]
 
 log = structlog.get_logger("hookd.engine")
@@ -57,19 +57,6 @@ ProgressFn = Callable[[str, HookRef, HookRun | None, Invocation], None]
 """Called with ``"started"`` (run is None) and ``"finished"`` for every hook run."""
 Gate = Callable[[HookSpec, str], str | None]
 """Asked per selected hook and session id: a reason to skip it (circuit breaker), or None."""
-
-
-def default_timeout(handler: Handler, event: str) -> float:
-    """Reference §1.4: per handler type, with the per-event overrides."""
-    if isinstance(handler, PromptHandler):
-        return 30.0
-    if isinstance(handler, AgentHandler):
-        return 60.0
-    if event in ("UserPromptSubmit", "PreModelSwitch", "PostModelSwitch"):
-        return 30.0
-    if event == "MessageDisplay":
-        return 10.0
-    return 600.0
 
 
 @dataclass
@@ -263,10 +250,11 @@ class Engine:
             index_units.append(list(range(position, position + len(unit.hooks))))
             position += len(unit.hooks)
 
-        def invocation(spec: HookSpec, index: int, raw: dict[str, Any]) -> Invocation:
-            timeout = spec.timeout or default_timeout(spec.handler, event.name)
-            if budget_end is not None:
-                timeout = max(0.001, min(timeout, budget_end - trio.current_time()))
+        def invocation(
+            spec: HookSpec, index: int, raw: dict[str, Any], background: bool
+        ) -> Invocation:
+            budget_left = None if budget_end is None else budget_end - trio.current_time()
+            timeout = hook_timeout(spec, event.name, background=background, budget_left=budget_left)
             return Invocation(
                 spec=spec,
                 event_name=event.name,
@@ -293,20 +281,18 @@ class Engine:
         async def run_unit(unit: _Unit, indexes: list[int]) -> None:
             raw = event.raw
             for spec, index in zip(unit.hooks, indexes, strict=True):
-                inv = invocation(spec, index, raw)
                 handler = spec.handler
-                if isinstance(handler, CommandHandler) and (handler.async_ or handler.asyncRewake):
-                    # Batch runs wait for asyncRewake hooks (observed in `-p`).
-                    if not (handler.asyncRewake and context == "batch") and async_sink is not None:
-                        refused = async_sink.start(spec, inv, self)
-                        runs[index] = (
-                            HookRun(hook=spec.ref(), outcome="success", is_async=True)
-                            if refused is None
-                            else HookRun(
-                                hook=spec.ref(), outcome="non_blocking_error", error=refused
-                            )
-                        )
-                        continue
+                background = async_sink is not None and _runs_in_background(handler, context)
+                inv = invocation(spec, index, raw, background)
+                if background:
+                    assert async_sink is not None
+                    refused = async_sink.start(spec, inv, self)
+                    runs[index] = (
+                        HookRun(hook=spec.ref(), outcome="success", is_async=True)
+                        if refused is None
+                        else HookRun(hook=spec.ref(), outcome="non_blocking_error", error=refused)
+                    )
+                    continue
                 if isinstance(handler, CommandHandler) and adopter is not None:
                     inv.async_adopter = adopter(spec, inv, self)
                 run = await self.run_one(spec, inv, progress)
@@ -407,6 +393,16 @@ class Engine:
             return path
 
         return spill
+
+
+def _runs_in_background(handler: Handler, context: str) -> bool:
+    """A config ``async``/``asyncRewake`` command hook goes to the async sink (reference §8);
+    batch runs (``-p``) wait for asyncRewake hooks, as observed."""
+    return (
+        isinstance(handler, CommandHandler)
+        and (handler.async_ or handler.asyncRewake)
+        and not (handler.asyncRewake and context == "batch")
+    )
 
 
 def _denies(run: HookRun) -> bool:

@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 import structlog
 
+from hookd.config.timeouts import STATUS_COMMAND_TIMEOUT
 from hookd.handlers.process import ProcessResult, run_process_capped
 
 __all__ = ["CommandOutput", "run_file_suggestion", "run_status_line"]
@@ -84,7 +85,7 @@ async def _run(
 async def run_status_line(
     command: str,
     input: Mapping[str, Any],
-    timeout: float = 5.0,
+    timeout: float = STATUS_COMMAND_TIMEOUT,
     *,
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
@@ -102,7 +103,7 @@ async def run_status_line(
 async def run_file_suggestion(
     command: str,
     input: Mapping[str, Any],
-    timeout: float = 5.0,
+    timeout: float = STATUS_COMMAND_TIMEOUT,
     *,
     limit: int = DEFAULT_SUGGESTION_LIMIT,
     cwd: str | None = None,
