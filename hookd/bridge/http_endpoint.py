@@ -92,6 +92,7 @@ class FireFn(Protocol):
         context: str = "interactive",
         client: str = "",
         deliver_async: bool = False,
+        agent_caps_stop: bool = False,
     ) -> Awaitable[FireResult]: ...
 
 
@@ -365,6 +366,7 @@ async def _dispatch(
                 context=context,
                 client=CLIENT_NAME,
                 deliver_async=carries,
+                agent_caps_stop=True,  # Claude Code overrides the 9th block itself
             )
             if carries:
                 result.additional_context.extend(result.async_results)

@@ -60,6 +60,8 @@ class PreparedEvent:
     audit: EventAudit
     env: dict[str, str] | None
     agent_pid: int | None
+    agent_caps_stop: bool = False
+    """The agent enforces its own cap on Stop loops (Claude Code's doors): hookd adds none."""
 
     @property
     def runs_hooks(self) -> bool:
@@ -100,6 +102,7 @@ class EventPipeline:
         context: str = "interactive",
         client: str = "",
         deliver_async: bool = False,
+        agent_caps_stop: bool = False,
     ) -> FireResult:
         """Prepare and run in one call (the http endpoint's door); raises EventInputError.
 
@@ -107,7 +110,14 @@ class EventPipeline:
         hook context) to its agent, so the session's waiting results are
         taken onto this reply; otherwise they keep waiting for one that can.
         """
-        prepared = self.prepare(event_name, raw, env=env, agent_pid=agent_pid, client=client)
+        prepared = self.prepare(
+            event_name,
+            raw,
+            env=env,
+            agent_pid=agent_pid,
+            client=client,
+            agent_caps_stop=agent_caps_stop,
+        )
         return await self.run(prepared, context=context, deliver_async=deliver_async)
 
     def prepare(
@@ -118,6 +128,7 @@ class EventPipeline:
         env: dict[str, str] | None = None,
         agent_pid: int | None = None,
         client: str = "",
+        agent_caps_stop: bool = False,
     ) -> PreparedEvent:
         """Everything before the hooks run, synchronously: validate the input, find
         the session and its config generation (trust applied), plan the hooks."""
@@ -131,7 +142,9 @@ class EventPipeline:
         config = self.trust.apply(full_config, session.project)
         plan = self.engine.plan(config, event, session.extra_groups(), session.state)
         audit = self.audit.begin(event_name, raw, session.session_id, session.project, client)
-        return PreparedEvent(event, session, full_config, config, plan, audit, env, agent_pid)
+        return PreparedEvent(
+            event, session, full_config, config, plan, audit, env, agent_pid, agent_caps_stop
+        )
 
     def answer_now(self, prepared: PreparedEvent, deliver_async: bool = False) -> FireResult | None:
         """The result of an event that runs no hook, computed without awaiting (None
@@ -139,7 +152,11 @@ class EventPipeline:
         if prepared.runs_hooks:
             return None
         result = self.engine.answer_without_hooks(
-            prepared.config, prepared.event, prepared.plan, prepared.session.state
+            prepared.config,
+            prepared.event,
+            prepared.plan,
+            prepared.session.state,
+            cap_stop=not prepared.agent_caps_stop,
         )
         return self._finish(prepared, result, deliver_async)
 
@@ -169,6 +186,7 @@ class EventPipeline:
                 async_sink=self.async_supervisor.sink(prepared.agent_pid),
                 progress=self._progress(session, progress, prepared.audit),
                 plan=prepared.plan,
+                cap_stop=not prepared.agent_caps_stop,
             )
         finally:
             session.in_flight -= 1

@@ -209,6 +209,9 @@ def _prepare_fire(daemon: Daemon, conn: Connection, msg: protocol.Fire) -> Prepa
         env=msg.env if msg.env is not None else conn.env,
         agent_pid=msg.agent_pid or conn.agent_pid,
         client=conn.client,
+        # An answer rendered for Claude Code goes back to Claude Code, which caps
+        # Stop loops itself (`hookctl fire --format claude` as a command hook).
+        agent_caps_stop=msg.format == "claude",
     )
 
 
@@ -229,6 +232,7 @@ def _prepare_relay(daemon: Daemon, conn: Connection, msg: protocol.Relay) -> Pre
         env=msg.env if msg.env is not None else conn.env,
         agent_pid=msg.pid or conn.agent_pid,
         client=conn.client or "hookd-relay",
+        agent_caps_stop=True,  # the relay is a Claude Code hook: Claude Code caps Stop loops
     )
 
 

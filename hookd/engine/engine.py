@@ -201,16 +201,18 @@ class Engine:
         event: DecodedEvent,
         plan: Plan,
         session: SessionState | None = None,
+        cap_stop: bool = True,
     ) -> FireResult:
         """The answer to an event that runs no hook — synchronously, with no await.
 
         Most events match no hook; answering them without a task, a nursery or
         an environment copy is what lets the daemon reply to them inline.
+        ``cap_stop``: see :meth:`fire`.
         """
         result = aggregate(event.name, [], [])  # no run: nothing to spill
         result.errors.extend(plan.skipped)
         result.generation = config.generation
-        if session is not None and event.name in ("Stop", "SubagentStop"):
+        if cap_stop and session is not None and event.name in ("Stop", "SubagentStop"):
             self._stop_cap(result, session)
         return result
 
@@ -228,12 +230,18 @@ class Engine:
         async_sink: AsyncSink | None = None,
         progress: ProgressFn | None = None,
         plan: Plan | None = None,
+        cap_stop: bool = True,
     ) -> FireResult:
-        """Run the event's hooks and aggregate; ``plan`` if the caller already made one."""
+        """Run the event's hooks and aggregate; ``plan`` if the caller already made one.
+
+        ``cap_stop``: apply ``stop_block_cap`` to Stop/SubagentStop blocks.  False
+        when the agent enforces its own cap (Claude Code: the 9th consecutive block
+        is overridden by Claude Code itself) — a second cap in hookd would end the
+        loop with another result than the native run."""
         if plan is None:
             plan = self.plan(config, event, extra_groups, session)
         if not plan.units:
-            return self.answer_without_hooks(config, event, plan, session)
+            return self.answer_without_hooks(config, event, plan, session, cap_stop)
         units, skipped = plan.units, plan.skipped
         base_env = dict(os.environ if env is None else env)
         project_dir = base_env.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
@@ -321,7 +329,7 @@ class Engine:
         result = aggregate(event.name, done, kept_units, spill=self._spiller(event))
         result.errors.extend(skipped)
         result.generation = config.generation
-        if session is not None and event.name in ("Stop", "SubagentStop"):
+        if cap_stop and session is not None and event.name in ("Stop", "SubagentStop"):
             self._stop_cap(result, session)
         return result
 

@@ -58,6 +58,7 @@ class EngineFire:
         context: str = "interactive",
         client: str = "",
         deliver_async: bool = False,
+        agent_caps_stop: bool = False,
     ) -> FireResult:
         self.calls.append(
             {
@@ -65,6 +66,7 @@ class EngineFire:
                 "agent_pid": agent_pid,
                 "context": context,
                 "deliver_async": deliver_async,
+                "agent_caps_stop": agent_caps_stop,
             }
         )
         config = load_config(None, None, [str(HOOKS)])
@@ -130,6 +132,8 @@ async def test_stop_block_travels_as_json(endpoint: Endpoint) -> None:
     assert reply.json() == {"decision": "block", "reason": "KEEP-GOING"}
     # Late async context must not ride on Stop: there it would continue the turn.
     assert endpoint.fire.calls[-1]["deliver_async"] is False
+    # Claude Code caps Stop loops itself (the 9th block): hookd must not add a cap.
+    assert endpoint.fire.calls[-1]["agent_caps_stop"] is True
 
 
 async def test_no_matching_hook_is_an_empty_200(endpoint: Endpoint) -> None:

@@ -145,3 +145,31 @@ def test_relay_imports_nothing_heavy() -> None:
     imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if "|" in line}
     assert "_socket" in imported
     assert not imported & {"json", "msgspec", "socket", "typing", "hookd_client"}
+
+
+async def test_stop_loops_through_the_relay_are_capped_by_claude_code_alone(
+    daemon_factory: Any,
+) -> None:
+    """Claude Code overrides the 9th consecutive Stop block itself.  hookd's own
+    ``stop_block_cap`` (8) cut the loop first, with another result and turn count
+    than native; through the relay (a Claude Code hook) hookd adds no cap, while a
+    plain client fire — an agent with no cap of its own — still gets it."""
+    handle = await daemon_factory()
+    always = {"type": "command", "command": "echo AGAIN >&2; exit 2"}
+    handle.user_config.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [always]}]}}))
+    handle.daemon.reload()
+    for _ in range(10):
+        proc = await _run_relay("Stop", "--socket", str(handle.socket), stdin=_input("Stop"))
+        assert b"AGAIN" in proc.stdout + proc.stderr
+        assert b"consecutive" not in proc.stdout + proc.stderr
+
+    def fire_ten() -> list[str | None]:
+        from hookd_client.client import Client
+
+        raw = json.loads(_input("Stop"))
+        raw["session_id"] = "another-session"
+        with Client(handle.socket) as client:
+            return [client.fire("Stop", raw).result.decision for _ in range(10)]
+
+    decisions = await trio.to_thread.run_sync(fire_ten)
+    assert decisions == ["block"] * 8 + [None, "block"]
