@@ -88,6 +88,8 @@ class AsyncLimits:
     max_queued_per_session: int = 64
     retention_seconds: float = 3600.0
     retention_per_session: int = 100
+    housekeeping_seconds: float = HOUSEKEEPING_INTERVAL
+    """How often :meth:`AsyncSupervisor.run` applies the retention limits."""
     keep_delivered: int = 500
     """Delivered results kept in memory (not on disk) so that listings can show them."""
 
@@ -99,6 +101,7 @@ class AsyncLimits:
             max_queued_per_session=settings.async_max_queued_per_session,
             retention_seconds=settings.async_retention_seconds,
             retention_per_session=settings.async_retention_per_session,
+            housekeeping_seconds=settings.async_housekeeping_seconds,
         )
 
 
@@ -208,8 +211,9 @@ class AsyncSupervisor:
                 task_status.started()
                 try:
                     while True:
-                        await trio.sleep(HOUSEKEEPING_INTERVAL)
+                        await trio.sleep(self.limits.housekeeping_seconds)
                         self._prune(time.time())
+                        self.counters["housekeeping"] += 1
                 finally:
                     self._stopping = True
         finally:

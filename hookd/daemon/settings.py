@@ -96,6 +96,8 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """How long a finished, undelivered async result waits for its session."""
     async_retention_per_session: int = 100
     """Undelivered async results kept per session; the oldest are dropped beyond it."""
+    async_housekeeping_seconds: float = 30.0
+    """How often the retention limits are applied (and dead subscribers dropped)."""
     async_fsync: bool = True
     """fsync the async journal when a result finishes or is delivered."""
     require_trust: bool = True

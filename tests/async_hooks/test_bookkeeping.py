@@ -1,0 +1,251 @@
+"""Async bookkeeping: retention, failures in the next reply, timeouts, no dedup.
+
+- Undelivered results are dropped by age (``async_retention_seconds``, applied
+  every ``async_housekeeping_seconds``) and beyond ``async_retention_per_session``
+  (oldest first), and only then.
+- A run that failed or timed out is reported in the ``errors`` of the session's
+  next reply.
+- A config async hook gets its own ``timeout`` or 600 s, never the event's
+  (UserPromptSubmit) or the SessionEnd budget.
+- Async command hooks are never deduplicated: identical ones all run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hookd_client import protocol
+
+from .helpers import Wire, command_hook, configure, event, script, wait_until, wait_until_async
+
+
+def _async(command: str, **extra: Any) -> dict[str, Any]:
+    return {**command_hook(command), "async": True, **extra}
+
+
+async def _wait_state(conn: Wire, session: str, states: list[str]) -> list[dict[str, Any]]:
+    """Wait until the session's runs are in ``states`` (in listing order)."""
+
+    async def reached() -> list[dict[str, Any]] | None:
+        rows = await conn.listing(session)
+        return rows if [r["state"] for r in rows] == states else None
+
+    rows: list[dict[str, Any]] = await wait_until_async(reached)
+    return rows
+
+
+# --- retention --------------------------------------------------------------------------
+
+
+async def test_beyond_the_per_session_count_the_oldest_results_are_dropped(
+    daemon_factory: Any, wire: Any, tmp_path: Path
+) -> None:
+    handle = await daemon_factory(async_retention_per_session=2)
+    supervisor = handle.daemon.async_supervisor
+    gates = [tmp_path / f"go{i}" for i in range(4)]
+    configure(
+        handle,
+        {
+            "PostToolUse": [
+                {
+                    "hooks": [
+                        _async(script("wait_go.sh", go, "", f"R{i}")) for i, go in enumerate(gates)
+                    ]
+                }
+            ]
+        },
+    )
+    conn = await wire(handle.socket)
+    await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-count"))
+    # Another session's results count on their own.
+    await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-other"))
+    for i, go in enumerate(gates):  # finish in a known order: R0 is the oldest
+        go.touch()
+        await wait_until(lambda n=2 * (i + 1): supervisor.counters["finished"] == n)
+    kept = await conn.check("s-count")
+    assert [r["messages"] for r in kept] == [["R2"], ["R3"]]
+    assert [r["messages"] for r in await conn.check("s-other")] == [["R2"], ["R3"]]
+    assert supervisor.counters["expired"] == 4
+
+
+async def test_results_older_than_the_retention_age_are_dropped(
+    daemon_factory: Any, wire: Any
+) -> None:
+    handle = await daemon_factory(async_retention_seconds=0.2, async_housekeeping_seconds=0.05)
+    configure(handle, {"PostToolUse": [{"hooks": [_async(script("late_context.sh", "OLD"))]}]})
+    conn = await wire(handle.socket)
+    await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-age"))
+    supervisor = handle.daemon.async_supervisor
+    await wait_until(lambda: supervisor.counters["finished"] == 1)
+    # Nothing else happens in the session: only housekeeping can drop it.
+    await wait_until(lambda: supervisor.counters["expired"] == 1)
+    assert await conn.listing("s-age") == []
+    assert await conn.check("s-age") == []
+
+
+async def test_results_younger_than_the_retention_age_survive_housekeeping(
+    daemon_factory: Any, wire: Any
+) -> None:
+    handle = await daemon_factory(async_housekeeping_seconds=0.02)
+    supervisor = handle.daemon.async_supervisor
+    configure(handle, {"PostToolUse": [{"hooks": [_async(script("late_context.sh", "YOUNG"))]}]})
+    conn = await wire(handle.socket)
+    await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-young"))
+    await _wait_state(conn, "s-young", ["finished"])
+    rounds = supervisor.counters["housekeeping"]
+    await wait_until(lambda: supervisor.counters["housekeeping"] >= rounds + 3)
+    (result,) = await conn.check("s-young")
+    assert result["messages"] == ["YOUNG", "SYS-YOUNG"]
+    assert supervisor.counters["expired"] == 0
+
+
+# --- failures reach the next reply ------------------------------------------------------
+
+
+async def test_a_failed_async_run_is_reported_in_the_next_replys_errors(
+    daemon_factory: Any, wire: Any
+) -> None:
+    handle = await daemon_factory()
+    broken = "cat >/dev/null; echo ASYNC-BROKE >&2; exit 1"
+    configure(
+        handle,
+        {
+            "PostToolUse": [{"hooks": [_async(broken)]}],
+            "UserPromptSubmit": [{"hooks": [command_hook("true")]}],
+        },
+    )
+    conn = await wire(handle.socket)
+    first = await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-fail"))
+    assert isinstance(first, protocol.FireReply) and first.result.errors == []
+    await _wait_state(conn, "s-fail", ["finished"])
+    reply = await conn.fire("UserPromptSubmit", event("UserPromptSubmit", "s-fail"))
+    assert isinstance(reply, protocol.FireReply)
+    assert reply.result.errors == [
+        f"{broken}: async hook finished: Failed with non-blocking status code: ASYNC-BROKE"
+    ]
+    # Reported once: the run is delivered.
+    again = await conn.fire("UserPromptSubmit", event("UserPromptSubmit", "s-fail"))
+    assert isinstance(again, protocol.FireReply) and again.result.errors == []
+
+
+async def test_a_timed_out_async_run_is_reported_in_the_next_replys_errors(
+    daemon_factory: Any, wire: Any
+) -> None:
+    handle = await daemon_factory()
+    configure(
+        handle,
+        {
+            "PostToolUse": [{"hooks": [_async("cat >/dev/null; sleep 30", timeout=0.3)]}],
+            "UserPromptSubmit": [{"hooks": [command_hook("true")]}],
+        },
+    )
+    conn = await wire(handle.socket)
+    await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-slow"))
+    await _wait_state(conn, "s-slow", ["timed_out"])
+    reply = await conn.fire("UserPromptSubmit", event("UserPromptSubmit", "s-slow"))
+    assert isinstance(reply, protocol.FireReply)
+    assert reply.result.errors == ["cat >/dev/null; sleep 30: async hook timed_out: timed out"]
+
+
+async def test_a_successful_async_run_adds_no_error(daemon_factory: Any, wire: Any) -> None:
+    handle = await daemon_factory()
+    configure(
+        handle,
+        {
+            "PostToolUse": [{"hooks": [_async(script("late_context.sh", "FINE"))]}],
+            "UserPromptSubmit": [{"hooks": [command_hook("true")]}],
+        },
+    )
+    conn = await wire(handle.socket)
+    await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-fine"))
+    await _wait_state(conn, "s-fine", ["finished"])
+    reply = await conn.fire("UserPromptSubmit", event("UserPromptSubmit", "s-fine"))
+    assert isinstance(reply, protocol.FireReply)
+    assert reply.result.errors == [] and reply.result.async_results == ["FINE", "SYS-FINE"]
+
+
+# --- which timeout ----------------------------------------------------------------------
+
+
+async def test_config_async_hooks_get_their_own_timeout_or_600_s_on_user_prompt_submit(
+    daemon_factory: Any, wire: Any, tmp_path: Path
+) -> None:
+    handle = await daemon_factory()
+    go = tmp_path / "go"
+    configure(
+        handle,
+        {
+            "UserPromptSubmit": [
+                {
+                    "hooks": [
+                        _async(script("wait_go.sh", go, "", "DEFAULT")),
+                        _async(script("wait_go.sh", go, "", "OWN"), timeout=45),
+                    ]
+                }
+            ]
+        },
+    )
+    conn = await wire(handle.socket)
+    await conn.fire("UserPromptSubmit", event("UserPromptSubmit", "s-ups"))
+    rows = await _wait_state(conn, "s-ups", ["running", "running"])
+    assert sorted(r["timeout"] for r in rows) == [45.0, 600.0]
+    go.touch()
+    await _wait_state(conn, "s-ups", ["finished", "finished"])
+
+
+async def test_a_config_async_session_end_hook_outlives_the_session_end_budget(
+    daemon_factory: Any, wire: Any
+) -> None:
+    """SessionEnd's hooks share a 1.5 s budget; a background one is not bound by it."""
+    handle = await daemon_factory()
+    configure(handle, {"SessionEnd": [{"hooks": [_async(script("late_context.sh", "BYE", "2"))]}]})
+    conn = await wire(handle.socket)
+    reply = await conn.fire("SessionEnd", event("SessionEnd-other", "s-end"))
+    assert isinstance(reply, protocol.FireReply)
+    (row,) = await conn.listing("s-end")
+    assert row["timeout"] == 600.0
+    # It sleeps 2 s, past the budget, and still finishes.
+    (done,) = await _wait_state(conn, "s-end", ["finished"])
+    assert done["exit_code"] == 0
+    (result,) = await conn.check("s-end")
+    assert result["messages"] == ["BYE", "SYS-BYE"]
+
+
+# --- no dedup ---------------------------------------------------------------------------
+
+
+async def test_identical_async_command_hooks_all_run(
+    daemon_factory: Any, wire: Any, tmp_path: Path
+) -> None:
+    handle = await daemon_factory()
+    pids = tmp_path / "pids"
+    same = _async(f"cat >/dev/null; echo $$ >> {pids}")
+    groups = [{"hooks": [same]}, {"matcher": "Bash", "hooks": [same]}, {"hooks": [same, same]}]
+    configure(handle, {"PostToolUse": groups})
+    handle.policy_config.write_text(json.dumps({"hooks": {"PostToolUse": [{"hooks": [same]}]}}))
+    handle.daemon.reload()
+    conn = await wire(handle.socket)
+    reply = await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-dedup"))
+    assert isinstance(reply, protocol.FireReply)
+    assert [r.is_async for r in reply.result.hooks] == [True] * 5
+    await _wait_state(conn, "s-dedup", ["finished"] * 5)
+    assert len(set(pids.read_text().split())) == 5
+
+
+async def test_identical_sync_command_hooks_run_once(
+    daemon_factory: Any, wire: Any, tmp_path: Path
+) -> None:
+    """The contrast: the same hook without ``async`` is deduplicated."""
+    handle = await daemon_factory()
+    pids = tmp_path / "pids"
+    same = command_hook(f"cat >/dev/null; echo $$ >> {pids}")
+    groups = [{"hooks": [same]}, {"matcher": "Bash", "hooks": [same]}, {"hooks": [same, same]}]
+    configure(handle, {"PostToolUse": groups})
+    handle.policy_config.write_text(json.dumps({"hooks": {"PostToolUse": [{"hooks": [same]}]}}))
+    handle.daemon.reload()
+    conn = await wire(handle.socket)
+    reply = await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-sync"))
+    assert isinstance(reply, protocol.FireReply) and len(reply.result.hooks) == 1
+    assert len(pids.read_text().split()) == 1
