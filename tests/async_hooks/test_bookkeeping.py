@@ -63,7 +63,8 @@ async def test_beyond_the_per_session_count_the_oldest_results_are_dropped(
     await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-other"))
     for i, go in enumerate(gates):  # finish in a known order: R0 is the oldest
         go.touch()
-        await wait_until(lambda n=2 * (i + 1): supervisor.counters["finished"] == n)
+        finished = 2 * (i + 1)
+        await wait_until(lambda: supervisor.counters["finished"] == finished)  # noqa: B023
     kept = await conn.check("s-count")
     assert [r["messages"] for r in kept] == [["R2"], ["R3"]]
     assert [r["messages"] for r in await conn.check("s-other")] == [["R2"], ["R3"]]
