@@ -362,32 +362,10 @@ def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
     backup = settings_path.with_name(settings_path.name + BACKUP_SUFFIX)
     plan = Plan(backup=backup)
 
-    record_path = _moved_record(settings_path)
-    moved: dict[str, Any] = {}
-    if record_path.exists():
-        _, record = _read(record_path)
-        recorded = record.get("moved")
-        moved = recorded if isinstance(recorded, dict) else {}
-        plan.removals.append(record_path)
-    elif backup.exists():
-        _, saved = _read(backup)
-        moved = split_settings_hooks(saved.get("hooks"))
-
+    moved = _moved_groups(settings_path, backup, plan)
     hookd_hooks = hookd_cfg.get("hooks") if isinstance(hookd_cfg.get("hooks"), dict) else None
-    source: dict[str, Any] = moved if hookd_hooks is None else hookd_hooks
-    back: dict[str, list[Any]] = {}
-    stay: dict[str, list[Any]] = {}
-    edited = 0
-    for event, groups in source.items():
-        listed = moved.get(event)
-        was_moved: list[Any] = listed if isinstance(listed, list) else []
-        for group in groups if isinstance(groups, list) else []:
-            goes_back = group in was_moved and _claude_compatible(group)
-            (back if goes_back else stay).setdefault(event, []).append(group)
-    for event, groups in moved.items():
-        for group in groups if isinstance(groups, list) else []:
-            if group not in back.get(event, []) and _claude_compatible(group):
-                edited += 1
+    back, stay = _sort_back(moved if hookd_hooks is None else hookd_hooks, moved)
+    edited = _count_edited(moved, back)
     if edited:
         plan.notes.append(
             f"{edited} group(s) install moved are no longer in {hookd_path} as moved "
@@ -402,18 +380,66 @@ def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
         new_settings.pop("hooks", None)
     if old_settings is not None or new_settings:
         plan.changes.append(FileChange(settings_path, old_settings, _dump(new_settings)))
-    if old_hookd is not None and isinstance(hookd_cfg.get("hooks"), dict):
-        new_cfg = dict(hookd_cfg)
-        if stay:
-            new_cfg["hooks"] = stay
-            plan.notes.append(
-                f"kept {sum(len(g) for g in stay.values())} group(s) install did not move "
-                f"(or Claude Code cannot run) in {hookd_path}"
-            )
-        else:
-            new_cfg.pop("hooks")
-        plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
+    if old_hookd is not None and hookd_hooks is not None:
+        _keep_in_hookd(plan, hookd_path, old_hookd, hookd_cfg, stay)
     return plan
+
+
+def _moved_groups(settings_path: Path, backup: Path, plan: Plan) -> dict[str, Any]:
+    """The groups ``install`` moved: from its record (which the plan then removes), else
+    from the backup of the settings file, else none."""
+    record_path = _moved_record(settings_path)
+    if record_path.exists():
+        _, record = _read(record_path)
+        recorded = record.get("moved")
+        plan.removals.append(record_path)
+        return recorded if isinstance(recorded, dict) else {}
+    if backup.exists():
+        _, saved = _read(backup)
+        return split_settings_hooks(saved.get("hooks"))
+    return {}
+
+
+def _sort_back(
+    source: dict[str, Any], moved: dict[str, Any]
+) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+    """Split hookd's groups into those that go back (moved, unchanged, and runnable by
+    Claude Code) and those that stay in hookd's config."""
+    back: dict[str, list[Any]] = {}
+    stay: dict[str, list[Any]] = {}
+    for event, groups in source.items():
+        listed = moved.get(event)
+        was_moved: list[Any] = listed if isinstance(listed, list) else []
+        for group in groups if isinstance(groups, list) else []:
+            goes_back = group in was_moved and _claude_compatible(group)
+            (back if goes_back else stay).setdefault(event, []).append(group)
+    return back, stay
+
+
+def _count_edited(moved: dict[str, Any], back: dict[str, list[Any]]) -> int:
+    """Moved groups Claude Code could run that are no longer in hookd's config as moved."""
+    edited = 0
+    for event, groups in moved.items():
+        for group in groups if isinstance(groups, list) else []:
+            if group not in back.get(event, []) and _claude_compatible(group):
+                edited += 1
+    return edited
+
+
+def _keep_in_hookd(
+    plan: Plan, hookd_path: Path, old_hookd: str, hookd_cfg: dict[str, Any], stay: dict[str, Any]
+) -> None:
+    """hookd's config keeps only the groups that stay (or loses its ``hooks`` key)."""
+    new_cfg = dict(hookd_cfg)
+    if stay:
+        new_cfg["hooks"] = stay
+        plan.notes.append(
+            f"kept {sum(len(g) for g in stay.values())} group(s) install did not move "
+            f"(or Claude Code cannot run) in {hookd_path}"
+        )
+    else:
+        new_cfg.pop("hooks")
+    plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
 
 
 def plan_import(scope: ScopeName, project: Path | None = None) -> Plan:

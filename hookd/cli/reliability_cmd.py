@@ -130,43 +130,50 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.last:
         events = events[-args.last :]
     if args.json:
-        wanted = {e.id for e in events}
-        for record in records:
-            keep = (
-                (isinstance(record, AuditEvent) and record.id in wanted)
-                or (isinstance(record, AuditRun) and record.event_id in wanted)
-                or not isinstance(record, AuditEvent | AuditRun)
-            )
-            if keep:
-                print(msgspec.json.encode(record).decode())
+        _print_audit_json(records, {e.id for e in events})
         return EXIT_OK
     runs: dict[str, list[AuditRun]] = {}
     for record in records:
         if isinstance(record, AuditRun):
             runs.setdefault(record.event_id, []).append(record)
     for event in events:
-        outcome = " ".join(f"{k}={v}" for k, v in sorted(event.outcomes.items())) or "no hooks"
-        decision = event.decision or ("stop" if event.stop else "-")
-        print(
-            f"{_when(event.time)}  {event.id}  {event.session_id}  {event.event:<18} "
-            f"decision={decision:<6} {outcome}  {event.duration_ms:.1f}ms"
-            + (f"  untrusted={event.untrusted}" if event.untrusted else "")
-        )
-        for op in event.updated_input_diff or []:
-            print(f"    rewrite {op.op} {op.path}: {op.old!r} -> {op.new!r}")
-        for error in event.errors:
-            print(f"    error: {error}")
-        if args.runs:
-            for run in runs.get(event.id, []):
-                extra = f" kill={run.kill_reason}" if run.kill_reason else ""
-                print(
-                    f"    {run.outcome:<18} exit={run.exit_code} {run.duration_ms:.1f}ms "
-                    f"decision={run.decision or '-'}{extra}  {run.hook}  ({run.source})"
-                )
+        _print_audit_event(event, runs.get(event.id, []) if args.runs else [])
     breakers = [r for r in records if not isinstance(r, AuditEvent | AuditRun)]
     for record in breakers:
         print(f"{_when(record.time)}  breaker {record.state}: {record.key}")
     return EXIT_OK
+
+
+def _print_audit_json(records: list[AuditRecord], wanted: set[str]) -> None:
+    """The chosen events, their runs and every breaker change, one JSON record a line."""
+    for record in records:
+        keep = (
+            (isinstance(record, AuditEvent) and record.id in wanted)
+            or (isinstance(record, AuditRun) and record.event_id in wanted)
+            or not isinstance(record, AuditEvent | AuditRun)
+        )
+        if keep:
+            print(msgspec.json.encode(record).decode())
+
+
+def _print_audit_event(event: AuditEvent, runs: list[AuditRun]) -> None:
+    outcome = " ".join(f"{k}={v}" for k, v in sorted(event.outcomes.items())) or "no hooks"
+    decision = event.decision or ("stop" if event.stop else "-")
+    print(
+        f"{_when(event.time)}  {event.id}  {event.session_id}  {event.event:<18} "
+        f"decision={decision:<6} {outcome}  {event.duration_ms:.1f}ms"
+        + (f"  untrusted={event.untrusted}" if event.untrusted else "")
+    )
+    for op in event.updated_input_diff or []:
+        print(f"    rewrite {op.op} {op.path}: {op.old!r} -> {op.new!r}")
+    for error in event.errors:
+        print(f"    error: {error}")
+    for run in runs:
+        extra = f" kill={run.kill_reason}" if run.kill_reason else ""
+        print(
+            f"    {run.outcome:<18} exit={run.exit_code} {run.duration_ms:.1f}ms "
+            f"decision={run.decision or '-'}{extra}  {run.hook}  ({run.source})"
+        )
 
 
 # --- replay ------------------------------------------------------------------------

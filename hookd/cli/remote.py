@@ -67,62 +67,88 @@ def _ago(ts: float | None) -> str:
 
 
 def render_status(st: dict[str, Any]) -> str:
+    """``hookctl status`` as text: one section per part of the daemon, in a fixed order."""
     out = [
         f"hookd {st['version']}  pid {st['pid']}  up {st['uptime']:.0f}s  socket {st['socket']}",
         f"config generation {st['generation']} (reloaded {_ago(st['reloaded_at'])}), "
         f"{st['connections']} connection(s), {st['in_flight']} event(s) in flight",
         "",
-        "sources:",
     ]
-    rows = []
-    for src in st["sources"]:
-        state = (
-            "stale (last good kept)" if src.get("stale") else ("ok" if src["exists"] else "absent")
-        )
-        if src.get("not_applied"):
-            state = "invalid (not applied)"
-        elif src.get("errors") and not src.get("stale"):
-            state = "errors"
-        if src.get("warnings"):
-            state += f", {len(src['warnings'])} warning(s)"
-        rows.append([src["scope"], src["path"], str(src.get("hooks", 0)), state])
-    out.append(_table(rows, ["scope", "file", "hooks", "state"]))
+    for section in (
+        _status_sources,
+        _status_untrusted,
+        _status_breakers,
+        _status_sessions,
+        _status_running,
+        _status_async,
+        _status_counters,
+    ):
+        out.extend(section(st))
+    return "\n".join(out)
+
+
+def _source_state(src: dict[str, Any]) -> str:
+    state = "stale (last good kept)" if src.get("stale") else ("ok" if src["exists"] else "absent")
+    if src.get("not_applied"):
+        state = "invalid (not applied)"
+    elif src.get("errors") and not src.get("stale"):
+        state = "errors"
+    if src.get("warnings"):
+        state += f", {len(src['warnings'])} warning(s)"
+    return state
+
+
+def _status_sources(st: dict[str, Any]) -> list[str]:
+    rows = [
+        [src["scope"], src["path"], str(src.get("hooks", 0)), _source_state(src)]
+        for src in st["sources"]
+    ]
+    out = ["sources:", _table(rows, ["scope", "file", "hooks", "state"])]
     if st["config_errors"]:
-        out.append("")
-        out.append("config errors:")
-        out.extend(f"  {e}" for e in st["config_errors"])
+        out += ["", "config errors:", *(f"  {e}" for e in st["config_errors"])]
     warnings = [w for src in st["sources"] for w in src.get("warnings", [])]
     if warnings:
-        out.append("")
-        out.append("config warnings:")
-        out.extend(f"  {w}" for w in warnings)
+        out += ["", "config warnings:", *(f"  {w}" for w in warnings)]
+    return out
+
+
+def _status_untrusted(st: dict[str, Any]) -> list[str]:
     untrusted = st.get("untrusted") or []
-    if untrusted:
-        out.append("")
-        out.append(f"untrusted projects ({len(untrusted)}): their own hooks do not run")
-        for entry in untrusted:
-            out.append(f"  {entry['project']}: {entry['reason']}")
-            out.extend(f"    {hook}" for hook in entry.get("hooks", []))
+    if not untrusted:
+        return []
+    out = ["", f"untrusted projects ({len(untrusted)}): their own hooks do not run"]
+    for entry in untrusted:
+        out.append(f"  {entry['project']}: {entry['reason']}")
+        out.extend(f"    {hook}" for hook in entry.get("hooks", []))
+    return out
+
+
+def _status_breakers(st: dict[str, Any]) -> list[str]:
     breakers = st.get("breakers") or []
-    if breakers:
-        out.append("")
-        paused = sum(1 for b in breakers if b.get("paused"))
-        out.append(f"circuit breaker ({paused} paused, {len(breakers) - paused} failing):")
-        rows = [
-            [
-                b["hook"],
-                "paused" if b.get("paused") else "failing",
-                str(b["failures"]),
-                f"{b['resumes_in']:g}s" if b.get("resumes_in") is not None else "-",
-                (b.get("last_error") or "-")[:80],
-            ]
-            for b in breakers
+    if not breakers:
+        return []
+    paused = sum(1 for b in breakers if b.get("paused"))
+    rows = [
+        [
+            b["hook"],
+            "paused" if b.get("paused") else "failing",
+            str(b["failures"]),
+            f"{b['resumes_in']:g}s" if b.get("resumes_in") is not None else "-",
+            (b.get("last_error") or "-")[:80],
         ]
-        out.append(_table(rows, ["hook", "state", "failures", "resumes in", "last error"]))
-        if paused:
-            out.append("  (hookctl reset [HOOK] runs a paused hook again now)")
-    out.append("")
-    out.append(f"sessions ({len(st['sessions'])}):")
+        for b in breakers
+    ]
+    out = [
+        "",
+        f"circuit breaker ({paused} paused, {len(breakers) - paused} failing):",
+        _table(rows, ["hook", "state", "failures", "resumes in", "last error"]),
+    ]
+    if paused:
+        out.append("  (hookctl reset [HOOK] runs a paused hook again now)")
+    return out
+
+
+def _status_sessions(st: dict[str, Any]) -> list[str]:
     rows = []
     for s in sorted(st["sessions"], key=lambda s: s.get("last_event_at") or 0, reverse=True):
         outcomes = " ".join(f"{k}={v}" for k, v in sorted(s.get("outcomes", {}).items()))
@@ -136,9 +162,11 @@ def render_status(st: dict[str, Any]) -> str:
                 outcomes or "-",
             ]
         )
-    out.append(_table(rows, ["session", "agent pid", "project", "last event", "events", "runs"]))
-    out.append("")
-    out.append(f"running hooks ({len(st['running'])}):")
+    header = ["session", "agent pid", "project", "last event", "events", "runs"]
+    return ["", f"sessions ({len(st['sessions'])}):", _table(rows, header)]
+
+
+def _status_running(st: dict[str, Any]) -> list[str]:
     rows = [
         [
             r["hook"],
@@ -149,34 +177,35 @@ def render_status(st: dict[str, Any]) -> str:
         ]
         for r in st["running"]
     ]
-    out.append(_table(rows, ["hook", "event", "session", "pid", "elapsed / timeout"]))
-    if st.get("async_hooks"):
-        out.append("")
-        out.append(f"async hooks ({len(st['async_hooks'])}):")
-        rows = [
-            [
-                str(a.get("agent_pid") or "-"),
-                a.get("session_id", "-"),
-                a.get("hook", "-"),
-                a.get("event", "-"),
-                a.get("state", "-"),
-                f"{a.get('elapsed', 0):.1f}s / {a.get('timeout', 0):g}s",
-                str(a.get("bytes", 0)),
-                "yes" if a.get("delivered") else "no",
-            ]
-            for a in st["async_hooks"]
+    header = ["hook", "event", "session", "pid", "elapsed / timeout"]
+    return ["", f"running hooks ({len(st['running'])}):", _table(rows, header)]
+
+
+def _status_async(st: dict[str, Any]) -> list[str]:
+    if not st.get("async_hooks"):
+        return []
+    rows = [
+        [
+            str(a.get("agent_pid") or "-"),
+            a.get("session_id", "-"),
+            a.get("hook", "-"),
+            a.get("event", "-"),
+            a.get("state", "-"),
+            f"{a.get('elapsed', 0):.1f}s / {a.get('timeout', 0):g}s",
+            str(a.get("bytes", 0)),
+            "yes" if a.get("delivered") else "no",
         ]
-        out.append(
-            _table(
-                rows,
-                ["agent pid", "session", "hook", "event", "state", "elapsed", "bytes", "delivered"],
-            )
-        )
+        for a in st["async_hooks"]
+    ]
+    header = ["agent pid", "session", "hook", "event", "state", "elapsed", "bytes", "delivered"]
+    return ["", f"async hooks ({len(st['async_hooks'])}):", _table(rows, header)]
+
+
+def _status_counters(st: dict[str, Any]) -> list[str]:
     counters = st.get("counters") or {}
-    if counters:
-        out.append("")
-        out.append("counters: " + "  ".join(f"{k}={v}" for k, v in sorted(counters.items())))
-    return "\n".join(out)
+    if not counters:
+        return []
+    return ["", "counters: " + "  ".join(f"{k}={v}" for k, v in sorted(counters.items()))]
 
 
 @_guard

@@ -402,88 +402,117 @@ def _skill_frontmatter(file: str, text: str) -> dict[str, Any]:
     return {"hooks": hooks}
 
 
-def build_config(
-    loaded: Sequence[LoadedSource],
-    generation: int = 0,
-    extra_errors: Iterable[ConfigError] = (),
-) -> HookConfig:
-    """Merge sources into one config: hooks concatenate in scope order (policy first).
+class _Scalars:
+    """The settings-wide keys of every source, merged as Claude Code does (reference §10.1).
 
-    Scalars follow Claude Code: ``disableAllHooks`` takes the value of the
-    highest-precedence file that sets it; only a policy file can set
-    ``allowManagedHooksOnly``; the HTTP allowlists are unions.
+    ``disableAllHooks`` takes the value of the highest-precedence file that sets it
+    (policy apart); only a policy file can set ``allowManagedHooksOnly``; the HTTP
+    allowlists are unions; ``statusLine``/``fileSuggestion`` come from the
+    highest-precedence file that sets them.
     """
-    ordered = sorted(loaded, key=lambda s: (s.spec.scope, s.spec.order))
-    per_event: dict[str, list[GroupSpec]] = {}
-    errors: list[ConfigError] = list(extra_errors)
-    disable: bool | None = None
-    disable_rank = len(_SCALAR_RANK)
-    policy_disable = False
-    managed_only = False
-    urls: list[str] | None = None
-    env_vars: list[str] | None = None
-    commands: dict[str, tuple[int, CommandSetting]] = {}
-    for source in ordered:
-        errors.extend(source.errors)
+
+    def __init__(self) -> None:
+        self.disable: bool | None = None
+        self.disable_rank = len(_SCALAR_RANK)
+        self.policy_disable = False
+        self.managed_only = False
+        self.urls: list[str] | None = None
+        self.env_vars: list[str] | None = None
+        self.commands: dict[str, tuple[int, CommandSetting]] = {}
+
+    def add(self, source: LoadedSource) -> None:
         settings = source.settings
         scope = source.spec.scope
+        self._add_commands(scope, settings)
+        if settings.disableAllHooks is not None:
+            self._add_disable(scope, settings.disableAllHooks)
+        if scope is Scope.POLICY and settings.allowManagedHooksOnly:
+            self.managed_only = True
+        if settings.allowedHttpHookUrls is not None:
+            self.urls = [*(self.urls or []), *settings.allowedHttpHookUrls]
+        if settings.httpHookAllowedEnvVars is not None:
+            self.env_vars = [*(self.env_vars or []), *settings.httpHookAllowedEnvVars]
+
+    def _add_commands(self, scope: Scope, settings: SettingsFile) -> None:
         rank = -1 if scope is Scope.POLICY else _SCALAR_RANK.get(scope, len(_SCALAR_RANK))
         for key, value in (
             ("statusLine", settings.statusLine),
             ("fileSuggestion", settings.fileSuggestion),
         ):
-            if value is not None and (key not in commands or rank < commands[key][0]):
-                commands[key] = (rank, value)
-        if settings.disableAllHooks is not None:
-            if scope is Scope.POLICY:
-                policy_disable = settings.disableAllHooks
-            else:
-                # Reference §10.1: scalar keys follow local > project > user, so a
-                # project's `false` overrides a user's `true` — the reverse of the
-                # order hooks merge in.  Among equals, the first file wins.
-                rank = _SCALAR_RANK.get(scope, len(_SCALAR_RANK))
-                if disable is None or rank < disable_rank:
-                    disable, disable_rank = settings.disableAllHooks, rank
-        if scope is Scope.POLICY and settings.allowManagedHooksOnly:
-            managed_only = True
-        if settings.allowedHttpHookUrls is not None:
-            urls = [*(urls or []), *settings.allowedHttpHookUrls]
-        if settings.httpHookAllowedEnvVars is not None:
-            env_vars = [*(env_vars or []), *settings.httpHookAllowedEnvVars]
-        for event, index, group in source.groups:
-            specs = tuple(
-                HookSpec(
-                    event=event,
-                    matcher=group.matcher,
-                    handler=handler,
-                    scope=scope,
-                    source=str(source.spec.path),
-                    group_index=index,
-                    hook_index=i,
-                    group_timeout=group.timeout,
-                    plugin_root=source.spec.plugin_root,
-                    skill_root=source.spec.skill_root,
-                )
-                for i, handler in enumerate(group.hooks)
+            if value is not None and (key not in self.commands or rank < self.commands[key][0]):
+                self.commands[key] = (rank, value)
+
+    def _add_disable(self, scope: Scope, value: bool) -> None:
+        if scope is Scope.POLICY:
+            self.policy_disable = value
+            return
+        # Reference §10.1: scalar keys follow local > project > user, so a
+        # project's `false` overrides a user's `true` — the reverse of the
+        # order hooks merge in.  Among equals, the first file wins.
+        rank = _SCALAR_RANK.get(scope, len(_SCALAR_RANK))
+        if self.disable is None or rank < self.disable_rank:
+            self.disable, self.disable_rank = value, rank
+
+    def command(self, key: str) -> CommandSetting | None:
+        found = self.commands.get(key)
+        return found[1] if found is not None else None
+
+
+def _group_specs(source: LoadedSource) -> Iterable[GroupSpec]:
+    """One source's matcher groups, each hook a :class:`HookSpec` that knows where it came from."""
+    scope = source.spec.scope
+    for event, index, group in source.groups:
+        specs = tuple(
+            HookSpec(
+                event=event,
+                matcher=group.matcher,
+                handler=handler,
+                scope=scope,
+                source=str(source.spec.path),
+                group_index=index,
+                hook_index=i,
+                group_timeout=group.timeout,
+                plugin_root=source.spec.plugin_root,
+                skill_root=source.spec.skill_root,
             )
-            per_event.setdefault(event, []).append(
-                GroupSpec(
-                    event=event, matcher=group.matcher, hooks=specs, sequential=group.sequential
-                )
-            )
+            for i, handler in enumerate(group.hooks)
+        )
+        yield GroupSpec(
+            event=event, matcher=group.matcher, hooks=specs, sequential=group.sequential
+        )
+
+
+def build_config(
+    loaded: Sequence[LoadedSource],
+    generation: int = 0,
+    extra_errors: Iterable[ConfigError] = (),
+) -> HookConfig:
+    """Merge sources into one config: hooks concatenate in scope order (policy first);
+    the settings-wide keys merge by :class:`_Scalars`' rules."""
+    ordered = sorted(loaded, key=lambda s: (s.spec.scope, s.spec.order))
+    per_event: dict[str, list[GroupSpec]] = {}
+    errors: list[ConfigError] = list(extra_errors)
+    scalars = _Scalars()
+    for source in ordered:
+        errors.extend(source.errors)
+        scalars.add(source)
+        for group in _group_specs(source):
+            per_event.setdefault(group.event, []).append(group)
     return HookConfig(
         groups={event: tuple(groups) for event, groups in per_event.items()},
-        disable_all_hooks=bool(disable),
-        policy_disables_all=policy_disable,
-        allow_managed_hooks_only=managed_only,
-        allowed_http_hook_urls=tuple(urls) if urls is not None else None,
-        http_hook_allowed_env_vars=tuple(env_vars) if env_vars is not None else None,
+        disable_all_hooks=bool(scalars.disable),
+        policy_disables_all=scalars.policy_disable,
+        allow_managed_hooks_only=scalars.managed_only,
+        allowed_http_hook_urls=tuple(scalars.urls) if scalars.urls is not None else None,
+        http_hook_allowed_env_vars=(
+            tuple(scalars.env_vars) if scalars.env_vars is not None else None
+        ),
         errors=tuple(errors),
         sources=tuple(str(s.spec.path) for s in ordered),
         generation=generation,
         session_end_budget=session_end_budget(
             spec for group in per_event.get("SessionEnd", ()) for spec in group.hooks
         ),
-        status_line=commands["statusLine"][1] if "statusLine" in commands else None,
-        file_suggestion=commands["fileSuggestion"][1] if "fileSuggestion" in commands else None,
+        status_line=scalars.command("statusLine"),
+        file_suggestion=scalars.command("fileSuggestion"),
     )

@@ -33,26 +33,58 @@ _EXIT2_ONLY_EVENTS = frozenset({"TeammateIdle", "TaskCompleted"})
 
 
 def render_claude(result: FireResult) -> ClaudeHookOutput:
+    """What the one installed hook prints and exits with, so that Claude Code acts on
+    ``result`` as it would on its own hooks' outputs (reference §4.2–4.4)."""
     event = result.event
-    out: dict[str, Any] = {}
-    specific: dict[str, Any] = {}
+    if event == "WorktreeCreate":
+        return _render_worktree_create(result)
+    if event in _EXIT2_ONLY_EVENTS and result.decision == "block":
+        return ClaudeHookOutput(stderr=(result.reason or "") + "\n", exit_code=2)
+    out = _universal_fields(result)
+    specific = _verdict_fields(result, out)
+    other = _other_specific(result)
+    if result.plain_context and not (result.additional_context or out or specific or other):
+        # Plain stdout alone stays plain: Claude Code labels it "hook success" (§4.2).
+        return ClaudeHookOutput(stdout="\n".join(result.plain_context) + "\n")
+    contexts = [*result.plain_context, *result.additional_context]
+    variant = HOOK_SPECIFIC_OUTPUTS.get(event)
+    if contexts and (variant is None or "additionalContext" in variant.__struct_fields__):
+        specific["additionalContext"] = "\n".join(contexts)
+    specific.update(other)
+    if specific:
+        out["hookSpecificOutput"] = {"hookEventName": event, **specific}
+    if not out:
+        return ClaudeHookOutput()
+    return ClaudeHookOutput(stdout=msgspec.json.encode(out).decode() + "\n")
 
+
+def _render_worktree_create(result: FireResult) -> ClaudeHookOutput:
+    """WorktreeCreate (§4.2): any non-zero exit fails creation; success prints the path."""
+    if result.decision == "block":
+        return ClaudeHookOutput(stderr=result.reason or "", exit_code=1)
+    path = result.specific.get("worktreePath")
+    return ClaudeHookOutput(stdout=f"{path}\n" if path else "")
+
+
+def _universal_fields(result: FireResult) -> dict[str, Any]:
+    """``continue``/``stopReason`` and the joined ``systemMessage`` (§4.4)."""
+    out: dict[str, Any] = {}
     if not result.continue_:
         out["continue"] = False
         if result.stop_reason is not None:
             out["stopReason"] = result.stop_reason
     if result.system_messages:
         out["systemMessage"] = "\n".join(result.system_messages)
+    return out
 
-    if event == "WorktreeCreate":
-        if result.decision == "block":
-            return ClaudeHookOutput(stderr=result.reason or "", exit_code=1)
-        path = result.specific.get("worktreePath")
-        return ClaudeHookOutput(stdout=f"{path}\n" if path else "")
 
-    if event in _EXIT2_ONLY_EVENTS and result.decision == "block":
-        return ClaudeHookOutput(stderr=(result.reason or "") + "\n", exit_code=2)
-
+def _verdict_fields(result: FireResult, out: dict[str, Any]) -> dict[str, Any]:
+    """The event's verdict: PreToolUse/PreModelSwitch as ``permissionDecision`` (with
+    the winning ``updatedInput``), PermissionRequest as its ``decision`` object, every
+    other blocking event as top-level ``decision: "block"`` (added to ``out``) with
+    each blocking hook's message.  Returns the hookSpecificOutput fields it set."""
+    event = result.event
+    specific: dict[str, Any] = {}
     if event in ("PreToolUse", "PreModelSwitch"):
         if result.decision is not None:
             specific["permissionDecision"] = result.decision
@@ -68,24 +100,7 @@ def render_claude(result: FireResult) -> ClaudeHookOutput:
         out["reason"] = "\n\n".join(m for m in result.blocking_messages if m) or (
             result.reason or ""
         )
-
-    contexts = list(result.additional_context)
-    plain_only = bool(result.plain_context) and not contexts and not out and not specific
-    plain_only = plain_only and not _other_specific(result)
-    if plain_only:
-        return ClaudeHookOutput(stdout="\n".join(result.plain_context) + "\n")
-    contexts = [*result.plain_context, *contexts]
-
-    variant = HOOK_SPECIFIC_OUTPUTS.get(event)
-    if contexts and (variant is None or "additionalContext" in variant.__struct_fields__):
-        specific["additionalContext"] = "\n".join(contexts)
-    for key, value in _other_specific(result).items():
-        specific[key] = value
-    if specific:
-        out["hookSpecificOutput"] = {"hookEventName": event, **specific}
-    if not out:
-        return ClaudeHookOutput()
-    return ClaudeHookOutput(stdout=msgspec.json.encode(out).decode() + "\n")
+    return specific
 
 
 def _other_specific(result: FireResult) -> dict[str, Any]:

@@ -26,13 +26,13 @@ import msgspec
 import structlog
 import trio
 
-from hookd.config.matching import if_rule_matches, tool_aliases
+from hookd.config.matching import IfMemo, if_rule_matches, tool_aliases
 from hookd.config.model import GroupSpec, HookConfig, HookSpec
 from hookd.config.schema import AgentHandler, CommandHandler, Handler, PromptHandler
 from hookd.config.timeouts import hook_timeout
 from hookd.engine.aggregate import aggregate
 from hookd.engine.interpret import interpret
-from hookd.engine.selection import index_for, indexed_group
+from hookd.engine.selection import IndexedGroup, index_for, indexed_group
 from hookd.handlers.base import HandlerResult, HttpPolicy, Invocation
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.process import AsyncAdopter
@@ -155,24 +155,10 @@ class Engine:
             candidates = tool_aliases(query) if isinstance(tool, str) else (query,)
             groups = index.matching(event.name, candidates)
             extra = [g for g in extra if g.matcher.matches(candidates)]
-        tool_name = str(event.raw.get("tool_name") or "")
-        tool_input = event.raw.get("tool_input")
-        seen: set[tuple[Any, ...]] = set()
+        chooser = _Chooser(event, session, index.if_memo)
         units: list[_Unit] = []
         for group in (*groups, *extra):
-            chosen: list[HookSpec] = []
-            for c in group.candidates:
-                if c.rule is not None and not if_rule_matches(
-                    c.rule, event.name, tool_name, tool_input, event.typed.cwd, index.if_memo
-                ):
-                    continue
-                if c.once_id is not None and session is not None and c.once_id in session.once_done:
-                    continue
-                if c.key is not None:
-                    if c.key in seen:
-                        continue
-                    seen.add(c.key)
-                chosen.append(c.spec)
+            chosen = chooser.choose(group)
             if not chosen:
                 continue
             if group.group.sequential:
@@ -401,6 +387,38 @@ class Engine:
             return path
 
         return spill
+
+
+class _Chooser:
+    """The per-event part of selection (reference §5.2, §6): ``if`` rules, ``once``,
+    and deduplication by identity key across every group the event matched."""
+
+    __slots__ = ("cwd", "event", "memo", "once_done", "seen", "tool_input", "tool_name")
+
+    def __init__(self, event: DecodedEvent, session: SessionState | None, memo: IfMemo) -> None:
+        self.event = event.name
+        self.cwd = event.typed.cwd
+        self.tool_name = str(event.raw.get("tool_name") or "")
+        self.tool_input = event.raw.get("tool_input")
+        self.once_done = session.once_done if session is not None else None
+        self.memo = memo
+        self.seen: set[tuple[Any, ...]] = set()
+
+    def choose(self, group: IndexedGroup) -> list[HookSpec]:
+        chosen: list[HookSpec] = []
+        for c in group.candidates:
+            if c.rule is not None and not if_rule_matches(
+                c.rule, self.event, self.tool_name, self.tool_input, self.cwd, self.memo
+            ):
+                continue
+            if c.once_id is not None and self.once_done is not None and c.once_id in self.once_done:
+                continue
+            if c.key is not None:
+                if c.key in self.seen:
+                    continue
+                self.seen.add(c.key)
+            chosen.append(c.spec)
+        return chosen
 
 
 def _runs_in_background(handler: Handler, context: str) -> bool:
