@@ -77,5 +77,5 @@ def add_command(sub: Any) -> None:
         "async", help="background (async) hooks: running, queued, finished, delivered"
     )
     parser.add_argument("--session", help="only this session")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print as JSON")
     parser.set_defaults(func=cmd_async)

@@ -1,248 +1,180 @@
-"""``hookctl``: fire events, validate configs, and (with a daemon) inspect and steer it.
+"""hookctl: fire events, validate configs, and (with a daemon) inspect and steer it.
 
 Exit codes scripts can rely on: 0 success; 1 a validation error or a failed
-request; 2 bad usage; 3 the daemon is not running.  ``fire --format claude``
-is the exception: it exits with the code a Claude Code hook must exit with.
+request; 2 bad usage; 3 the daemon is not running; 4 (fire) the event was
+blocked.  fire --format claude exits with the code a Claude Code hook exits with.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
+import importlib
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import msgspec
-import trio
+import hookd
 
-from hookd.config.assemble import (
-    explicit_sources,
-    load_config,
-    load_named_settings,
-    named_settings_problems,
-)
-from hookd.config.loader import load_source
-from hookd.config.model import ConfigError, HookConfig, HookSpec
-from hookd.config.sources import SourceLayout
-from hookd.daemon.settings import SettingsError, load_settings
-from hookd.daemon.trust import TrustGate, TrustStore
-from hookd.engine.claude_output import render_claude
-from hookd.engine.engine import Engine, SessionState
-from hookd.handlers.base import Invocation
-from hookd.handlers.registry import HandlerOptions, open_handlers
-from hookd.logging import configure_logging
-from hookd_client.events import EventInputError, decode_event
-from hookd_client.results import FireResult
-
-__all__ = ["main"]
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NO_DAEMON = 0, 1, 2, 3
 
+# Which module registers (and runs) each subcommand, and its one-line help.
+# Only the chosen subcommand's module is imported: `hookctl status` must not
+# pay for trio, httpx and the engine (it starts about as fast as the blocking
+# client), and `hookctl --help` imports none of them.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "fire": (
+        "hookd.cli.hookctl",
+        "fire one event (through the daemon, or --local) and show the result",
+    ),
+    "example": ("hookd.cli.hookctl", "print an example input for an event (for fire --input)"),
+    "validate": (
+        "hookd.cli.hookctl",
+        "check config files: every error with file, line and JSON path",
+    ),
+    "status": ("hookd.cli.remote", "the daemon, its config, sessions and running hooks"),
+    "hooks": ("hookd.cli.remote", "the effective hooks for a directory"),
+    "reload": ("hookd.cli.remote", "re-read every config source now"),
+    "sessions": ("hookd.cli.remote", "the sessions the daemon knows"),
+    "tail": ("hookd.cli.remote", "recent hook runs; -f to follow"),
+    "statusline": ("hookd.cli.remote", "run the project's statusLine (or fileSuggestion) command"),
+    "stop": ("hookd.cli.remote", "stop the daemon gracefully"),
+    "async": ("hookd.cli.async_cmd", "background (async) hooks: running, queued, finished"),
+    "trust": ("hookd.cli.reliability_cmd", "trust a project directory's own hooks; --list"),
+    "untrust": ("hookd.cli.reliability_cmd", "stop trusting a project directory"),
+    "audit": ("hookd.cli.reliability_cmd", "the audit log: events, decisions, hook runs"),
+    "replay": ("hookd.cli.reliability_cmd", "re-run a recorded event on the current config"),
+    "reset": ("hookd.cli.reliability_cmd", "resume hooks paused by the circuit breaker"),
+    "claude": ("hookd.cli.claude_cmd", "run Claude Code's hooks through hookd"),
+}
 
-def read_input(value: str | None, event: str) -> dict[str, Any]:
-    if value is None:
-        raw: Any = {
-            "session_id": "hookctl",
-            "transcript_path": "",
-            "cwd": os.getcwd(),
-            "hook_event_name": event,
-        }
-    else:
-        text = sys.stdin.read() if value == "-" else Path(value).read_text(encoding="utf-8")
-        raw = json.loads(text) if text.strip() else {}
-    if not isinstance(raw, dict):
-        raise EventInputError("event input must be a JSON object")
-    return raw
+_OWN = "hookd.cli.hookctl"
+"""Commands defined in this module (not ``__name__``: under ``python -m`` that is ``__main__``)."""
 
-
-class _BackgroundSink:
-    """One-shot mode: async hooks run in the CLI's nursery and finish before exit."""
-
-    def __init__(self, nursery: trio.Nursery) -> None:
-        self.nursery = nursery
-
-    def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> None:
-        self.nursery.start_soon(engine.run_one, spec, invocation)
-
-
-async def _fire_local(args: argparse.Namespace) -> int:
-    raw = read_input(args.input, args.event)
-    event = decode_event(raw, args.event)
-    named = load_named_settings(args.settings or ())
-    problems = named_settings_problems(named)
-    if problems:
-        # A named file that is missing or broken: running would test nothing.
-        for problem in problems:
-            print(f"hookctl fire: --settings: {problem}", file=sys.stderr)
-        return EXIT_ERROR
-    layout = None if args.settings and not args.with_defaults else SourceLayout()
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
-    config = load_config(layout, project, named=named)
-    for error in config.errors:
-        print(f"hookctl: config: {error}", file=sys.stderr)
-    if layout is not None:
-        config = _apply_trust(config, layout, project)
-    engine = Engine()
-    options = HandlerOptions(python_warm_workers=0)
-    async with open_handlers(engine, options), trio.open_nursery() as nursery:
-        result = await engine.fire(
-            config,
-            event,
-            session=SessionState(),
-            context=args.context,
-            async_sink=_BackgroundSink(nursery),
-        )
-        # Printed before async hooks finish: the caller (Claude Code) must not wait for them.
-        return print_fire_result(result, args.format)
+_REGISTRARS = {
+    "hookd.cli.remote": "add_commands",
+    "hookd.cli.async_cmd": "add_command",
+    "hookd.cli.reliability_cmd": "add_commands",
+    "hookd.cli.claude_cmd": "add_claude_command",
+}
 
 
-def _apply_trust(config: HookConfig, layout: SourceLayout, project: str) -> HookConfig:
-    """The daemon's trust rule, here too: the default sources include the project's own
-    files, and running them from ``hookctl fire --local`` in a fresh clone would run the
-    repository's code before ``hookctl trust``.  Files named with ``--settings`` are the
-    caller's explicit choice — but with ``--with-defaults`` one inside an untrusted
-    project is held back like the rest (and said so)."""
-    settings = load_settings()
-    gate = TrustGate(
-        TrustStore(settings.state_path() / "trust.json"), layout, required=settings.require_trust
+def _lazy(target: str) -> Callable[[argparse.Namespace], int]:
+    """A command function imported when it runs (``module:function``)."""
+
+    def run(args: argparse.Namespace) -> int:
+        module, name = target.split(":")
+        code: int = getattr(importlib.import_module(module), name)(args)
+        return code
+
+    return run
+
+
+def _add_own_commands(sub: Any) -> None:
+    """fire, example and validate: defined here, run from their own modules."""
+    fire = sub.add_parser(
+        "fire",
+        help=COMMANDS["fire"][1],
+        description="Fire one event and show the result. The input is the event's example "
+        "(hookctl example EVENT) with --input's fields on top, so a partial input is enough. "
+        "Exit 0: nothing blocked; 4: blocked (deny, block, continue:false); 1: bad input or "
+        "config; 3: no daemon. --format claude exits as a Claude Code hook would.",
     )
-    verdict, held = gate.held_back(config, project)
-    if held:
-        print(
-            f"hookctl: {len(held)} hook(s) of {project} held back: {verdict.reason}",
-            file=sys.stderr,
-        )
-    return gate.apply(config, project)
-
-
-def print_fire_result(result: FireResult, fmt: str) -> int:
-    """Print a result as ``--format`` asks; return the exit code hookctl exits with.
-
-    ``claude``: exactly what one Claude Code command hook must print, and its exit
-    code; ``json``: the whole result, every hook's outcome included.
-    """
-    if fmt == "json":
-        sys.stdout.write(msgspec.json.format(msgspec.json.encode(result).decode(), indent=2) + "\n")
-        sys.stdout.flush()
-        return EXIT_OK
-    rendered = render_claude(result)
-    sys.stdout.write(rendered.stdout)
-    sys.stdout.flush()
-    sys.stderr.write(rendered.stderr)
-    sys.stderr.flush()
-    return rendered.exit_code
-
-
-def cmd_fire(args: argparse.Namespace) -> int:
-    if not args.local:
-        from hookd.cli import remote
-
-        return remote.fire(args)
-    try:
-        return trio.run(_fire_local, args)
-    except (EventInputError, json.JSONDecodeError, OSError, SettingsError) as exc:
-        print(f"hookctl fire: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-
-
-def cmd_validate(args: argparse.Namespace) -> int:
-    """Every error of every file (file:line: JSON path: what), then warnings; exit 1 on errors."""
-    errors = 0
-    report: list[dict[str, Any]] = []
-    for spec in explicit_sources(args.files):
-        loaded = load_source(spec)
-        count = sum(len(g.hooks) for _, _, g in loaded.groups)
-        problems = [str(e) for e in loaded.errors]
-        if not loaded.exists:
-            problems = [f"{spec.path}: no such file"]
-        errors += len(problems)
-        report.append(
-            {
-                "file": str(spec.path),
-                "ok": not problems,
-                "hooks": count,
-                "errors": [_error_json(e) for e in loaded.errors]
-                if loaded.exists
-                else [{"message": "no such file", "line": None, "path": None}],
-                "warnings": [_error_json(w) for w in loaded.warnings],
-            }
-        )
-        if args.json:
-            continue
-        for problem in problems:
-            print(problem)
-        for warning in loaded.warnings:
-            print(f"warning: {warning}")
-        if not problems:
-            print(f"{spec.path}: ok ({count} hook{'s' if count != 1 else ''})")
-        elif loaded.exists:
-            print(f"{spec.path}: not applied (a file with an error runs none of its hooks)")
-    if args.json:
-        print(json.dumps(report, indent=2))
-    return EXIT_ERROR if errors else EXIT_OK
-
-
-def _error_json(error: ConfigError) -> dict[str, Any]:
-    return {"message": error.message, "line": error.line, "path": error.path}
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hookctl", description=__doc__)
-    parser.add_argument(
-        "--socket", help="the daemon's socket (default: $HOOKD_SOCKET, then the runtime dir)"
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    fire = sub.add_parser("fire", help="fire one event and print the result")
     fire.add_argument("event", help="event name, e.g. PreToolUse")
-    fire.add_argument(
-        "--local", action="store_true", help="run in this process, without the daemon"
-    )
+    fire.add_argument("--local", action="store_true", help="run in this process, no daemon")
     fire.add_argument(
         "--settings",
         action="append",
         metavar="FILE",
-        help="settings file or inline JSON (repeatable); replaces the default sources",
+        help="with --local: settings file or inline JSON (repeatable); replaces the default "
+        "sources; a missing or broken one is an error",
     )
     fire.add_argument(
         "--with-defaults",
         action="store_true",
         help="with --settings: also load the default sources",
     )
-    fire.add_argument("--input", metavar="FILE", help="event input JSON file, or - for stdin")
-    fire.add_argument("--format", choices=("claude", "json"), default="json")
-    fire.add_argument("--context", choices=("interactive", "batch"), default="interactive")
-    fire.set_defaults(func=cmd_fire)
+    fire.add_argument(
+        "--input", metavar="FILE", help="event input JSON (partial is fine), or - for stdin"
+    )
+    fire.add_argument(
+        "--format",
+        choices=("text", "json", "claude"),
+        help="text: a summary (default on a terminal); json: the whole result (default "
+        "otherwise); claude: what a Claude Code command hook prints",
+    )
+    fire.add_argument(
+        "--context",
+        choices=("interactive", "batch"),
+        default="interactive",
+        help="how the agent runs (decides e.g. whether ask can prompt)",
+    )
+    fire.set_defaults(func=_lazy("hookd.cli.fire_cmd:cmd_fire"))
 
-    validate = sub.add_parser("validate", help="check config files; exit 1 on any error")
+    example = sub.add_parser("example", help=COMMANDS["example"][1])
+    example.add_argument("event", nargs="?", help="event name; without it, list the events")
+    example.set_defaults(func=_lazy("hookd.cli.examples:cmd_example"))
+
+    validate = sub.add_parser("validate", help=COMMANDS["validate"][1])
     validate.add_argument("files", nargs="+", metavar="FILE", help="settings, TOML or SKILL.md")
     validate.add_argument("--json", action="store_true", help="one JSON report for all files")
-    validate.set_defaults(func=cmd_validate)
+    validate.set_defaults(func=_lazy("hookd.cli.validate_cmd:cmd_validate"))
 
-    from hookd.cli import remote
 
-    remote.add_commands(sub)
+def build_parser(command: str | None = None, *, full: bool = False) -> argparse.ArgumentParser:
+    """hookctl's parser; with ``command``, only that command's module is imported.
 
-    from hookd.cli import async_cmd
-
-    async_cmd.add_command(sub)
-
-    from hookd.cli import reliability_cmd
-
-    reliability_cmd.add_commands(sub)
-
-    from hookd.cli.claude_cmd import add_claude_command
-
-    add_claude_command(sub)
+    The other subcommands are listed (name and help) without their options, which
+    is all ``hookctl --help`` shows; ``full`` registers every one with all its
+    options (for completion scripts and tests).
+    """
+    parser = argparse.ArgumentParser(
+        prog="hookctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"hookctl {hookd.__version__}")
+    parser.add_argument(
+        "--socket", help="the daemon's socket (default: $HOOKD_SOCKET, then the runtime dir)"
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour in human output (auto: on a terminal, unless NO_COLOR is set)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if full:
+        wanted = list(dict.fromkeys(m for m, _ in COMMANDS.values()))
+    else:
+        wanted = [COMMANDS[command][0]] if command in COMMANDS else []
+    for module in wanted:
+        if module == _OWN:
+            _add_own_commands(sub)
+        else:
+            getattr(importlib.import_module(module), _REGISTRARS[module])(sub)
+    for name, (_, help_text) in COMMANDS.items():
+        if name not in sub.choices:
+            sub.add_parser(name, help=help_text)
     return parser
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (skipping global options and their values)."""
+    takes_value = {"--socket", "--color"}
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in takes_value:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    configure_logging("auto", os.environ.get("HOOKCTL_LOG_LEVEL", "warning"))
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     code: int = args.func(args)
     return code

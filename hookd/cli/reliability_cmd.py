@@ -136,6 +136,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     for record in records:
         if isinstance(record, AuditRun):
             runs.setdefault(record.event_id, []).append(record)
+    if events:
+        print(f"{'time':<19}  {'event id':<16}  session  event  decision  runs  duration")
     for event in events:
         _print_audit_event(event, runs.get(event.id, []) if args.runs else [])
     breakers = [r for r in records if not isinstance(r, AuditEvent | AuditRun)]
@@ -303,13 +305,13 @@ def add_commands(sub: Any) -> None:
     trust.add_argument("dir", nargs="?", help="the project directory")
     trust.add_argument("--pin", action="store_true", help="pin to a hash of its hook files")
     trust.add_argument("--list", action="store_true", help="list trusted directories")
-    trust.add_argument("--json", action="store_true")
+    trust.add_argument("--json", action="store_true", help="print as JSON")
     trust.add_argument("--state-dir", help="the daemon's state dir")
     trust.set_defaults(func=_guard_settings(cmd_trust))
 
     untrust = sub.add_parser("untrust", help="stop trusting a project directory")
-    untrust.add_argument("dir")
-    untrust.add_argument("--state-dir")
+    untrust.add_argument("dir", help="the project directory")
+    untrust.add_argument("--state-dir", help="the daemon's state dir")
     untrust.set_defaults(func=_guard_settings(cmd_untrust))
 
     audit = sub.add_parser("audit", help="the audit log: events, decisions, hook runs")
@@ -318,14 +320,14 @@ def add_commands(sub: Any) -> None:
     audit.add_argument("-n", "--last", type=int, default=0, help="only the last N events")
     audit.add_argument("--runs", action="store_true", help="show every hook run")
     audit.add_argument("--json", action="store_true", help="the raw records, as JSON lines")
-    audit.add_argument("--state-dir")
+    audit.add_argument("--state-dir", help="the daemon's state dir")
     audit.set_defaults(func=_guard_settings(cmd_audit))
 
     replay = sub.add_parser("replay", help="re-run a recorded event on the current config")
     replay.add_argument("id", help="the event id (or a unique prefix) from hookctl audit")
     replay.add_argument("--as-session", help="replay under another session id")
-    replay.add_argument("--json", action="store_true")
-    replay.add_argument("--state-dir")
+    replay.add_argument("--json", action="store_true", help="print the result as JSON")
+    replay.add_argument("--state-dir", help="the daemon's state dir")
     replay.set_defaults(func=_guard_settings(cmd_replay))
 
     reset = sub.add_parser("reset", help="resume hooks paused by the circuit breaker")

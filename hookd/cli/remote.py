@@ -15,10 +15,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from hookd.cli.fire_io import InputError, read_json_object
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
 
-__all__ = ["add_commands", "fire"]
+__all__ = ["add_commands"]
 
 EXIT_OK, EXIT_ERROR, EXIT_NO_DAEMON = 0, 1, 3
 
@@ -36,6 +37,9 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
             return EXIT_NO_DAEMON
         except DaemonError as exc:
             print(f"hookctl: the daemon refused: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        except InputError as exc:
+            print(f"hookctl: {exc}", file=sys.stderr)
             return EXIT_ERROR
 
     return run
@@ -216,7 +220,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         _print_json(status)
     else:
         print(render_status(status))
-    return EXIT_OK
+    # Like `systemctl status` of a failed unit: scripts can tell a broken config apart.
+    return EXIT_ERROR if status.get("config_errors") else EXIT_OK
 
 
 @_guard
@@ -247,6 +252,9 @@ def cmd_hooks(args: argparse.Namespace) -> int:
 def cmd_reload(args: argparse.Namespace) -> int:
     with _client(args) as client:
         data = client.call(protocol.Reload(id=client.next_id()))
+    if args.json:
+        _print_json(data)
+        return EXIT_ERROR if data["errors"] else EXIT_OK
     print(
         f"generation {data['generation']}" + (" (changed)" if data["changed"] else " (unchanged)")
     )
@@ -270,19 +278,29 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_TAIL_ROW = "{:<8} {:<12} {:<18} {:<18} {:>4} {:>8}  {}"
+
+
 @_guard
 def cmd_tail(args: argparse.Namespace) -> int:
     with _client(args) as client:
         try:
+            if not args.json:
+                print(_TAIL_ROW.format("time", "session", "event", "outcome", "exit", "ms", "hook"))
             for record in client.tail(follow=args.follow, last=args.last):
                 if args.json:
                     print(json.dumps(record), flush=True)
                 else:
                     when = time.strftime("%H:%M:%S", time.localtime(record["time"]))
-                    line = (
-                        f"{when} {record['session_id']} {record['event']} "
-                        f"{record['outcome']:<18} exit={record['exit_code']} "
-                        f"{record['duration_ms']:.1f}ms  {record['hook']}"
+                    exit_code = record["exit_code"]
+                    line = _TAIL_ROW.format(
+                        when,
+                        record["session_id"],
+                        record["event"],
+                        record["outcome"],
+                        "-" if exit_code is None else str(exit_code),
+                        f"{record['duration_ms']:.1f}",
+                        record["hook"],
                     )
                     print(line, flush=True)
         except KeyboardInterrupt:
@@ -294,30 +312,15 @@ def cmd_tail(args: argparse.Namespace) -> int:
 def cmd_stop(args: argparse.Namespace) -> int:
     with _client(args) as client:
         data = client.call(protocol.Shutdown(id=client.next_id()))
+    if args.json:
+        _print_json(data)
+        return EXIT_OK
     print(f"hookd (pid {data['pid']}) is stopping")
     return EXIT_OK
 
 
 @_guard
-def fire(args: argparse.Namespace) -> int:
-    """``hookctl fire EVENT`` through the daemon."""
-    from hookd.cli.hookctl import print_fire_result, read_input
-
-    payload = read_input(args.input, args.event)
-    with _client(args) as client:
-        reply = client.fire(
-            args.event,
-            payload,
-            env=dict(os.environ),
-            context=args.context,
-        )
-    return print_fire_result(reply.result, args.format)
-
-
-@_guard
 def cmd_statusline(args: argparse.Namespace) -> int:
-    from hookd.cli.hookctl import read_input
-
     cwd = os.path.abspath(args.cwd)
     with _client(args) as client:
         if args.suggest is not None:
@@ -325,7 +328,7 @@ def cmd_statusline(args: argparse.Namespace) -> int:
                 print(path)
             return EXIT_OK
         payload = (
-            read_input(args.input, "StatusLine")
+            read_json_object(args.input)
             if args.input
             else {
                 "session_id": "hookctl",
@@ -342,35 +345,42 @@ def cmd_statusline(args: argparse.Namespace) -> int:
 
 def add_commands(sub: Any) -> None:
     """Register the daemon-backed subcommands on hookctl's parser."""
-    status = sub.add_parser("status", help="the daemon, its config, sessions and running hooks")
-    status.add_argument("--json", action="store_true")
+    json_help = "print the answer as JSON"
+    status = sub.add_parser(
+        "status",
+        help="the daemon, its config, sessions and running hooks",
+        description="Exit 0 when the config has no errors, 1 when it has (they are listed).",
+    )
+    status.add_argument("--json", action="store_true", help=json_help)
     status.set_defaults(func=cmd_status)
 
     hooks = sub.add_parser("hooks", help="the effective hooks for a directory")
-    hooks.add_argument("--cwd", default=".")
-    hooks.add_argument("--json", action="store_true")
+    hooks.add_argument("--cwd", default=".", help="the project directory (default: .)")
+    hooks.add_argument("--json", action="store_true", help=json_help)
     hooks.set_defaults(func=cmd_hooks)
 
     reload = sub.add_parser("reload", help="re-read every config source now")
+    reload.add_argument("--json", action="store_true", help=json_help)
     reload.set_defaults(func=cmd_reload)
 
     sessions = sub.add_parser("sessions", help="the sessions the daemon knows")
-    sessions.add_argument("--json", action="store_true")
+    sessions.add_argument("--json", action="store_true", help=json_help)
     sessions.set_defaults(func=cmd_sessions)
 
     tail = sub.add_parser("tail", help="recent hook runs; -f to follow")
-    tail.add_argument("-f", "--follow", action="store_true")
-    tail.add_argument("-n", "--last", type=int, default=20)
-    tail.add_argument("--json", action="store_true")
+    tail.add_argument("-f", "--follow", action="store_true", help="keep printing new runs")
+    tail.add_argument("-n", "--last", type=int, default=20, help="runs to show first (default 20)")
+    tail.add_argument("--json", action="store_true", help="one JSON object per line")
     tail.set_defaults(func=cmd_tail)
 
     statusline = sub.add_parser(
         "statusline", help="run the project's statusLine (or fileSuggestion) command"
     )
-    statusline.add_argument("--cwd", default=".")
+    statusline.add_argument("--cwd", default=".", help="the project directory (default: .)")
     statusline.add_argument("--input", metavar="FILE", help="the status JSON, or - for stdin")
     statusline.add_argument("--suggest", metavar="QUERY", help="run fileSuggestion instead")
     statusline.set_defaults(func=cmd_statusline)
 
     stop = sub.add_parser("stop", help="stop the daemon gracefully")
+    stop.add_argument("--json", action="store_true", help=json_help)
     stop.set_defaults(func=cmd_stop)

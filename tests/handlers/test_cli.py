@@ -33,7 +33,7 @@ async def _hookctl(settings: Path, tmp_path: Path) -> dict[str, object]:
         env=env,
         check=False,
     )
-    assert done.returncode == 0, done.stderr.decode()
+    assert done.returncode == 4, done.stderr.decode()  # 4: blocked (both hooks here deny)
     result: dict[str, object] = json.loads(done.stdout)
     return result
 

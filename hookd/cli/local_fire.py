@@ -1,0 +1,100 @@
+"""``hookctl fire --local``: run an event's hooks in this process, without the daemon.
+
+The heavy path (trio, the engine, every handler kind): imported only when
+``--local`` is given, so ``hookctl fire`` through the daemon stays light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import trio
+
+from hookd.cli.fire_io import print_fire_result, read_input
+from hookd.cli.style import Style
+from hookd.config.assemble import load_config, load_named_settings, named_settings_problems
+from hookd.config.model import HookConfig, HookSpec
+from hookd.config.sources import SourceLayout
+from hookd.daemon.settings import load_settings
+from hookd.daemon.trust import TrustGate, TrustStore
+from hookd.engine.claude_output import render_claude
+from hookd.engine.engine import Engine, SessionState
+from hookd.handlers.base import Invocation
+from hookd.handlers.registry import HandlerOptions, open_handlers
+from hookd.logging import configure_logging
+from hookd_client.events import decode_event
+
+__all__ = ["fire_local"]
+
+EXIT_ERROR = 1
+
+
+def fire_local(args: argparse.Namespace) -> int:
+    """Run ``trio`` for one event (raises the input errors the caller reports)."""
+    configure_logging("auto", os.environ.get("HOOKCTL_LOG_LEVEL", "warning"))
+    return trio.run(_fire_local, args)
+
+
+class _BackgroundSink:
+    """One-shot mode: async hooks run in the CLI's nursery and finish before exit."""
+
+    def __init__(self, nursery: trio.Nursery) -> None:
+        self.nursery = nursery
+
+    def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> None:
+        self.nursery.start_soon(engine.run_one, spec, invocation)
+
+
+async def _fire_local(args: argparse.Namespace) -> int:
+    raw = read_input(args.input, args.event)
+    event = decode_event(raw, args.event)
+    named = load_named_settings(args.settings or ())
+    problems = named_settings_problems(named)
+    if problems:
+        # A named file that is missing or broken: running would test nothing.
+        for problem in problems:
+            print(f"hookctl fire: --settings: {problem}", file=sys.stderr)
+        return EXIT_ERROR
+    layout = None if args.settings and not args.with_defaults else SourceLayout()
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
+    config = load_config(layout, project, named=named)
+    for error in config.errors:
+        print(f"hookctl: config: {error}", file=sys.stderr)
+    if layout is not None:
+        config = _apply_trust(config, layout, project)
+    engine = Engine()
+    options = HandlerOptions(python_warm_workers=0)
+    async with open_handlers(engine, options), trio.open_nursery() as nursery:
+        result = await engine.fire(
+            config,
+            event,
+            session=SessionState(),
+            context=args.context,
+            async_sink=_BackgroundSink(nursery),
+        )
+        # Printed before async hooks finish: the caller (Claude Code) must not wait for them.
+        claude = render_claude(result) if args.format == "claude" else None
+        return print_fire_result(
+            result, args.format, claude, Style.for_stream(sys.stdout, args.color)
+        )
+
+
+def _apply_trust(config: HookConfig, layout: SourceLayout, project: str) -> HookConfig:
+    """The daemon's trust rule, here too: the default sources include the project's own
+    files, and running them from ``hookctl fire --local`` in a fresh clone would run the
+    repository's code before ``hookctl trust``.  Files named with ``--settings`` are the
+    caller's explicit choice — but with ``--with-defaults`` one inside an untrusted
+    project is held back like the rest (and said so)."""
+    settings = load_settings()
+    gate = TrustGate(
+        TrustStore(settings.state_path() / "trust.json"), layout, required=settings.require_trust
+    )
+    verdict, held = gate.held_back(config, project)
+    if held:
+        print(
+            f"hookctl: {len(held)} hook(s) of {project} held back: {verdict.reason}",
+            file=sys.stderr,
+        )
+    return gate.apply(config, project)
