@@ -8,7 +8,11 @@ overrides them, and each flag overrides the file.
 from __future__ import annotations
 
 import argparse
+import ast
+import inspect
+import re
 import sys
+import textwrap
 import typing
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,11 +20,35 @@ from typing import Any
 
 import trio
 
+import hookd
 from hookd.daemon.server import AlreadyRunning, Daemon
 from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings
 from hookd.logging import configure_logging
 
 __all__ = ["main"]
+
+
+def setting_docs() -> dict[str, str]:
+    """Each :class:`DaemonSettings` field's docstring (the string under it), by name.
+
+    Attribute docstrings are not kept at run time, so the class source is read
+    with :mod:`ast`: the settings are documented once, where they are defined,
+    and ``hookd serve --help`` shows the same words.
+    """
+    tree = ast.parse(textwrap.dedent(inspect.getsource(DaemonSettings)))
+    body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
+    docs: dict[str, str] = {}
+    for field, after in zip(body, [*body[1:], None], strict=True):
+        if not (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)):
+            continue
+        if (
+            isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            text = " ".join(after.value.value.split())
+            docs[field.target.id] = re.sub(r"``([^`]*)``", r"\1", text)
+    return docs
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -32,17 +60,19 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     ``xs`` becomes a repeatable ``--x``.
     """
     defaults = DaemonSettings()
+    docs = setting_docs()
     for name, hint in typing.get_type_hints(DaemonSettings).items():
         flag = "--" + name.replace("_", "-")
         default = getattr(defaults, name)
         args = typing.get_args(hint)
+        doc = docs.get(name, name.replace("_", " "))
         if hint is bool:
             parser.add_argument(
                 flag,
                 dest=name,
                 action=argparse.BooleanOptionalAction,
                 default=None,
-                help=f"(default: {default})",
+                help=f"{doc} (default: {default})",
             )
         elif typing.get_origin(hint) is list:
             parser.add_argument(
@@ -50,17 +80,20 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
                 dest=name,
                 action="append",
                 metavar=name.upper()[:-1],
-                help=f"repeatable (default: {default})",
+                help=f"{doc} Repeatable (default: {default})",
             )
         elif typing.get_origin(hint) is typing.Literal:
-            parser.add_argument(flag, dest=name, choices=args, help=f"(default: {default})")
+            parser.add_argument(flag, dest=name, choices=args, help=f"{doc} (default: {default})")
         else:
             base = next((a for a in args if a is not type(None)), hint) if args else hint
-            parser.add_argument(flag, dest=name, type=base, help=f"(default: {default!r})")
+            parser.add_argument(flag, dest=name, type=base, help=f"{doc} (default: {default!r})")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hookd", description="the hookd daemon")
+    parser = argparse.ArgumentParser(
+        prog="hookd", description="hookd: the persistent hook runtime for AI coding agents"
+    )
+    parser.add_argument("--version", action="version", version=f"hookd {hookd.__version__}")
     sub = parser.add_subparsers(dest="command")
     serve = sub.add_parser(
         "serve",
@@ -68,7 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the daemon. Every setting has a default, a key in hookd.toml and a "
         "flag; flags override the file.",
     )
-    serve.add_argument("--config", type=Path, help="daemon settings file (default: hookd.toml)")
+    serve.add_argument(
+        "--config",
+        type=Path,
+        help="daemon settings file (default: ~/.config/hookd/hookd.toml, if it exists)",
+    )
     _add_setting_flags(serve)
     return parser
 

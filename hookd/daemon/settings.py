@@ -52,7 +52,9 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     socket: str = ""
     """Socket path; empty means ``$HOOKD_SOCKET`` or ``$XDG_RUNTIME_DIR/hookd/hookd.sock``."""
     log_format: Literal["auto", "json", "console"] = "auto"
+    """Log lines: JSON (for journald and files) or readable console lines; auto picks by TTY."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """The least severe log level written."""
     max_frame: int = 16 * 1024 * 1024
     """Largest frame accepted from a client, in bytes."""
     send_queue: int = 256
@@ -62,6 +64,7 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     shutdown_grace: float = 10.0
     """On SIGTERM: seconds in-flight events get to finish before they are cancelled."""
     watch: bool = True
+    """Reload a config file as soon as it is saved (otherwise only on reload/SIGHUP)."""
     watch_debounce_ms: int = 50
     """watchfiles debounce; small, so a saved config takes effect quickly."""
     project_idle_seconds: float = 300.0
@@ -69,14 +72,17 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     claude_settings: bool = False
     """Also read the hooks inside Claude Code's own settings files."""
     policy_files: list[str] = msgspec.field(default_factory=lambda: ["/etc/hookd/policy.json"])
+    """Managed policy files: their hooks run first and only they can restrict the rest."""
     user_files: list[str] = msgspec.field(default_factory=list)
     """Empty: ``~/.config/hookd/hooks.json`` and ``hooks.toml``."""
     output_cap: int = 1024 * 1024
     """Bytes kept per hook stream (stdout, stderr); the rest is drained and dropped."""
     kill_grace: float = 1.0
+    """Seconds between SIGTERM and SIGKILL when a hook's process tree is stopped."""
     command_without_shell: bool = True
     """Start simple shell-form commands (``cat``, ``python3 x.py``) directly, not via /bin/sh."""
     stop_block_cap: int = 8
+    """Consecutive Stop blocks after which the turn is allowed to end anyway."""
     tail_buffer: int = 500
     """Recent hook runs kept for ``hookctl tail``."""
     state_dir: str = ""
@@ -90,6 +96,7 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     async_max_running: int = 256
     """Async hooks running at once, all sessions together (see docs/async.md)."""
     async_max_running_per_session: int = 32
+    """Async hooks running at once for one session."""
     async_max_queued_per_session: int = 64
     """Async hooks waiting for a slot per session; beyond this a new one is refused."""
     async_retention_seconds: float = 3600.0

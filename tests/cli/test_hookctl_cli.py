@@ -132,3 +132,28 @@ def test_remote_commands_do_not_import_trio_or_the_engine() -> None:
         [sys.executable, "-c", probe], env=cli_env(), capture_output=True, text=True, cwd=ROOT
     )
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
+def test_hookd_serve_help_shows_each_settings_docstring() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "hookd.cli.hookd_main", "serve", "--help"],
+        env={**cli_env(), "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0
+    assert "Largest frame accepted from a client, in bytes. (default: 16777216)" in done.stdout
+    assert "``" not in done.stdout
+    from hookd.cli.hookd_main import setting_docs
+    from hookd.daemon.settings import DaemonSettings
+
+    assert set(setting_docs()) == set(DaemonSettings.__struct_fields__)
+    version = subprocess.run(
+        [sys.executable, "-m", "hookd.cli.hookd_main", "--version"],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert version.stdout.startswith("hookd ")
