@@ -300,7 +300,7 @@ def cmd_tail(args: argparse.Namespace) -> int:
                         record["outcome"],
                         "-" if exit_code is None else str(exit_code),
                         f"{record['duration_ms']:.1f}",
-                        record["hook"],
+                        record["hook"] + (" [async]" if record.get("async") else ""),
                     )
                     print(line, flush=True)
         except KeyboardInterrupt:

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 import trio
 
+from hookd.daemon.async_store import AsyncEntry
 from hookd.handlers.base import Invocation
 from hookd_client.results import HookRef, HookRun
 
@@ -85,16 +86,48 @@ class Activity:
         if run is None:
             return
         self.counters[f"outcome.{run.outcome}"] += 1
-        record = {
-            "time": time.time(),
-            "session_id": session_id,
-            "event": ref.event,
-            "hook": ref.name,
-            "source": ref.source,
-            "outcome": run.outcome,
-            "exit_code": run.exit_code,
-            "duration_ms": run.duration_ms,
-        }
+        self._publish(
+            {
+                "time": time.time(),
+                "session_id": session_id,
+                "event": ref.event,
+                "hook": ref.name,
+                "source": ref.source,
+                "outcome": run.outcome,
+                "exit_code": run.exit_code,
+                "duration_ms": run.duration_ms,
+            }
+        )
+
+    def async_finished(self, entry: AsyncEntry) -> None:
+        """An async hook's run ended (the supervisor calls this): it goes to ``tail`` too.
+
+        The event that started it was answered long ago (its own record says the
+        hook went async); this record is the run itself, marked ``async``.
+        """
+        if entry.state == "finished":
+            outcome = "success" if entry.exit_code == 0 else "non_blocking_error"
+            if entry.rewake:
+                outcome = "blocking"
+        else:
+            outcome = "cancelled"
+        started = entry.start_time or entry.queued_time
+        self._publish(
+            {
+                "time": time.time(),
+                "session_id": entry.session_id,
+                "event": entry.hook_event,
+                "hook": entry.hook_name,
+                "source": entry.source,
+                "outcome": outcome,
+                "exit_code": entry.exit_code,
+                "duration_ms": round(((entry.end_time or started) - started) * 1000, 3),
+                "async": True,
+                "state": entry.state,
+            }
+        )
+
+    def _publish(self, record: dict[str, Any]) -> None:
         self.recent.append(record)
         for follower in list(self._followers):
             try:

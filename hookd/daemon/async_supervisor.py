@@ -193,6 +193,8 @@ class AsyncSupervisor:
         self._subscribers: list[_Subscriber] = []
         self._nursery: trio.Nursery | None = None
         self._stopping = False
+        self.on_finished: Callable[[AsyncEntry], None] | None = None
+        """Told of every run that ends (the daemon's live view, so ``tail`` shows it)."""
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -481,6 +483,8 @@ class AsyncSupervisor:
             state=entry.state,
             exit_code=exit_code,
         )
+        if self.on_finished is not None:
+            self.on_finished(entry)
         if rewake and self._push(entry):
             self._mark_delivered([entry])
             return

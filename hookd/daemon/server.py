@@ -100,6 +100,7 @@ class Daemon:
             AsyncStore(state / "async", fsync=settings.async_fsync),
         )
         self.activity = Activity(settings.tail_buffer)
+        self.async_supervisor.on_finished = self.activity.async_finished
         self.pipeline = EventPipeline(
             engine=self.engine,
             sessions=self.sessions,
