@@ -37,9 +37,11 @@ import errno
 import hmac
 import ipaddress
 import json
+import math
 import os
 import secrets
 from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Protocol
@@ -59,6 +61,7 @@ from hookd_client.results import FireResult
 __all__ = [
     "MAX_BODY",
     "FireFn",
+    "HttpLimits",
     "load_or_create_token",
     "open_http_listeners",
     "render_http",
@@ -71,11 +74,27 @@ log = structlog.get_logger("hookd.bridge.http")
 
 MAX_BODY = 16 * 1024 * 1024
 """Largest request body accepted (Claude Code sends 200 KB tool inputs intact)."""
-REQUEST_READ_TIMEOUT = 30.0
-"""Seconds a client gets to finish sending a request it has started.  Idle
-keep-alive connections are never timed out: closing one at the moment axios
-reuses it would turn a hook call into a connection error."""
 CLIENT_NAME = "claude-code-http"
+_YIELD_EVERY = 64
+"""h11 events handled between two checkpoints: a body of 100,000 one-byte chunks
+arrives in a few reads, and parsing it without yielding held the loop for seconds."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpLimits:
+    """What one client may cost (the daemon fills these from its settings).
+
+    Idle keep-alive connections are never timed out — closing one at the
+    moment axios reuses it would turn a hook call into a connection error — so
+    their number is capped instead.  A request, once its first byte arrived,
+    must be complete in time: headers within ``header_timeout``, then the body
+    within ``body_timeout`` (totals, not per read: a byte every few seconds
+    does not keep a request alive).
+    """
+
+    max_connections: int | None = None
+    header_timeout: float = math.inf
+    body_timeout: float = math.inf
 
 
 class FireFn(Protocol):
@@ -96,7 +115,9 @@ class FireFn(Protocol):
     ) -> Awaitable[FireResult]: ...
 
 
-async def start_http_endpoint(port: int, fire: FireFn, nursery: trio.Nursery) -> int:
+async def start_http_endpoint(
+    port: int, fire: FireFn, nursery: trio.Nursery, limits: HttpLimits = HttpLimits()
+) -> int:
     """The daemon's hook: serve http hooks in its nursery; returns the bound port.
 
     ``fire`` is the event pipeline's door; the endpoint needs nothing else of
@@ -105,7 +126,7 @@ async def start_http_endpoint(port: int, fire: FireFn, nursery: trio.Nursery) ->
     """
     token = load_or_create_token()
     listeners = await open_http_listeners(port)
-    await nursery.start(serve_http, listeners, fire, token)
+    await nursery.start(serve_http, listeners, fire, token, limits)
     bound = int(listeners[0].socket.getsockname()[1])
     log.info(
         "http hook endpoint listening", host="127.0.0.1", port=bound, token_file=str(token_path())
@@ -202,25 +223,50 @@ async def serve_http(
     listeners: Sequence[trio.SocketListener],
     fire: FireFn,
     token: str,
+    limits: HttpLimits = HttpLimits(),
     *,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``POST /hooks/<Event>`` on ``listeners`` until cancelled.
 
     Meant for ``await nursery.start(serve_http, listeners, pipeline.fire, token)``:
-    ``started()`` fires once every listener is accepting.
+    ``started()`` fires once every listener is accepting.  A connection over
+    ``limits.max_connections`` is answered ``503`` (a JSON error naming the
+    setting) and closed.
     """
     expected = token.encode()
+    open_connections = 0
 
     async def handler(stream: trio.SocketStream) -> None:
+        nonlocal open_connections
+        if limits.max_connections is not None and open_connections >= limits.max_connections:
+            message = (
+                f"hookd already has {open_connections} http connections open "
+                f"(setting http_max_connections = {limits.max_connections})"
+            )
+            try:
+                with trio.move_on_after(1.0):
+                    await _send_error(stream, h11.Connection(h11.SERVER), 503, message)
+                    # Read what the client sent before closing: closing a socket with
+                    # unread bytes resets it, and the client might never see the 503.
+                    await stream.send_eof()
+                    while await stream.receive_some(65536):
+                        pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            finally:
+                await trio.aclose_forcefully(stream)
+            return
+        open_connections += 1
         peer_pid = _PeerPid(stream)
         try:
-            await _serve_connection(stream, fire, expected, peer_pid)
+            await _serve_connection(stream, fire, expected, peer_pid, limits)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             log.debug("http client went away")
         except Exception:
             log.exception("http connection failed")
         finally:
+            open_connections -= 1
             await trio.aclose_forcefully(stream)
 
     async with trio.open_nursery() as nursery:
@@ -229,12 +275,16 @@ async def serve_http(
 
 
 async def _serve_connection(
-    stream: trio.SocketStream, fire: FireFn, token: bytes, peer_pid: _PeerPid
+    stream: trio.SocketStream,
+    fire: FireFn,
+    token: bytes,
+    peer_pid: _PeerPid,
+    limits: HttpLimits = HttpLimits(),
 ) -> None:
     conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
     while True:
         try:
-            request, body = await _read_request(stream, conn)
+            request, body = await _read_request(stream, conn, limits)
         except _HttpError as exc:
             await _send_error(stream, conn, exc.status, exc.message)
             return
@@ -259,26 +309,38 @@ async def _serve_connection(
 
 
 async def _read_request(
-    stream: trio.SocketStream, conn: h11.Connection
+    stream: trio.abc.ReceiveStream, conn: h11.Connection, limits: HttpLimits = HttpLimits()
 ) -> tuple[h11.Request | None, bytes]:
     """One whole request; ``(None, b"")`` when the client closed an idle connection."""
     request: h11.Request | None = None
     body = bytearray()
-    deadline: trio.CancelScope | None = None
+    deadline = math.inf
+    events = 0
     while True:
         event = conn.next_event()
         if event is h11.NEED_DATA:
-            if deadline is None and request is None and not conn.trailing_data[0]:
+            if request is None and not conn.trailing_data[0] and deadline == math.inf:
                 data = await stream.receive_some(65536)  # idle: wait as long as it takes
+                deadline = trio.current_time() + limits.header_timeout
             else:
-                with trio.move_on_after(REQUEST_READ_TIMEOUT) as deadline:
+                with trio.move_on_at(deadline) as scope:
                     data = await stream.receive_some(65536)
-                if deadline.cancelled_caught:
-                    raise _HttpError(408, "request not completed in time")
-            conn.receive_data(data)
+                if scope.cancelled_caught:
+                    if request is None:
+                        setting, limit = "http_header_timeout", limits.header_timeout
+                    else:
+                        setting, limit = "http_body_timeout", limits.body_timeout
+                    raise _HttpError(
+                        408, f"request not completed within {limit:g} s (setting {setting})"
+                    )
+            conn.receive_data(bytes(data))
             continue
+        events += 1
+        if events % _YIELD_EVERY == 0:
+            await trio.lowlevel.checkpoint()
         if isinstance(event, h11.Request):
             request = event
+            deadline = trio.current_time() + limits.body_timeout
             length = _content_length(event)
             if length is not None and length > MAX_BODY:
                 raise _HttpError(413, f"request body over {MAX_BODY} bytes")
@@ -342,6 +404,8 @@ async def _dispatch(
         raw = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _HttpError(400, f"body is not JSON: {exc}") from None
+    except RecursionError:
+        raise _HttpError(400, "body is not JSON hookd can read: nested too deeply") from None
     if not isinstance(raw, dict):
         raise _HttpError(400, "body must be a JSON object (the hook input)")
     named = raw.get("hook_event_name")

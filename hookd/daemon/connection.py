@@ -22,6 +22,7 @@ import msgspec
 import structlog
 import trio
 
+from hookd.daemon.limits import BufferBudget, LimitExceeded
 from hookd.fdio import read_when_ready, write_nowait
 from hookd_client import protocol
 from hookd_client.protocol import HEADER
@@ -61,12 +62,21 @@ class Connection:
         max_frame: int,
         send_queue: int,
         send_timeout: float,
+        hello_timeout: float = 10.0,
+        frame_timeout: float = 30.0,
+        budget: BufferBudget | None = None,
     ) -> None:
         self.stream = stream
         self.peer = peer
         self.number = next(self._ids)
         self.max_frame = max_frame
         self.send_timeout = send_timeout
+        self.hello_timeout = hello_timeout
+        self.frame_timeout = frame_timeout
+        self.budget = budget
+        self.reserved = 0
+        """Bytes of :attr:`budget` this connection holds for the frame arriving now."""
+        self._opened = trio.current_time()
         self.client = ""
         self.agent_pid: int | None = peer.pid if peer else None
         self.env: dict[str, str] | None = None
@@ -106,6 +116,8 @@ class Connection:
         if self.closed or self._finishing:
             return
         data = protocol.encode(message)
+        if len(data) - HEADER.size > self.max_frame:
+            data = self._too_large(message, len(data) - HEADER.size)
         if not self._outbox and not self._writer_busy:
             try:
                 sent = write_nowait(self._fd, data)
@@ -121,6 +133,23 @@ class Connection:
             return
         self._outbox.append(data)
         self._more.set()
+
+    def _too_large(self, message: msgspec.Struct, size: int) -> bytes:
+        """The frame that replaces a reply over ``max_frame``: never send a frame the
+        peer was told it need not accept (``welcome.max_frame``)."""
+        rid = getattr(message, "id", None)
+        kind = type(message).__name__
+        log.warning(
+            "reply over max_frame replaced by an error", conn=self.number, kind=kind, size=size
+        )
+        return protocol.encode(
+            protocol.Error(
+                id=rid if isinstance(rid, int) else None,
+                code="too_large",
+                message=f"the {kind} reply is {size} bytes, over max_frame ({self.max_frame}); "
+                "lower output_cap or raise max_frame",
+            )
+        )
 
     async def writer(self) -> None:
         """Drain what :meth:`send` could not write at once; exit when finishing and empty."""
@@ -195,6 +224,7 @@ class Connection:
         at a time has sent nothing yet when its reply goes out.
         """
         buf = bytearray()
+        frame_started = self._opened
         while True:
             while True:
                 if len(buf) >= HEADER.size:
@@ -207,19 +237,27 @@ class Connection:
                     if len(buf) >= end:
                         body = bytes(buf[HEADER.size : end])
                         del buf[:end]
+                        self.release_buffer()
+                        frame_started = trio.current_time()
                         yield body
                         if len(buf) >= HEADER.size:
                             # More frames already buffered (a pipelining or flooding
                             # client): let other connections run between them.
                             await trio.lowlevel.checkpoint()
                         continue
+                    if end > _READ_CHUNK and not self.reserved:
+                        self._reserve(end)
                 break
             want = _READ_CHUNK
             if len(buf) >= HEADER.size:
                 (length,) = HEADER.unpack_from(buf)
                 want = min(max(want, HEADER.size + length - len(buf)), 1 << 20)
             try:
-                chunk = await read_when_ready(self._fd, want)
+                if buf or not self.greeted:
+                    # A frame under way, or no hello yet: the peer has a deadline.
+                    chunk = await self._read_by(frame_started, bool(buf), want)
+                else:
+                    chunk = await read_when_ready(self._fd, want)
             except OSError as exc:  # reset by the peer, and the like
                 raise trio.BrokenResourceError(str(exc)) from exc
             if not chunk:
@@ -228,7 +266,38 @@ class Connection:
                         f"connection closed in the middle of a frame ({len(buf)} bytes pending)"
                     )
                 return
+            if not buf:
+                frame_started = trio.current_time()
             buf += chunk
+
+    async def _read_by(self, frame_started: float, mid_frame: bool, want: int) -> bytes:
+        """Read, or raise :class:`LimitExceeded` when the peer's deadline passes first."""
+        if mid_frame:
+            deadline, setting = frame_started + self.frame_timeout, "frame_timeout"
+            what = f"a frame was not completed within {self.frame_timeout:g} s"
+        else:
+            deadline, setting = self._opened + self.hello_timeout, "hello_timeout"
+            what = f"no `hello` within {self.hello_timeout:g} s"
+        with trio.move_on_at(deadline):
+            return await read_when_ready(self._fd, want)
+        raise LimitExceeded("timeout", f"{what} (setting {setting})")
+
+    def _reserve(self, size: int) -> None:
+        if self.budget is None:
+            return
+        if not self.budget.take(size):
+            raise LimitExceeded(
+                "busy",
+                f"a {size}-byte frame does not fit: unfinished frames already hold "
+                f"{self.budget.used} of {self.budget.total} bytes (setting buffer_budget)",
+            )
+        self.reserved = size
+
+    def release_buffer(self) -> None:
+        """Give back this connection's share of the buffer budget (frame done, or closed)."""
+        if self.reserved and self.budget is not None:
+            self.budget.give(self.reserved)
+        self.reserved = 0
 
     # --- server-initiated requests (client callbacks) ----------------------------
 

@@ -60,6 +60,9 @@ async def serve_connection(
         max_frame=daemon.settings.max_frame,
         send_queue=daemon.settings.send_queue,
         send_timeout=daemon.settings.send_timeout,
+        hello_timeout=daemon.settings.hello_timeout,
+        frame_timeout=daemon.settings.frame_timeout,
+        budget=daemon.buffer_budget,
     )
     daemon.connections.add(conn)
     try:
@@ -71,8 +74,10 @@ async def serve_connection(
                         async for body in conn.frames():
                             _dispatch(daemon, conn, body, nursery)
                     except protocol.FrameError as exc:
-                        conn.send(protocol.Error(code="bad_frame", message=str(exc)))
-                        log.warning("framing lost, closing", conn=conn.number, error=str(exc))
+                        # bad_frame, or a limit (hookd/daemon/limits.py): timeout, busy.
+                        code = getattr(exc, "code", "bad_frame")
+                        conn.send(protocol.Error(code=code, message=str(exc)))
+                        log.warning("closing a connection", conn=conn.number, error=str(exc))
                     except (trio.BrokenResourceError, trio.ClosedResourceError):
                         pass
                 # EOF, lost framing or a graceful end: in-flight requests still finish
@@ -82,6 +87,7 @@ async def serve_connection(
                 conn.finish_sending()
     finally:
         daemon.connections.discard(conn)
+        conn.release_buffer()
         conn.closed = True
         conn.fail_callbacks()
         _forget_callbacks(daemon, conn)

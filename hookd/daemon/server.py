@@ -21,21 +21,24 @@ import signal
 import socket
 import stat
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import structlog
 import trio
 
 import hookd
-from hookd.bridge.http_endpoint import start_http_endpoint
+from hookd.bridge.http_endpoint import HttpLimits, start_http_endpoint
 from hookd.config.sources import SourceLayout
 from hookd.daemon import systemd
 from hookd.daemon.activity import Activity
 from hookd.daemon.async_store import AsyncStore
 from hookd.daemon.async_supervisor import AsyncLimits, AsyncSupervisor
 from hookd.daemon.audit import AuditLog
-from hookd.daemon.connection import Connection, peer_credentials
+from hookd.daemon.connection import Connection, PeerCred, peer_credentials
 from hookd.daemon.faults import FaultLog, supervise
+from hookd.daemon.limits import BufferBudget, ConnectionLimits
 from hookd.daemon.pipeline import EventPipeline
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import SessionTable
@@ -45,8 +48,10 @@ from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.daemon.watcher import watch_sources
 from hookd.engine.breaker import CircuitBreaker
 from hookd.engine.engine import Engine, EngineSettings
+from hookd.fdio import write_nowait
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import HandlerOptions, Handlers, open_handlers
+from hookd.subreaper import SUBREAPER, SWEEP_INTERVAL
 from hookd_client import protocol
 
 __all__ = ["AlreadyRunning", "Daemon"]
@@ -112,6 +117,8 @@ class Daemon:
             activity=self.activity,
         )
         self.socket_path = settings.socket_path()
+        self.limits = ConnectionLimits(settings)
+        self.buffer_budget = BufferBudget(settings.buffer_budget)
         self.faults = FaultLog(settings.inject_faults)
         """Failures of long-lived tasks (watcher, sweeps, reload): status shows them."""
         self.started = time.time()
@@ -165,7 +172,9 @@ class Daemon:
             kill_grace=self.settings.kill_grace,
             python_workers=self.settings.python_workers,
             python_workers_per_session=self.settings.python_workers_per_session,
+            output_cap=self.settings.output_cap,
         )
+        subreaping = False
         try:
             # The handlers' shared resources (http client, python workers) outlive
             # every task that may use them, so they are entered first.
@@ -192,6 +201,9 @@ class Daemon:
                         )
                     )
                 nursery.start_soon(supervise, "sweep", self.faults, self._sweep_idle_projects)
+                if self.settings.subreaper and SUBREAPER.enable():
+                    subreaping = True
+                    nursery.start_soon(supervise, "reaper", self.faults, self._reap)
                 interval = systemd.watchdog_interval()
                 if interval:
                     nursery.start_soon(systemd.watchdog_loop, interval)
@@ -211,7 +223,14 @@ class Daemon:
                 nursery.start_soon(serve_clients)
                 if self.settings.http_port is not None:
                     self.http_port = await start_http_endpoint(
-                        self.settings.http_port, self.pipeline.fire, nursery
+                        self.settings.http_port,
+                        self.pipeline.fire,
+                        nursery,
+                        HttpLimits(
+                            max_connections=self.settings.http_max_connections,
+                            header_timeout=self.settings.http_header_timeout,
+                            body_timeout=self.settings.http_body_timeout,
+                        ),
                     )
                 log.info(
                     "hookd serving",
@@ -229,6 +248,8 @@ class Daemon:
                 self.async_supervisor.stop()
                 nursery.cancel_scope.cancel()
         finally:
+            if subreaping:
+                SUBREAPER.disable()
             listener.close()
             self._unlink_socket()
 
@@ -274,7 +295,26 @@ class Daemon:
                 self.activity.counters["refused"] += 1
                 await _refuse(stream)
                 continue
-            connections.start_soon(serve_connection, self, stream, peer)
+            pid = peer.pid if peer is not None else None
+            refusal = self.limits.admit(pid)
+            if refusal is not None:
+                log.warning("refused a connection", reason=refusal, pid=pid)
+                self.activity.counters["refused_busy"] += 1
+                _refuse_now(client, "busy", refusal)
+                continue
+            connections.start_soon(self._serve, serve_connection, stream, pid, peer)
+
+    async def _serve(
+        self,
+        serve_connection: Callable[[Any, trio.SocketStream, PeerCred | None], Awaitable[None]],
+        stream: trio.SocketStream,
+        pid: int | None,
+        peer: PeerCred | None,
+    ) -> None:
+        try:
+            await serve_connection(self, stream, peer)
+        finally:
+            self.limits.leave(pid)
 
     async def _signals(self, cancel_scope: trio.CancelScope) -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
@@ -287,6 +327,13 @@ class Daemon:
                     cancel_scope.cancel()
                 else:
                     self.stop_requested.set()
+
+    async def _reap(self) -> None:
+        """Sweep the subreaper (hookd/subreaper.py): snapshot live runs, reap adopted zombies."""
+        while True:
+            await trio.sleep(SWEEP_INTERVAL)
+            self.faults.point("reaper")
+            SUBREAPER.sweep()
 
     async def _sweep_idle_projects(self) -> None:
         while True:
@@ -355,6 +402,16 @@ def _answers(path: Path) -> bool:
     finally:
         probe.close()
     return True
+
+
+def _refuse_now(client: trio.socket.SocketType, code: str, message: str) -> None:
+    """Say why, then close — without waiting: the accept loop must not stall on a
+    peer that does not read (the few bytes fit the socket buffer of a new connection)."""
+    try:
+        write_nowait(client.fileno(), protocol.encode(protocol.Error(code=code, message=message)))
+    except OSError:
+        pass
+    client.close()
 
 
 async def _refuse(stream: trio.SocketStream) -> None:

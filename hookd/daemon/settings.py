@@ -61,6 +61,24 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Messages queued per connection before the connection is judged too slow and closed."""
     send_timeout: float = 10.0
     """Seconds a single write to a client may take before the client is dropped."""
+    hello_timeout: float = 10.0
+    """Seconds a new connection has to send ``hello``; then it is closed (error ``timeout``)."""
+    frame_timeout: float = 30.0
+    """Seconds a client has to finish sending a frame it started (slow-sender guard)."""
+    max_connections: int = 1024
+    """Unix-socket connections open at once; more are refused (error ``busy``).  Only the
+    daemon's own user may connect, so this is also the per-uid cap."""
+    max_connections_per_pid: int = 64
+    """Unix-socket connections one peer process may hold open at once (error ``busy``)."""
+    buffer_budget: int = 64 * 1024 * 1024
+    """Bytes all connections together may hold in frames still arriving; a large frame that
+    does not fit is refused (error ``busy``) and its connection closed."""
+    http_max_connections: int = 256
+    """Connections to the http endpoint open at once; more get ``503`` and are closed."""
+    http_header_timeout: float = 10.0
+    """Seconds from a request's first byte to the end of its headers (else ``408``)."""
+    http_body_timeout: float = 30.0
+    """Seconds from the end of a request's headers to the end of its body (else ``408``)."""
     shutdown_grace: float = 10.0
     """On SIGTERM: seconds in-flight events get to finish before they are cancelled."""
     watch: bool = True
@@ -76,7 +94,8 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     user_files: list[str] = msgspec.field(default_factory=list)
     """Empty: ``~/.config/hookd/hooks.json`` and ``hooks.toml``."""
     output_cap: int = 1024 * 1024
-    """Bytes kept per hook stream (stdout, stderr); the rest is drained and dropped."""
+    """Bytes kept per hook stream (stdout, stderr), and of a python hook's return value;
+    the rest is drained and dropped, and the run is marked ``truncated``."""
     kill_grace: float = 1.0
     """Seconds between SIGTERM and SIGKILL when a hook's process tree is stopped."""
     command_without_shell: bool = True
@@ -128,6 +147,10 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Consecutive failures that pause a hook (0: never pause)."""
     breaker_cooldown: float = 60.0
     """Seconds a paused hook stays paused before it may run again."""
+    subreaper: bool = True
+    """Make the daemon a child subreaper (Linux ``prctl``), so that a hook's descendant that
+    leaves its process group and scrubs its environment is still found and killed at a
+    timeout; false: such a process is re-parented to init and escapes (docs/reliability.md)."""
     inject_faults: dict[str, int] = msgspec.field(default_factory=dict)
     """Fault points (``reload``, ``sweep``, ``reaper``) that raise their first N times: for
     tests and drills that prove a failing task is reported in status and keeps going."""

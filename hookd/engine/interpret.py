@@ -112,10 +112,13 @@ def read_stdout(stdout: str) -> _Stdout:
         return _Stdout("plain", text=text)
     try:
         data = msgspec.json.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
+        # UnicodeError: a lone surrogate (python hooks); RecursionError: nesting deeper
+        # than the parser goes.  Claude Code's JSON.parse fails on both the same way.
         if not text.endswith("}") or _is_json_lines(text):
             return _Stdout("plain", text=text)
-        return _Stdout("bad_json", text=text)
+        why = "nested too deeply" if isinstance(exc, RecursionError) else None
+        return _Stdout("bad_json", data=why, text=text)
     if isinstance(data, dict) and data.get("async") is True:
         return _Stdout("async", data=data, text=text)
     return _Stdout("json", data=data, text=text)
@@ -128,7 +131,7 @@ def _is_json_lines(text: str) -> bool:
     try:
         for line in lines:
             msgspec.json.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeError, RecursionError):
         return False
     return True
 
@@ -297,7 +300,8 @@ def _validate(parsed: _Stdout, event: str) -> tuple[ValidOutput | None, str | No
         except OutputSchemaError as exc:
             return None, str(exc)
     if parsed.kind == "bad_json":
-        return None, "hook output looks like a JSON object but is not valid JSON"
+        why = f" ({parsed.data})" if parsed.data else ""
+        return None, f"hook output looks like a JSON object but is not valid JSON{why}"
     return None, None
 
 

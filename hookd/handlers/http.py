@@ -161,7 +161,7 @@ class HttpRunner:
             return HandlerResult(exit_code=0, json_output=None)
         try:
             answer = msgspec.json.decode(text)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, UnicodeError, RecursionError):
             return HandlerResult(
                 exit_code=None,
                 stdout=text,

@@ -105,7 +105,7 @@ class MessagesClient:
             )
         try:
             message = msgspec.json.decode(response.content)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
             raise MessagesApiError("Messages API answered with a body that is not JSON") from exc
         if not isinstance(message, dict) or not isinstance(message.get("content"), list):
             raise MessagesApiError("Messages API answer has no `content` list")

@@ -9,9 +9,13 @@ what the previous one misses:
 2. every hook's environment carries a unique ``HOOKD_RUN_ID``; at kill time
    ``/proc/*/environ`` is scanned for it, which finds descendants that called
    ``setsid`` themselves and left the group (the technique of Jenkins'
-   ProcessTreeKiller).  Only a process that also scrubs its environment
-   escapes this, and the docs say so;
-3. kills go TERM → short grace → KILL, and the daemon reaps the child.
+   ProcessTreeKiller);
+3. the daemon is a **child subreaper** (:mod:`hookd.subreaper`): a descendant
+   that both calls ``setsid`` and scrubs its environment is re-parented to the
+   daemon when its parent exits, and is found by ancestry — the run's tree,
+   snapshots of it taken while it ran, and the orphans adopted during the run;
+4. kills go TERM → short grace → KILL, and the daemon reaps the child and the
+   adopted orphans it killed.
 
 Output is read with a byte cap while the pipe keeps draining: a hook that
 writes 100 MB neither blocks on a full pipe nor grows the daemon's memory.
@@ -41,8 +45,10 @@ import msgspec
 import structlog
 import trio
 
+from hookd import proctree
 from hookd.fdio import read_when_ready, write_nowait
 from hookd.handlers.spawn import HookProcess, spawn, spawn_turn
+from hookd.subreaper import SUBREAPER
 
 __all__ = [
     "AsyncAdopter",
@@ -147,7 +153,9 @@ def _parse_ack(line: bytes) -> dict[str, Any] | None:
         return None
     try:
         data = msgspec.json.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeError, RecursionError):
+        # Raw bytes here (not yet decoded with replacement): msgspec raises
+        # UnicodeDecodeError for invalid UTF-8 and RecursionError for deep nesting.
         return None
     if isinstance(data, dict) and data.get("async") is True:
         return data
@@ -201,6 +209,7 @@ class AsyncHandoff:
                 if self.proc.returncode is None or timed_out:
                     killed = await kill_tree(self.proc, self.run_id, self.kill_grace)
                 await _close_pipes(self.proc)
+            SUBREAPER.untrack(self.run_id)
             for fn in self.cleanup:
                 try:
                     fn()
@@ -367,6 +376,7 @@ async def run_process_capped(
             proc = spawn(argv, cwd=workdir, env=full_env)
     except OSError as exc:
         return ProcessResult(None, b"", b"", False, False, None, spawn_error=str(exc))
+    SUBREAPER.track(run_id, proc.pid, _pipe_fds(proc))
     if on_spawn is not None:
         on_spawn(proc.pid)
 
@@ -403,6 +413,7 @@ async def run_process_capped(
                 if proc.returncode is None or timed_out:
                     killed = await kill_tree(proc, run_id, kill_grace)
                 await _close_pipes(proc)
+            SUBREAPER.untrack(run_id)
     return ProcessResult(
         returncode=proc.returncode if not timed_out and refused is None else None,
         stdout=out.value(),
@@ -452,8 +463,16 @@ def marked_processes(run_id: str) -> list[int]:
     return found
 
 
-def _kill_pids(pids: Sequence[int], sig: int) -> None:
-    for pid in pids:
+def _pipe_fds(proc: HookProcess | trio.Process) -> list[int]:
+    return [s.fileno() for s in (proc.stdout, proc.stderr) if isinstance(s, trio.lowlevel.FdStream)]
+
+
+def _signal_known(targets: dict[int, int], sig: int) -> None:
+    """Signal each of ``targets`` (pid → start time) that is still that same process."""
+    for pid, start in targets.items():
+        now = proctree.info(pid)
+        if now is None or now.start != start or now.state == "Z":
+            continue
         try:
             os.kill(pid, sig)
         except OSError as exc:
@@ -461,32 +480,54 @@ def _kill_pids(pids: Sequence[int], sig: int) -> None:
                 log.warning("kill failed", pid=pid, error=str(exc))
 
 
-async def kill_tree(proc: HookProcess | trio.Process, run_id: str, grace: float) -> int:
-    """TERM the group and every marked process, wait ``grace``, then KILL what is left.
+def _living(targets: dict[int, int]) -> list[int]:
+    """Those of ``targets`` still running (a zombie is dead: it only waits to be reaped)."""
+    alive = []
+    for pid, start in targets.items():
+        now = proctree.info(pid)
+        if now is not None and now.start == start and now.state != "Z":
+            alive.append(pid)
+    return alive
 
-    Returns how many processes were alive when the kill began.  Always reaps
-    the direct child before returning.
+
+async def kill_tree(proc: HookProcess | trio.Process, run_id: str, grace: float) -> int:
+    """TERM every process of the run, wait ``grace``, KILL what is left, reap what is ours.
+
+    The run's processes are its process group, its ``HOOKD_RUN_ID`` marker,
+    and — with the daemon as child subreaper — its descendants and the
+    orphans it left, found by ancestry (:meth:`hookd.subreaper.Subreaper.processes_of`),
+    so ``setsid`` plus ``env -i`` no longer escapes.  Returns how many
+    processes (the root included) were alive when the kill began.  Always
+    reaps the direct child, and the adopted orphans it killed, before returning.
     """
     pgid = proc.pid
-    stragglers = marked_processes(run_id)
-    alive = len(stragglers)
+    targets = SUBREAPER.processes_of(run_id, proc.pid)
+    alive = len(targets)
     _signal_group(pgid, signal.SIGTERM)
-    _kill_pids(stragglers, signal.SIGTERM)
+    _signal_known(targets, signal.SIGTERM)
     _signal_group(pgid, signal.SIGCONT)
     with trio.move_on_after(grace):
         await proc.wait()
-        # Give the rest of the group the same grace to finish dying.
+        # Give the rest of the run the same grace to finish dying.
         end = time.monotonic() + grace
-        while time.monotonic() < end and marked_processes(run_id):
+        while time.monotonic() < end and _living(targets):
             await trio.sleep(0.02)
     _signal_group(pgid, signal.SIGKILL)
-    _kill_pids(marked_processes(run_id), signal.SIGKILL)
+    # Look again: a process may have forked (or been orphaned) during the grace.
+    targets.update(SUBREAPER.processes_of(run_id, proc.pid))
+    _signal_known(targets, signal.SIGKILL)
     await proc.wait()
+    SUBREAPER.waited(proc.pid)
     # SIGKILL is delivered asynchronously: a killed grandchild can still be
     # listed as running for a moment.  Wait (bounded) until the kernel has
-    # really ended every marked process, so that "the hook's run is over"
-    # also means "its processes are gone" for whoever looks next.
+    # really ended every one, reaping the orphans the daemon adopted, so that
+    # "the hook's run is over" also means "its processes are gone".
     with trio.move_on_after(grace):
-        while marked_processes(run_id):
+        while True:
+            SUBREAPER.reap(targets)
+            if not _living(targets):
+                break
             await trio.sleep(0.01)
+    SUBREAPER.reap(targets)
+    SUBREAPER.untrack(run_id)
     return alive

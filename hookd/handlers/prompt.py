@@ -71,7 +71,7 @@ def parse_verdict(text: str) -> Verdict:
     """Strictly decode a verdict: one JSON object, ``ok`` a boolean."""
     try:
         return msgspec.json.decode(text.strip(), type=Verdict)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, UnicodeError, RecursionError) as exc:
         shown = text.strip()
         shown = shown if len(shown) <= 200 else shown[:199] + "…"
         raise VerdictError(f"model reply is not a valid verdict ({exc}): {shown}") from None

@@ -76,6 +76,7 @@ from hookd.fdio import read_when_ready, write_nowait
 from hookd.handlers.base import HandlerResult, Invocation
 from hookd.handlers.process import kill_tree
 from hookd.handlers.pyworker import WorkerReply, WorkerRequest
+from hookd.subreaper import SUBREAPER
 
 __all__ = ["PythonRunner", "PythonWorkerPool", "WorkerDied"]
 
@@ -113,7 +114,7 @@ class _Worker:
         del self.buffer[:size]
         return data
 
-    async def call(self, payload: bytes) -> bytes:
+    async def call(self, payload: bytes, max_reply: int) -> bytes:
         stdin = self.proc.stdin
         assert stdin is not None
         frame = _HEADER.pack(len(payload)) + payload
@@ -128,6 +129,10 @@ class _Worker:
             raise WorkerDied("python worker is gone") from exc
         (size,) = _HEADER.unpack(await self._receive_exactly(_HEADER.size))
         self.calls += 1
+        if size > max_reply:
+            # The worker caps what it sends; a larger frame means hook code wrote to the
+            # protocol pipe itself.  Never read it: the worker is discarded unread.
+            raise WorkerDied(f"python worker sent a {size}-byte reply (limit {max_reply})")
         return await self._receive_exactly(size)
 
 
@@ -272,6 +277,8 @@ class PythonWorkerPool:
             env=env,
             start_new_session=True,
         )
+        SUBREAPER.spawned(proc.pid)
+        SUBREAPER.track(run_id, proc.pid)
         worker = _Worker(proc, run_id)
         self._all.add(worker)
         self.spawned += 1
@@ -338,7 +345,9 @@ class PythonWorkerPool:
             worker = self._idle.pop() if self._idle else await self._spawn()
             done = False
             try:
-                raw = await worker.call(self._encoder.encode(request))
+                # JSON escaping can make the capped text up to 6 bytes per byte ("\u0000").
+                max_reply = 6 * request.output_cap + 65536
+                raw = await worker.call(self._encoder.encode(request), max_reply)
                 done = True
             finally:
                 if done:
@@ -371,8 +380,9 @@ async def _close_pipes(worker: _Worker) -> None:
 
 
 class PythonRunner:
-    def __init__(self, pool: PythonWorkerPool) -> None:
+    def __init__(self, pool: PythonWorkerPool, output_cap: int = 1024 * 1024) -> None:
         self.pool = pool
+        self.output_cap = output_cap
 
     async def run(self, handler: PythonHandler, inv: Invocation) -> HandlerResult:
         if handler.function == "stop" and inv.event_name not in _STOP_EVENTS:
@@ -388,6 +398,7 @@ class PythonRunner:
             project_dir=inv.project_dir,
             cwd=inv.cwd,
             project_trusted=inv.project_trusted,
+            output_cap=self.output_cap,
         )
         with trio.move_on_after(inv.timeout) as deadline:
             try:
@@ -404,4 +415,6 @@ class PythonRunner:
             )
         if reply.kind == "none":
             return HandlerResult(exit_code=0, json_output=None)
+        if reply.truncated:  # over output_cap: read like a command's capped stdout
+            return HandlerResult(exit_code=0, stdout=str(reply.value), truncated=True)
         return HandlerResult(exit_code=0, json_output=reply.value)

@@ -52,6 +52,8 @@ class WorkerRequest(msgspec.Struct, kw_only=True):
     cwd: str
     project_trusted: bool = True
     """False: the project is untrusted, so nothing is looked up in ``project_dir``."""
+    output_cap: int = 1024 * 1024
+    """Bytes of the return value kept (the daemon's ``output_cap``, as for command output)."""
 
 
 class WorkerReply(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -59,6 +61,8 @@ class WorkerReply(msgspec.Struct, kw_only=True, omit_defaults=True):
     value: Any = None
     error: str | None = None
     traceback: str = ""
+    truncated: bool = False
+    """The value was over ``output_cap``: ``value`` is its first bytes as text."""
 
 
 class HookLoadError(Exception):
@@ -243,7 +247,7 @@ def read_transcript(path: str) -> list[dict[str, Any]]:
                 continue
             try:
                 entry = msgspec.json.decode(line)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, UnicodeError, RecursionError):
                 print(f"hookd pyworker: skipping a bad transcript line in {path}", file=sys.stderr)
                 continue
             if isinstance(entry, dict):
@@ -333,7 +337,33 @@ def main() -> None:
         else:
             reply = serve_one(request)
         sys.stdout.flush()
-        write_frame(proto_out, encoder.encode(reply))
+        write_frame(proto_out, encode_capped(encoder, reply, request.output_cap))
+
+
+def encode_capped(encoder: msgspec.json.Encoder, reply: WorkerReply, cap: int) -> bytes:
+    """The reply as one frame body, its value capped at ``cap`` bytes like command output.
+
+    A hook that returns 300 MB must not make the daemon read 300 MB: a value
+    whose JSON is over the cap goes back as its first ``cap`` bytes of text,
+    marked ``truncated`` — exactly what a command hook printing the same JSON
+    would give (truncated JSON is read as plain text, reference §4.1).  A
+    value that cannot be encoded at all (a lone surrogate in a string) is this
+    hook's error, never the worker's death.
+    """
+    try:
+        body = encoder.encode(reply)
+    except (UnicodeError, msgspec.EncodeError, TypeError, ValueError) as exc:
+        return encoder.encode(
+            WorkerReply(kind="error", error=f"python hook returned unencodable data: {exc}")
+        )
+    if len(body) <= cap or reply.kind not in ("text", "json"):
+        return body
+    if isinstance(reply.value, str):
+        raw = reply.value.encode("utf-8", "replace")
+    else:
+        raw = encoder.encode(reply.value)
+    text = raw[:cap].decode("utf-8", "ignore")
+    return encoder.encode(WorkerReply(kind="text", value=text, truncated=True))
 
 
 if __name__ == "__main__":

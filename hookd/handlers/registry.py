@@ -60,6 +60,8 @@ class HandlerOptions:
     python_executable: str = sys.executable
     kill_grace: float = 0.5
     """TERM → KILL grace when a python worker is killed."""
+    output_cap: int = 1024 * 1024
+    """Bytes of a python hook's return value kept (the daemon's ``output_cap``)."""
 
 
 @dataclass
@@ -116,7 +118,7 @@ async def open_handlers(engine: Engine, options: HandlerOptions) -> AsyncIterato
                 http=HttpRunner(client, options.http_body_cap),
                 prompt=PromptRunner(messages, options.default_model),
                 agent=AgentRunner(messages, options.default_model, options.agent_max_turns),
-                python=PythonRunner(pool),
+                python=PythonRunner(pool, options.output_cap),
             )
             install_handlers(engine, handlers)
             yield handlers

@@ -24,6 +24,8 @@ from contextlib import asynccontextmanager
 import trio
 from trio.lowlevel import RunVar
 
+from hookd.subreaper import SUBREAPER
+
 __all__ = ["HookProcess", "spawn", "spawn_turn"]
 
 _POLL_INTERVAL = 0.005
@@ -76,6 +78,7 @@ class HookProcess:
                     while self._popen.poll() is None:
                         await trio.sleep(_POLL_INTERVAL)
                 self._popen.wait()  # exited: reaps without blocking
+                SUBREAPER.waited(self.pid)
                 self._close_pidfd()
             finally:
                 self._exited = None
@@ -165,6 +168,8 @@ def spawn(
         raise
     for fd in (in_r, out_w, err_w):  # the child's ends
         os.close(fd)
+    # Before any checkpoint: the subreaper's sweep must never take it for an orphan.
+    SUBREAPER.spawned(popen.pid)
     return HookProcess(
         popen,
         trio.lowlevel.FdStream(in_w),

@@ -187,7 +187,8 @@ async def test_a_fault_inside_reload_is_reported_and_the_daemon_keeps_serving(
     assert fault["task"] == "reload" and "injected fault" in fault["error"]
     assert fault["count"] == 1
     # Still serving: an event is answered, and the next change reloads for real.
-    assert (await fire(handle.socket, event())).result.system_messages == []
+    # (The watcher may already have reloaded once more for the same save.)
+    assert isinstance(await fire(handle.socket, event()), protocol.FireReply)
     handle.user_config.write_text(handle.user_config.read_text().replace("v1", "v2"))
     with trio.fail_after(20):
         while (await fire(handle.socket, event())).result.system_messages != ["v2"]:

@@ -1,0 +1,281 @@
+"""The daemon as child subreaper: a hook's orphans come back to it and die with their run.
+
+Why.  A hook runs in its own session and process group and carries a
+``HOOKD_RUN_ID`` marker in its environment; a timeout kills the group and
+every marked process.  A descendant that leaves the group (``setsid``) *and*
+drops the marker (``env -i``) used to escape both nets, and with its parent
+gone it was re-parented to init, out of sight (issue 14:
+``(setsid env -i sh -c 'trap "" TERM; sleep 1000' &); sleep 1000``).
+With ``prctl(PR_SET_CHILD_SUBREAPER)`` such an orphan is re-parented to the
+daemon instead, so it can be found by ancestry — whatever its session or
+environment.  cgroups would hold it too, but these machines offer no
+delegated cgroup v2 subtree to an unprivileged daemon.
+
+Which run an orphan came from.  Re-parenting erases the original parent, so a
+run's processes (:meth:`Subreaper.processes_of`) are gathered from every clue
+left: the run's root and its descendants now; its process group; every
+process carrying its marker; every descendant seen under the root on an
+earlier sweep (:meth:`Subreaper.sweep` snapshots the trees of live runs) that
+is still the same process (same start time); and every orphan the daemon
+adopted, with its descendants, that was born after the run started, unless
+another run claims it (that run's marker, one of that run's pipes open, or
+seen in that run's tree).  An orphan that holds one of *this* run's pipes is
+this run's outright.  What is left ambiguous — an orphan that scrubbed its
+environment, closed its pipes, left before any sweep saw it, while two runs
+were live — is counted as the run being killed: a timed-out run cannot leave
+an escapee behind, at the price that a concurrent run's equally stealthy
+escapee may die with it.
+
+Reaping without stealing.  The daemon now parents processes it never
+started, and their zombies are its to reap.  But it also waits for its own
+children itself — hook processes on a pidfd (:mod:`hookd.handlers.spawn`),
+python workers through ``trio.Process`` — and a ``waitpid(-1)`` or
+``waitid(P_ALL)`` that reaps would take their exit status: ``Popen`` then
+sees ``ECHILD`` and reports exit code 0, a failing hook turned into a
+success.  So the reaper never waits for "any child".  It lists the daemon's
+children from /proc and reaps, *by pid* (``waitpid(pid, WNOHANG)``), only a
+zombie that (1) is not registered as the daemon's own (registered
+synchronously at spawn, before any checkpoint, and the reaper runs on the
+same thread, so it never sees an unregistered own child), (2) is in another
+session than the daemon's (every hook and worker starts a new session and no
+descendant can rejoin ours, while a process some library or test spawned in
+this process stays in our session), and (3) was already a zombie on the
+previous sweep — nobody else is waiting for it.  :func:`kill_tree`
+(:mod:`hookd.handlers.process`) also reaps, by pid, the adopted orphans it
+has just killed, so a timeout leaves no zombie behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import structlog
+import trio
+
+from hookd import proctree
+
+__all__ = ["SUBREAPER", "RunTree", "Subreaper"]
+
+log = structlog.get_logger("hookd.subreaper")
+
+PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
+
+SWEEP_INTERVAL = 1.0
+"""Seconds between sweeps: tree snapshots of live runs and reaping of adopted zombies."""
+
+
+@dataclass
+class RunTree:
+    """What the daemon knows of one live run (a command hook, an async hook, a python worker)."""
+
+    run_id: str
+    root: int
+    born: int
+    """When the run started, in ticks since boot (:func:`hookd.proctree.boot_ticks_now`)."""
+    pipes: frozenset[int]
+    """Inodes of the run's stdout/stderr pipes: an orphan holding one is the run's."""
+    seen: dict[int, int] = field(default_factory=dict)
+    """Descendants seen on sweeps: pid → start time."""
+
+
+def _prctl() -> Callable[..., int] | None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn: Callable[..., int] = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    return fn
+
+
+class Subreaper:
+    """The process-wide registry: own children, live runs, adopted orphans.
+
+    One per process because the kernel's subreaper flag is per process (and
+    tests run several daemons in one); :data:`SUBREAPER` is the instance.
+    """
+
+    def __init__(self) -> None:
+        self.own: set[int] = set()
+        """Children this process started and waits for itself (never reaped here)."""
+        self.runs: dict[str, RunTree] = {}
+        self.adopted = 0
+        """Adopted orphans alive at the last sweep (status)."""
+        self.reaped = 0
+        """Adopted zombies reaped so far (status)."""
+        self._users = 0
+        self._previous = 0
+        self._zombies: set[tuple[int, int]] = set()
+        self._changed = True
+
+    # --- switching it on ----------------------------------------------------------
+
+    @property
+    def enabled(self) -> bool:
+        return self._users > 0
+
+    def enable(self) -> bool:
+        """Become a child subreaper (counted: daemons in one process share it).  False
+        where the kernel or libc has no ``prctl`` (orphans then go to init)."""
+        if self._users == 0:
+            prctl = _prctl()
+            if prctl is None:
+                return False
+            previous = ctypes.c_int(0)
+            prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(previous), 0, 0, 0)
+            if prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+                log.warning("cannot become a child subreaper", errno=ctypes.get_errno())
+                return False
+            self._previous = previous.value
+        self._users += 1
+        return True
+
+    def disable(self) -> None:
+        if self._users == 0:
+            return
+        self._users -= 1
+        if self._users == 0:
+            prctl = _prctl()
+            if prctl is not None:
+                prctl(PR_SET_CHILD_SUBREAPER, self._previous, 0, 0, 0)
+
+    # --- registration (synchronous, on the loop thread) ---------------------------
+
+    def spawned(self, pid: int) -> None:
+        """A child this process started and will wait for itself."""
+        self.own.add(pid)
+
+    def waited(self, pid: int) -> None:
+        """That child has been reaped by its owner."""
+        self.own.discard(pid)
+
+    def track(self, run_id: str, root: int, pipe_fds: Iterable[int] = ()) -> None:
+        """A run started: ``root`` is its first process, ``pipe_fds`` our ends of its pipes."""
+        pipes = set()
+        for fd in pipe_fds:
+            try:
+                pipes.add(os.fstat(fd).st_ino)
+            except OSError:
+                pass
+        # One tick of slack: start times are counted in whole ticks.
+        born = proctree.boot_ticks_now() - 1
+        self.runs[run_id] = RunTree(run_id, root, born, frozenset(pipes))
+        self._changed = True
+
+    def untrack(self, run_id: str) -> None:
+        if self.runs.pop(run_id, None) is not None:
+            self._changed = True
+
+    # --- finding a run's processes ------------------------------------------------
+
+    def processes_of(self, run_id: str, root: int) -> dict[int, int]:
+        """Every live process of the run (see the module docstring): pid → start time."""
+        table = proctree.snapshot()
+        me = os.getpid()
+        mine = table.get(me)
+        my_sid = mine.sid if mine is not None else os.getsid(0)
+        markers: dict[int, str | None] = {}
+        roots = {root}
+        for proc in table.values():
+            if proc.pid == me or proc.state == "Z":
+                continue
+            if proc.pgid == root:
+                roots.add(proc.pid)
+            marker = markers[proc.pid] = proctree.run_marker(proc.pid)
+            if marker == run_id:
+                roots.add(proc.pid)
+        run = self.runs.get(run_id)
+        if run is not None:
+            for pid, start in run.seen.items():
+                seen = table.get(pid)
+                if seen is not None and seen.start == start:
+                    roots.add(pid)
+            others = [r for r in self.runs.values() if r.run_id != run_id]
+            for proc in table.values():
+                if (
+                    proc.ppid != me
+                    or proc.pid in self.own
+                    or proc.sid == my_sid
+                    or proc.state == "Z"
+                    or proc.pid in roots
+                    or proc.start < run.born
+                ):
+                    continue
+                if markers.get(proc.pid) is not None:
+                    continue  # another run's marker (this run's is in roots already)
+                pipes = proctree.pipe_inodes(proc.pid)
+                ours = bool(pipes & run.pipes)
+                if ours or not any(pipes & o.pipes or proc.pid in o.seen for o in others):
+                    roots.add(proc.pid)
+        found = roots | proctree.descendants(table, roots)
+        found.discard(me)
+        return {pid: table[pid].start for pid in found if pid in table and table[pid].state != "Z"}
+
+    # --- reaping --------------------------------------------------------------------
+
+    def reap(self, pids: Iterable[int]) -> None:
+        """Reap, by pid, those of ``pids`` that are adopted zombies (never an own child)."""
+        for pid in pids:
+            if pid not in self.own:
+                self._reap_one(pid)
+
+    def _reap_one(self, pid: int) -> bool:
+        try:
+            done, _status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return False  # not our child (or already reaped)
+        except OSError as exc:
+            if exc.errno != errno.ECHILD:
+                log.warning("waitpid failed", pid=pid, error=str(exc))
+            return False
+        if done:
+            self.reaped += 1
+        return bool(done)
+
+    def sweep(self) -> None:
+        """Snapshot live runs' trees; reap adopted zombies seen on the previous sweep too."""
+        if not (self.runs or self._zombies or self.adopted or self._changed):
+            return  # nothing started, ended or was adopted: no need to read /proc
+        self._changed = False
+        table = proctree.snapshot()
+        me = os.getpid()
+        mine = table.get(me)
+        my_sid = mine.sid if mine is not None else os.getsid(0)
+        for run in self.runs.values():
+            below = proctree.descendants(table, (run.root,))
+            below.update(p.pid for p in table.values() if p.pgid == run.root)
+            below.discard(run.root)
+            run.seen = {
+                pid: start
+                for pid, start in run.seen.items()
+                if pid in table and table[pid].start == start
+            }
+            run.seen.update((pid, table[pid].start) for pid in below if pid in table)
+        zombies: set[tuple[int, int]] = set()
+        adopted = 0
+        for proc in table.values():
+            if proc.ppid != me or proc.pid in self.own or proc.sid == my_sid:
+                continue
+            if proc.state == "Z":
+                zombies.add((proc.pid, proc.start))
+            else:
+                adopted += 1
+        for pid, start in zombies & self._zombies:
+            if self._reap_one(pid):
+                zombies.discard((pid, start))
+        self._zombies = zombies
+        self.adopted = adopted
+
+    async def run(self, interval: float = SWEEP_INTERVAL) -> None:
+        """Sweep every ``interval`` seconds (the daemon runs this, supervised)."""
+        while True:
+            await trio.sleep(interval)
+            self.sweep()
+
+
+SUBREAPER = Subreaper()
+"""The one registry of this process."""

@@ -1,0 +1,187 @@
+"""Nothing a hook starts outlives its timeout, and a flood of output costs the daemon nothing.
+
+Issue 14, item 3: ``(setsid env -i sh -c 'trap "" TERM; sleep 1000' &); sleep 1000``
+leaves its process group *and* scrubs the ``HOOKD_RUN_ID`` marker, and its
+parent (the subshell) exits at once — before the daemon became a child
+subreaper, the ``sleep 1000`` behind it survived every timeout.  The same
+command is run here as a command hook, as an async hook and from a python
+hook; after each timeout no process of it may be left, zombies included
+(the daemon reaps what it adopted).  Item 9: a hook that forks 300 children,
+and 200 MB on stdout / on stderr with exit 2.
+
+The daemon runs in this process (``daemon_factory``), so the orphans are
+re-parented to the test process itself and "the daemon's children" are this
+process's children.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from hookd import proctree
+from hookd_client import protocol
+from hookd_client.client import Client
+from tests.reliability.helpers import event, processes_with, rss_kb
+
+ESCAPE = """(setsid env -i sh -c 'trap "" TERM; sleep 1000' &); sleep 1000"""
+ESCAPEES = (b'sh\0-c\0trap "" TERM; sleep 1000\0', b"sleep\x001000\0")
+
+
+def escapees(since: int) -> list[int]:
+    """Living processes of the escape command started at or after ``since`` (boot ticks)."""
+    found = []
+    for proc in proctree.snapshot().values():
+        if proc.start < since or proc.state == "Z":
+            continue
+        try:
+            cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if cmdline in ESCAPEES:
+            found.append(proc.pid)
+    return found
+
+
+def my_zombies(since: int) -> list[int]:
+    """Unreaped children of this process (the daemon's) started at or after ``since``."""
+    me = os.getpid()
+    return [
+        p.pid
+        for p in proctree.snapshot().values()
+        if p.ppid == me and p.state == "Z" and p.start >= since
+    ]
+
+
+def cleanup(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+
+
+async def setup(daemon_factory: Any, hooks: list[dict[str, Any]], **settings: Any) -> Any:
+    handle = await daemon_factory(**settings)
+    groups = [{"matcher": "Bash", "hooks": hooks}]
+    handle.user_config.write_text(json.dumps({"hooks": {"PreToolUse": groups}}))
+    handle.daemon.reload()
+    return handle
+
+
+async def fire(sock: Path, env: dict[str, str] | None = None, **changes: Any) -> Any:
+    def run() -> Any:
+        with Client(sock, timeout=120) as client:
+            return client.fire("PreToolUse", event(**changes), env=env)
+
+    return await trio.to_thread.run_sync(run)
+
+
+async def test_setsid_plus_env_i_is_killed_at_the_timeout(daemon_factory: Any) -> None:
+    handle = await setup(daemon_factory, [{"type": "command", "command": ESCAPE, "timeout": 1}])
+    since = proctree.boot_ticks_now()
+    reply = await fire(handle.socket)
+    left = escapees(since)
+    cleanup(left)
+    (run,) = reply.result.hooks
+    assert run.outcome == "cancelled" and run.timed_out
+    assert left == [], "the setsid + env -i grandchild survived the timeout"
+    assert my_zombies(since) == []
+
+
+async def test_without_the_subreaper_the_same_escape_survives(daemon_factory: Any) -> None:
+    """The control: ``subreaper = false`` shows what the setting buys."""
+    handle = await setup(
+        daemon_factory, [{"type": "command", "command": ESCAPE, "timeout": 1}], subreaper=False
+    )
+    since = proctree.boot_ticks_now()
+    await fire(handle.socket)
+    left = escapees(since)
+    cleanup(left)
+    assert left, "expected the escape to survive without the subreaper"
+
+
+async def test_an_async_hook_that_escapes_is_killed_at_its_timeout(daemon_factory: Any) -> None:
+    hook = {"type": "command", "command": ESCAPE, "timeout": 1, "async": True}
+    handle = await setup(daemon_factory, [hook])
+    since = proctree.boot_ticks_now()
+    session = f"esc-{uuid.uuid4().hex[:8]}"
+    await fire(handle.socket, session_id=session)
+
+    def listing() -> Any:
+        with Client(handle.socket) as client:
+            return client.call(protocol.AsyncList(id=client.next_id(), session_id=session))
+
+    with trio.fail_after(30):
+        while any(e["state"] == "running" for e in await trio.to_thread.run_sync(listing)):
+            await trio.sleep(0.1)
+    left = escapees(since)
+    cleanup(left)
+    assert left == []
+    assert my_zombies(since) == []
+
+
+async def test_a_python_hook_that_escapes_is_killed_with_its_worker(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    module = tmp_path / "escape_hook.py"
+    module.write_text(
+        "import subprocess, time\n"
+        "def hook(payload):\n"
+        f"    subprocess.Popen(['sh', '-c', {ESCAPE!r}])\n"
+        "    time.sleep(1000)\n"
+    )
+    hook = {"type": "python", "callable": f"{module}:hook", "timeout": 1}
+    handle = await setup(daemon_factory, [hook])
+    since = proctree.boot_ticks_now()
+    reply = await fire(handle.socket)
+    left = escapees(since)
+    cleanup(left)
+    assert reply.result.hooks[0].outcome == "cancelled"
+    assert left == []
+
+
+async def test_300_children_and_a_timeout_leave_nothing(daemon_factory: Any) -> None:
+    command = "i=0; while [ $i -lt 300 ]; do sleep 1000 & i=$((i+1)); done; wait"
+    handle = await setup(daemon_factory, [{"type": "command", "command": command, "timeout": 2}])
+    since = proctree.boot_ticks_now()
+    mark = f"FORK_MARK={uuid.uuid4().hex}"
+    env = {**os.environ, mark.split("=")[0]: mark.split("=")[1]}
+    reply = await fire(handle.socket, env=env)
+    left = processes_with(mark)
+    cleanup(left)
+    assert reply.result.hooks[0].outcome == "cancelled"
+    assert left == []
+    assert my_zombies(since) == []
+
+
+@pytest.mark.parametrize(
+    ("command", "outcome", "stream"),
+    [
+        ("head -c 200000000 /dev/zero", "success", "stdout"),
+        ("head -c 200000000 /dev/zero >&2; exit 2", "blocking", "stderr"),
+    ],
+    ids=["stdout", "stderr-exit-2"],
+)
+async def test_200_mb_of_output_is_capped_drained_and_memory_bounded(
+    daemon_factory: Any, command: str, outcome: str, stream: str
+) -> None:
+    cap = 1024 * 1024
+    handle = await setup(
+        daemon_factory, [{"type": "command", "command": command, "timeout": 120}], output_cap=cap
+    )
+    before = rss_kb()
+    reply = await fire(handle.socket)
+    grown = rss_kb() - before
+    (run,) = reply.result.hooks
+    assert run.outcome == outcome and run.truncated, run
+    assert run.exit_code == (0 if stream == "stdout" else 2)
+    assert len(getattr(run, stream)) == cap
+    # Drained to the end (the hook exited by itself), held 1 MiB of the 200.
+    assert grown < 64 * 1024, f"daemon RSS grew by {grown} kB"

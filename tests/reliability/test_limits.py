@@ -1,0 +1,292 @@
+"""Connections cost bounded memory and descriptors, and one http request cannot hog the loop.
+
+Issue 14, items 5 and 6.  Each limit is a daemon setting; each refusal is an
+``error`` frame (or an HTTP status with a JSON body) that names the limit.
+The tests set the limits small and cross them with real sockets.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import trio
+
+from hookd.bridge import http_endpoint
+from hookd_client import protocol
+from tests.reliability.helpers import event
+
+MIB = 1024 * 1024
+
+
+# --- the Unix socket -----------------------------------------------------------------
+
+
+def _connect(sock: Path, hello: bool = True) -> socket.socket:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(20)
+    conn.connect(str(sock))
+    if hello:
+        conn.sendall(protocol.encode(protocol.Hello(client="limits-test")))
+        reply = _read_frame(conn)
+        assert isinstance(reply, protocol.Welcome), reply
+    return conn
+
+
+def _read_frame(conn: socket.socket) -> protocol.ServerMessage | None:
+    """The next frame, or None at EOF."""
+    head = b""
+    while len(head) < 4:
+        chunk = conn.recv(4 - len(head))
+        if not chunk:
+            return None
+        head += chunk
+    (length,) = protocol.HEADER.unpack(head)
+    body = b""
+    while len(body) < length:
+        chunk = conn.recv(length - len(body))
+        if not chunk:
+            return None
+        body += chunk
+    return protocol.decode_server(body)
+
+
+def _error_then_eof(conn: socket.socket) -> protocol.Error:
+    reply = _read_frame(conn)
+    assert isinstance(reply, protocol.Error), reply
+    assert _read_frame(conn) is None, "the connection should be closed after the error"
+    return reply
+
+
+async def in_thread(fn: Any, *args: Any) -> Any:
+    return await trio.to_thread.run_sync(fn, *args)
+
+
+async def test_a_connection_that_never_says_hello_is_closed(daemon_factory: Any) -> None:
+    handle = await daemon_factory(hello_timeout=0.3)
+
+    def run() -> protocol.Error:
+        with _connect(handle.socket, hello=False) as conn:
+            return _error_then_eof(conn)
+
+    err = await in_thread(run)
+    assert err.code == "timeout" and "hello_timeout" in err.message
+
+
+async def test_a_frame_sent_too_slowly_is_dropped(daemon_factory: Any) -> None:
+    """Slowloris: a frame's first bytes, then nothing."""
+    handle = await daemon_factory(frame_timeout=0.3)
+
+    def run() -> protocol.Error:
+        with _connect(handle.socket) as conn:
+            conn.sendall(protocol.HEADER.pack(1000) + b"\x81")
+            return _error_then_eof(conn)
+
+    err = await in_thread(run)
+    assert err.code == "timeout" and "frame_timeout" in err.message
+
+
+async def test_connections_over_the_cap_are_refused_with_a_reason(daemon_factory: Any) -> None:
+    handle = await daemon_factory(max_connections=4, max_connections_per_pid=100)
+
+    def run() -> tuple[protocol.Error, bool]:
+        conns = [_connect(handle.socket) for _ in range(4)]
+        try:
+            with _connect(handle.socket, hello=False) as extra:
+                err = _error_then_eof(extra)
+            conns.pop().close()
+            # One left: a new connection is served again (wait until the close is seen).
+            for _ in range(200):
+                with _connect(handle.socket, hello=False) as again:
+                    again.sendall(protocol.encode(protocol.Hello(client="again")))
+                    if isinstance(_read_frame(again), protocol.Welcome):
+                        return err, True
+            return err, False
+        finally:
+            for conn in conns:
+                conn.close()
+
+    err, served_again = await in_thread(run)
+    assert err.code == "busy" and "max_connections = 4" in err.message
+    assert served_again
+
+
+async def test_connections_per_peer_process_are_capped(daemon_factory: Any) -> None:
+    handle = await daemon_factory(max_connections_per_pid=3)
+
+    def run() -> protocol.Error:
+        conns = [_connect(handle.socket) for _ in range(3)]
+        try:
+            with _connect(handle.socket, hello=False) as extra:
+                return _error_then_eof(extra)
+        finally:
+            for conn in conns:
+                conn.close()
+
+    err = await in_thread(run)
+    assert err.code == "busy" and "max_connections_per_pid = 3" in err.message
+
+
+async def test_unfinished_frames_share_one_byte_budget(daemon_factory: Any) -> None:
+    """Two half-sent 3 MiB frames against a 4 MiB budget: the second is refused."""
+    handle = await daemon_factory(buffer_budget=4 * MIB)
+    body = msgspec.msgpack.encode({"kind": "status", "id": 7, "pad": "x" * (3 * MIB)})
+
+    def run() -> tuple[protocol.Error, protocol.ServerMessage | None]:
+        with _connect(handle.socket) as first, _connect(handle.socket) as second:
+            first.sendall(protocol.HEADER.pack(len(body)) + body[: MIB // 2])
+            # Wait until the daemon has read (and reserved) the first frame's start:
+            # a status round trip on the second connection orders it after that read.
+            second.sendall(protocol.encode(protocol.Status(id=1)))
+            assert isinstance(_read_frame(second), protocol.Reply)
+            second.sendall(protocol.HEADER.pack(len(body)) + body[:1000])
+            err = _error_then_eof(second)
+            first.sendall(body[MIB // 2 :])
+            return err, _read_frame(first)
+
+    err, first_reply = await in_thread(run)
+    assert err.code == "busy" and "buffer_budget" in err.message
+    assert isinstance(first_reply, protocol.Reply) and first_reply.id == 7
+
+
+# --- the http endpoint ---------------------------------------------------------------
+
+
+async def _http_daemon(daemon_factory: Any, **settings: Any) -> tuple[Any, int]:
+    handle = await daemon_factory(http_port=0, **settings)
+    port = handle.daemon.http_port
+    assert port
+    return handle, port
+
+
+def _http_exchange(port: int, request: bytes, pieces: int = 1) -> bytes:
+    """Send ``request`` (split in ``pieces`` sends) and read until the server closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        step = max(1, len(request) // pieces)
+        for i in range(0, len(request), step):
+            conn.sendall(request[i : i + step])
+        data = b""
+        while True:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return data
+            data += chunk
+
+
+def _status_and_body(response: bytes) -> tuple[int, dict[str, Any]]:
+    head, _, body = response.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    return status, json.loads(body)
+
+
+async def test_http_connections_over_the_cap_get_503(daemon_factory: Any) -> None:
+    _handle, port = await _http_daemon(daemon_factory, http_max_connections=3)
+
+    def run() -> bytes:
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(3)]
+        try:
+            return _http_exchange(port, b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n")
+        finally:
+            for conn in idle:
+                conn.close()
+
+    status, body = _status_and_body(await in_thread(run))
+    assert status == 503 and "http_max_connections = 3" in body["error"]
+
+
+async def test_http_headers_sent_byte_by_byte_time_out(daemon_factory: Any) -> None:
+    """Slowloris on http: each byte arrives in time, the headers as a whole do not."""
+    _handle, port = await _http_daemon(daemon_factory, http_header_timeout=0.5)
+
+    def run() -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+            conn.sendall(b"POST /hooks/PreToolUse HTTP/1.1\r\n")
+            data = b""
+            for _ in range(600):  # up to a minute of one byte every 0.1 s
+                try:
+                    conn.sendall(b"x")
+                except OSError:
+                    break
+                conn.settimeout(0.1)
+                try:
+                    chunk = conn.recv(65536)
+                except TimeoutError:
+                    continue
+                if not chunk:
+                    break
+                data += chunk
+            return data
+
+    status, body = _status_and_body(await in_thread(run))
+    assert status == 408 and "http_header_timeout" in body["error"]
+
+
+async def test_a_deeply_nested_json_body_is_a_400_with_a_json_error(daemon_factory: Any) -> None:
+    _handle, port = await _http_daemon(daemon_factory)
+    token = http_endpoint.load_or_create_token()
+    depth = 100_000
+    body = b'{"a": ' + b"[" * depth + b"]" * depth + b"}"
+    request = (
+        b"POST /hooks/PreToolUse HTTP/1.1\r\nhost: x\r\nconnection: close\r\n"
+        b"authorization: Bearer " + token.encode() + b"\r\n"
+        b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+    status, answer = _status_and_body(await in_thread(_http_exchange, port, request))
+    assert status == 400 and "nested" in answer["error"]
+    # Still serving.
+    ok = event()
+    good = json.dumps(ok).encode()
+    request = (
+        b"POST /hooks/PreToolUse HTTP/1.1\r\nhost: x\r\nconnection: close\r\n"
+        b"authorization: Bearer " + token.encode() + b"\r\n"
+        b"content-length: " + str(len(good)).encode() + b"\r\n\r\n" + good
+    )
+    response = await in_thread(_http_exchange, port, request)
+    assert response.startswith(b"HTTP/1.1 200 "), response[:200]
+
+
+async def test_a_body_of_100k_one_byte_chunks_is_parsed_in_many_steps() -> None:
+    """The parser gives the loop back while it works through a pathological body.
+
+    Counted with a trio instrument: the number of steps the reading task takes
+    (each step runs until the next checkpoint).  Without yielding, the whole
+    body — ~600 kB, ten reads — is parsed in about ten steps, during which no
+    other connection is served.
+    """
+    chunks = 100_000
+    body = b"1\r\nx\r\n" * chunks + b"0\r\n\r\n"
+    request = (
+        b"POST /hooks/PreToolUse HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n" + body
+    )
+
+    class Steps(trio.abc.Instrument):
+        def __init__(self) -> None:
+            self.task: trio.lowlevel.Task | None = None
+            self.count = 0
+
+        def before_task_step(self, task: trio.lowlevel.Task) -> None:
+            if task is self.task:
+                self.count += 1
+
+    steps = Steps()
+    client, server = trio.testing.memory_stream_pair()
+    await client.send_all(request)
+    await client.send_eof()
+    parsed: list[bytes] = []
+
+    async def read() -> None:
+        steps.task = trio.lowlevel.current_task()
+        conn = http_endpoint.h11.Connection(http_endpoint.h11.SERVER)
+        _request, got = await http_endpoint._read_request(server, conn)  # type: ignore[arg-type]
+        parsed.append(got)
+
+    trio.lowlevel.add_instrument(steps)
+    try:
+        await read()
+    finally:
+        trio.lowlevel.remove_instrument(steps)
+    assert parsed == [b"x" * chunks]
+    assert steps.count > 500, f"parsed in only {steps.count} steps"
