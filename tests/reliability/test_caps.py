@@ -18,7 +18,7 @@ import pytest
 import trio
 
 from hookd_client.client import Client, DaemonError
-from tests.reliability.helpers import event, rss_kb
+from reliability.helpers import event, rss_kb
 
 MIB = 1024 * 1024
 

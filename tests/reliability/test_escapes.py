@@ -28,7 +28,7 @@ import trio
 from hookd import proctree
 from hookd_client import protocol
 from hookd_client.client import Client
-from tests.reliability.helpers import event, processes_with, rss_kb
+from reliability.helpers import event, processes_with, rss_kb
 
 ESCAPE = """(setsid env -i sh -c 'trap "" TERM; sleep 1000' &); sleep 1000"""
 ESCAPEES = (b'sh\0-c\0trap "" TERM; sleep 1000\0', b"sleep\x001000\0")

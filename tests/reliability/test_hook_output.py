@@ -19,7 +19,7 @@ from typing import Any
 import trio
 
 from hookd_client.client import Client
-from tests.reliability.helpers import event
+from reliability.helpers import event
 
 DEEP = 100_000
 

@@ -12,12 +12,14 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import h11
 import msgspec
 import trio
+import trio.testing
 
 from hookd.bridge import http_endpoint
 from hookd_client import protocol
-from tests.reliability.helpers import event
+from reliability.helpers import event
 
 MIB = 1024 * 1024
 
@@ -279,8 +281,8 @@ async def test_a_body_of_100k_one_byte_chunks_is_parsed_in_many_steps() -> None:
 
     async def read() -> None:
         steps.task = trio.lowlevel.current_task()
-        conn = http_endpoint.h11.Connection(http_endpoint.h11.SERVER)
-        _request, got = await http_endpoint._read_request(server, conn)  # type: ignore[arg-type]
+        conn = h11.Connection(h11.SERVER)
+        _request, got = await http_endpoint._read_request(server, conn)
         parsed.append(got)
 
     trio.lowlevel.add_instrument(steps)
