@@ -82,11 +82,33 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
                 metavar=name.upper()[:-1],
                 help=f"{doc} Repeatable (default: {default})",
             )
+        elif typing.get_origin(hint) is dict:
+            parser.add_argument(
+                flag.removesuffix("s"),
+                dest=name,
+                action="append",
+                type=_key_count,
+                metavar="NAME=N",
+                help=f"repeatable (default: {default})",
+            )
         elif typing.get_origin(hint) is typing.Literal:
             parser.add_argument(flag, dest=name, choices=args, help=f"{doc} (default: {default})")
         else:
             base = next((a for a in args if a is not type(None)), hint) if args else hint
             parser.add_argument(flag, dest=name, type=base, help=f"{doc} (default: {default!r})")
+
+
+def _key_count(text: str) -> tuple[str, int]:
+    """``NAME=N`` for a mapping setting (``--inject-fault reload=1``)."""
+    name, sep, count = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=N, got {text!r}")
+    try:
+        return name, int(count)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=N with an integer N, got {text!r}"
+        ) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,6 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     overrides: dict[str, Any] = {
         name: getattr(args, name, None) for name in DaemonSettings.__struct_fields__
     }
+    for name, value in overrides.items():
+        if isinstance(value, list) and value and isinstance(value[0], tuple):
+            overrides[name] = dict(value)  # NAME=N pairs of a mapping setting
     try:
         settings = load_settings(getattr(args, "config", None), overrides)
     except SettingsError as exc:
