@@ -68,7 +68,7 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     max_connections: int = 1024
     """Unix-socket connections open at once; more are refused (error ``busy``).  Only the
     daemon's own user may connect, so this is also the per-uid cap."""
-    max_connections_per_pid: int = 64
+    max_connections_per_pid: int = 256
     """Unix-socket connections one peer process may hold open at once (error ``busy``)."""
     buffer_budget: int = 64 * 1024 * 1024
     """Bytes all connections together may hold in frames still arriving; a large frame that
