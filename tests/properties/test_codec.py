@@ -1,0 +1,171 @@
+"""Property tests of the frame codec: any bytes give a frame or a clear error, never a crash.
+
+The daemon's reader and the clients cut frames out of a byte stream and decode
+each body into a tagged Struct.  Whatever arrives — valid frames split at any
+point, or junk — each step either yields whole messages or raises
+:class:`~hookd_client.protocol.FrameError` with a message; no other exception
+may escape (one did once: a non-UTF-8 string raised ``UnicodeDecodeError``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hookd_client import protocol
+from hookd_client._core import FrameBuffer
+
+FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+ids = st.integers(0, 2**63 - 1)
+
+client_messages = st.one_of(
+    st.builds(
+        protocol.Fire,
+        id=ids,
+        event=st.text(min_size=1, max_size=30),
+        input=st.dictionaries(st.text(max_size=10), json_values, max_size=5),
+    ),
+    st.builds(protocol.Hello, client=st.text(max_size=20), pid=st.none() | st.integers(1, 2**31)),
+    st.builds(protocol.Status, id=ids),
+    st.builds(protocol.CheckAsync, id=ids, session_id=st.text(max_size=20)),
+    st.builds(protocol.Cancel, id=ids, target=ids),
+)
+
+server_messages = st.one_of(
+    st.builds(
+        protocol.Welcome,
+        version=st.integers(0, 10),
+        server=st.text(max_size=20),
+        pid=st.integers(1, 2**31),
+        max_frame=st.integers(1, 2**32 - 1),
+    ),
+    st.builds(protocol.Reply, id=ids, data=json_values),
+    st.builds(
+        protocol.Error, code=st.text(max_size=12), message=st.text(max_size=40), id=st.none() | ids
+    ),
+    st.builds(
+        protocol.RelayReply,
+        id=ids,
+        stdout=st.text(max_size=40),
+        stderr=st.text(max_size=40),
+        exit_code=st.integers(0, 255),
+    ),
+)
+
+
+def _msgpack_values() -> st.SearchStrategy[Any]:
+    """MessagePack maps that look like messages: a kind, an id, and arbitrary fields."""
+    kinds = st.sampled_from(["fire", "status", "hello", "relay", "cancel", "nope", ""])
+    return st.fixed_dictionaries(
+        {"kind": kinds},
+        optional={
+            "id": st.integers(-(2**63), 2**64 - 1) | st.text(max_size=4) | st.booleans(),
+            "event": st.text(max_size=10) | st.integers(-(2**63), 2**63 - 1),
+            "input": json_values,
+            "session_id": st.text(max_size=10) | st.none(),
+            "target": st.integers(-5, 5),
+        },
+    )
+
+
+@FAST
+@given(st.binary(max_size=200))
+def test_any_body_decodes_to_a_message_or_a_frame_error(body: bytes) -> None:
+    for decode in (protocol.decode_client, protocol.decode_server):
+        try:
+            message = decode(body)
+        except protocol.FrameError as exc:
+            assert str(exc)
+        else:
+            assert isinstance(message, msgspec.Struct)
+    rid = protocol.request_id_of(body)
+    assert rid is None or isinstance(rid, int)
+
+
+@FAST
+@given(_msgpack_values())
+def test_message_shaped_maps_decode_or_fail_clearly(value: dict[str, Any]) -> None:
+    body = msgspec.msgpack.encode(value)
+    try:
+        message = protocol.decode_client(body)
+    except protocol.FrameError as exc:
+        assert str(exc).startswith(("invalid message", "frame "))
+        rid = protocol.request_id_of(body)
+        wanted = value.get("id")
+        if isinstance(wanted, int) and not isinstance(wanted, bool) and wanted < 2**63:
+            assert rid == wanted  # the error reply can name the request
+    else:
+        assert getattr(message, "kind", None) is None  # tags are not fields
+        assert type(message).__struct_config__.tag == value["kind"]
+
+
+@FAST
+@given(client_messages)
+def test_client_messages_survive_a_round_trip(message: msgspec.Struct) -> None:
+    data = protocol.encode(message)
+    (length,) = protocol.HEADER.unpack(data[: protocol.HEADER.size])
+    assert length == len(data) - protocol.HEADER.size
+    assert protocol.decode_client(data[protocol.HEADER.size :]) == message
+
+
+@FAST
+@given(st.lists(server_messages, max_size=6), st.data())
+def test_frames_split_anywhere_reassemble_in_order(
+    messages: list[msgspec.Struct], data: st.DataObject
+) -> None:
+    stream = b"".join(protocol.encode(m) for m in messages)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=8)))
+    buffer = FrameBuffer()
+    got: list[protocol.ServerMessage] = []
+    start = 0
+    for cut in [*cuts, len(stream)]:
+        got += buffer.feed(stream[start:cut])
+        start = cut
+    assert got == messages
+
+
+@FAST
+@given(st.lists(st.binary(max_size=64), max_size=6), st.integers(8, 1 << 20))
+def test_junk_streams_give_messages_or_a_frame_error(chunks: list[bytes], max_frame: int) -> None:
+    buffer = FrameBuffer(max_frame=max_frame)
+    for chunk in chunks:
+        try:
+            for message in buffer.feed(chunk):
+                assert isinstance(message, msgspec.Struct)
+        except protocol.FrameError as exc:
+            assert str(exc)
+            return  # framing is lost: the connection closes
+
+
+@FAST
+@given(st.integers(1, 1 << 20), st.integers(0, 1 << 21))
+def test_a_frame_over_the_limit_is_refused_from_its_header(max_frame: int, length: int) -> None:
+    buffer = FrameBuffer(max_frame=max_frame)
+    header = protocol.HEADER.pack(length)
+    if length > max_frame:
+        try:
+            buffer.feed(header)
+        except protocol.FrameError as exc:
+            assert f"frame of {length} bytes exceeds the maximum of {max_frame} bytes" == str(exc)
+        else:
+            raise AssertionError("an oversized header was accepted")
+    elif length == 0:
+        try:
+            buffer.feed(header)  # an empty body is no message
+        except protocol.FrameError as exc:
+            assert str(exc)
+        else:
+            raise AssertionError("an empty frame was accepted")
+    else:
+        assert buffer.feed(header) == []  # waits for the body
