@@ -8,6 +8,7 @@ blocked.  fire --format claude exits with the code a Claude Code hook exits with
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -19,18 +20,21 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NO_DAEMON = 0, 1, 2, 3
 
+_OWN_NAME = "hookd.cli.hookctl"
+"""Commands defined in this module (not ``__name__``: under ``python -m`` that is ``__main__``)."""
+
 # Which module registers (and runs) each subcommand, and its one-line help.
 # Only the chosen subcommand's module is imported: `hookctl status` must not
 # pay for trio, httpx and the engine (it starts about as fast as the blocking
 # client), and `hookctl --help` imports none of them.
 COMMANDS: dict[str, tuple[str, str]] = {
     "fire": (
-        "hookd.cli.hookctl",
+        _OWN_NAME,
         "fire one event (through the daemon, or --local) and show the result",
     ),
-    "example": ("hookd.cli.hookctl", "print an example input for an event (for fire --input)"),
+    "example": (_OWN_NAME, "print an example input for an event (for fire --input)"),
     "validate": (
-        "hookd.cli.hookctl",
+        _OWN_NAME,
         "check config files: every error with file, line and JSON path",
     ),
     "status": ("hookd.cli.remote", "the daemon, its config, sessions and running hooks"),
@@ -47,16 +51,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("hookd.cli.reliability_cmd", "re-run a recorded event on the current config"),
     "reset": ("hookd.cli.reliability_cmd", "resume hooks paused by the circuit breaker"),
     "claude": ("hookd.cli.claude_cmd", "run Claude Code's hooks through hookd"),
+    "systemd": ("hookd.cli.systemd_cmd", "run hookd as a socket-activated user service"),
+    "completion": (_OWN_NAME, "print a shell completion script (bash, zsh, fish)"),
 }
 
-_OWN = "hookd.cli.hookctl"
-"""Commands defined in this module (not ``__name__``: under ``python -m`` that is ``__main__``)."""
 
 _REGISTRARS = {
     "hookd.cli.remote": "add_commands",
     "hookd.cli.async_cmd": "add_command",
     "hookd.cli.reliability_cmd": "add_commands",
     "hookd.cli.claude_cmd": "add_claude_command",
+    "hookd.cli.systemd_cmd": "add_systemd_command",
 }
 
 
@@ -121,6 +126,18 @@ def _add_own_commands(sub: Any) -> None:
     validate.add_argument("--json", action="store_true", help="one JSON report for all files")
     validate.set_defaults(func=_lazy("hookd.cli.validate_cmd:cmd_validate"))
 
+    completion = sub.add_parser(
+        "completion",
+        help=COMMANDS["completion"][1],
+        description='bash: eval "$(hookctl completion bash)"; zsh: eval "$(hookctl completion '
+        'zsh)"; fish: hookctl completion fish | source',
+    )
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell")
+    completion.set_defaults(
+        func=_lazy("hookd.cli.completion:cmd_completion"),
+        full_parser=functools.partial(build_parser, full=True),
+    )
+
 
 def build_parser(command: str | None = None, *, full: bool = False) -> argparse.ArgumentParser:
     """hookctl's parser; with ``command``, only that command's module is imported.
@@ -148,7 +165,7 @@ def build_parser(command: str | None = None, *, full: bool = False) -> argparse.
     else:
         wanted = [COMMANDS[command][0]] if command in COMMANDS else []
     for module in wanted:
-        if module == _OWN:
+        if module == _OWN_NAME:
             _add_own_commands(sub)
         else:
             getattr(importlib.import_module(module), _REGISTRARS[module])(sub)

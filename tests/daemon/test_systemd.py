@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from hookd.cli.systemd_cmd import render_unit
 from hookd_client.client import Client
 
 ROOT = Path(__file__).resolve().parents[2]
-UNITS = ROOT / "systemd"
 
 
 def _require(tool: str) -> str:
@@ -43,16 +43,17 @@ def short_dir() -> Iterator[Path]:
 
 
 def test_units_pass_systemd_analyze_verify(short_dir: Path) -> None:
+    """The templates in hookd/units/, rendered as `hookctl systemd install` renders them."""
     analyze = _require("systemd-analyze")
-    home = short_dir / "home"
-    (home / ".local" / "bin").mkdir(parents=True)
-    # The unit runs ~/.local/bin/hookd (where `pip install --user`/pipx put it).
-    (home / ".local" / "bin" / "hookd").symlink_to(Path(sys.executable).parent / "hookd")
+    units = short_dir / "units"
+    units.mkdir()
+    for name in ("hookd.socket", "hookd.service"):
+        (units / name).write_text(render_unit(name))
     runtime = short_dir / "run"
     runtime.mkdir()
-    env = {**os.environ, "HOME": str(home), "XDG_RUNTIME_DIR": str(runtime)}
+    env = {**os.environ, "HOME": str(short_dir), "XDG_RUNTIME_DIR": str(runtime)}
     proc = subprocess.run(
-        [analyze, "--user", "verify", str(UNITS / "hookd.socket"), str(UNITS / "hookd.service")],
+        [analyze, "--user", "verify", str(units / "hookd.socket"), str(units / "hookd.service")],
         env=env,
         capture_output=True,
         text=True,
