@@ -50,7 +50,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import structlog
@@ -178,42 +178,48 @@ class Subreaper:
         me = os.getpid()
         mine = table.get(me)
         my_sid = mine.sid if mine is not None else os.getsid(0)
-        markers: dict[int, str | None] = {}
-        roots = {root}
-        for proc in table.values():
-            if proc.pid == me or proc.state == "Z":
-                continue
-            if proc.pgid == root:
-                roots.add(proc.pid)
-            marker = markers[proc.pid] = proctree.run_marker(proc.pid)
-            if marker == run_id:
-                roots.add(proc.pid)
+        roots, markers = _marked_roots(table, me, run_id, root)
         run = self.runs.get(run_id)
         if run is not None:
             for pid, start in run.seen.items():
                 seen = table.get(pid)
                 if seen is not None and seen.start == start:
                     roots.add(pid)
-            others = [r for r in self.runs.values() if r.run_id != run_id]
-            for proc in table.values():
-                if (
-                    proc.ppid != me
-                    or proc.pid in self.own
-                    or proc.sid == my_sid
-                    or proc.state == "Z"
-                    or proc.pid in roots
-                    or proc.start < run.born
-                ):
-                    continue
-                if markers.get(proc.pid) is not None:
-                    continue  # another run's marker (this run's is in roots already)
-                pipes = proctree.pipe_inodes(proc.pid)
-                ours = bool(pipes & run.pipes)
-                if ours or not any(pipes & o.pipes or proc.pid in o.seen for o in others):
-                    roots.add(proc.pid)
+            roots |= self._adopted_roots(table, run, roots, markers, me, my_sid)
         found = roots | proctree.descendants(table, roots)
         found.discard(me)
         return {pid: table[pid].start for pid in found if pid in table and table[pid].state != "Z"}
+
+    def _adopted_roots(
+        self,
+        table: dict[int, proctree.ProcInfo],
+        run: RunTree,
+        roots: set[int],
+        markers: Mapping[int, str | None],
+        me: int,
+        my_sid: int,
+    ) -> set[int]:
+        """Orphans the daemon adopted (as subreaper) since the run began that share a pipe
+        with it — or share none with any other run: unmarked, they can only be found so."""
+        others = [r for r in self.runs.values() if r.run_id != run.run_id]
+        found: set[int] = set()
+        for proc in table.values():
+            if (
+                proc.ppid != me
+                or proc.pid in self.own
+                or proc.sid == my_sid
+                or proc.state == "Z"
+                or proc.pid in roots
+                or proc.start < run.born
+            ):
+                continue
+            if markers.get(proc.pid) is not None:
+                continue  # another run's marker (this run's is in roots already)
+            pipes = proctree.pipe_inodes(proc.pid)
+            ours = bool(pipes & run.pipes)
+            if ours or not any(pipes & o.pipes or proc.pid in o.seen for o in others):
+                found.add(proc.pid)
+        return found
 
     # --- reaping --------------------------------------------------------------------
 
@@ -246,15 +252,7 @@ class Subreaper:
         mine = table.get(me)
         my_sid = mine.sid if mine is not None else os.getsid(0)
         for run in self.runs.values():
-            below = proctree.descendants(table, (run.root,))
-            below.update(p.pid for p in table.values() if p.pgid == run.root)
-            below.discard(run.root)
-            run.seen = {
-                pid: start
-                for pid, start in run.seen.items()
-                if pid in table and table[pid].start == start
-            }
-            run.seen.update((pid, table[pid].start) for pid in below if pid in table)
+            _remember_tree(run, table)
         zombies: set[tuple[int, int]] = set()
         adopted = 0
         for proc in table.values():
@@ -275,6 +273,36 @@ class Subreaper:
         while True:
             await trio.sleep(interval)
             self.sweep()
+
+
+def _marked_roots(
+    table: dict[int, proctree.ProcInfo], me: int, run_id: str, root: int
+) -> tuple[set[int], dict[int, str | None]]:
+    """The run's root, its process group and every process carrying its marker; and
+    each live process's marker, read once for the later steps."""
+    markers: dict[int, str | None] = {}
+    roots = {root}
+    for proc in table.values():
+        if proc.pid == me or proc.state == "Z":
+            continue
+        if proc.pgid == root:
+            roots.add(proc.pid)
+        marker = markers[proc.pid] = proctree.run_marker(proc.pid)
+        if marker == run_id:
+            roots.add(proc.pid)
+    return roots, markers
+
+
+def _remember_tree(run: RunTree, table: dict[int, proctree.ProcInfo]) -> None:
+    """Keep the run's still-live processes (same start time) and add what is below its
+    root or in its process group now, so a process that later escapes is still known."""
+    below = proctree.descendants(table, (run.root,))
+    below.update(p.pid for p in table.values() if p.pgid == run.root)
+    below.discard(run.root)
+    run.seen = {
+        pid: start for pid, start in run.seen.items() if pid in table and table[pid].start == start
+    }
+    run.seen.update((pid, table[pid].start) for pid in below if pid in table)
 
 
 SUBREAPER = Subreaper()
