@@ -40,7 +40,7 @@ import json
 import math
 import os
 import secrets
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
@@ -116,17 +116,27 @@ class FireFn(Protocol):
 
 
 async def start_http_endpoint(
-    port: int, fire: FireFn, nursery: trio.Nursery, limits: HttpLimits = HttpLimits()
+    port: int,
+    fire: FireFn,
+    nursery: trio.Nursery,
+    limits: HttpLimits = HttpLimits(),
+    serve_under: Callable[..., Awaitable[None]] | None = None,
 ) -> int:
     """The daemon's hook: serve http hooks in its nursery; returns the bound port.
 
     ``fire`` is the event pipeline's door; the endpoint needs nothing else of
     the daemon.  The token is created on first use, so ``hookctl claude
     install`` and the daemon agree on it without any other coordination.
+    ``serve_under``: a supervisor the listener runs under (the daemon's
+    ``supervise``: a listener that raises is restarted and reported, not
+    allowed to stop the daemon), called as ``serve_under(serve_http, *args)``.
     """
     token = load_or_create_token()
     listeners = await open_http_listeners(port)
-    await nursery.start(serve_http, listeners, fire, token, limits)
+    if serve_under is None:
+        await nursery.start(serve_http, listeners, fire, token, limits)
+    else:
+        await nursery.start(serve_under, serve_http, listeners, fire, token, limits)
     bound = int(listeners[0].socket.getsockname()[1])
     log.info(
         "http hook endpoint listening", host="127.0.0.1", port=bound, token_file=str(token_path())

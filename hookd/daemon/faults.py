@@ -15,7 +15,9 @@ every time must not spin a core.  Cancellation is never caught: it is a
 
 ``inject_faults`` (a daemon setting, for tests and drills) makes a named
 fault point raise its first N times, so the survival is proven through the
-real daemon rather than a mock of it.
+real daemon rather than a mock of it.  Every supervised task is a fault point
+under its own name at each (re)start (``watcher``, ``sweep``, ``reaper``,
+``signals``, ``http``); ``reload`` is one inside every reload.
 """
 
 from __future__ import annotations
@@ -111,6 +113,7 @@ async def supervise(
     while True:
         began = trio.current_time()
         try:
+            faults.point(name)  # inject_faults = {name = N}: fail the first N starts
             if takes_status:
                 await fn(*args, task_status=status)
             else:

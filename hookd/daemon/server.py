@@ -231,6 +231,9 @@ class Daemon:
                             header_timeout=self.settings.http_header_timeout,
                             body_timeout=self.settings.http_body_timeout,
                         ),
+                        serve_under=functools.partial(
+                            supervise, "http", self.faults, takes_status=True
+                        ),
                     )
                 log.info(
                     "hookd serving",
@@ -332,13 +335,11 @@ class Daemon:
         """Sweep the subreaper (hookd/subreaper.py): snapshot live runs, reap adopted zombies."""
         while True:
             await trio.sleep(SWEEP_INTERVAL)
-            self.faults.point("reaper")
             SUBREAPER.sweep()
 
     async def _sweep_idle_projects(self) -> None:
         while True:
             await trio.sleep(min(60.0, max(0.1, self.settings.project_idle_seconds / 2)))
-            self.faults.point("sweep")
             dropped = self.registry.drop_idle_projects(self.sessions.projects_in_use())
             if dropped:
                 log.info("projects unloaded", projects=dropped)

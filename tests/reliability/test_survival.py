@@ -207,3 +207,21 @@ async def test_a_fault_in_a_housekeeping_task_restarts_it(daemon_factory: Any) -
                 break
             await trio.sleep(0.1)
     assert st["faults"][0]["task"] == "sweep"
+
+
+async def test_a_failing_http_listener_is_restarted(daemon_factory: Any) -> None:
+    """The http listener's first start raises; it is restarted and answers."""
+    handle = await daemon_factory(http_port=0, inject_faults={"http": 1})
+    port = handle.daemon.http_port
+
+    def health() -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
+            conn.sendall(b"GET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            data = b""
+            while chunk := conn.recv(65536):
+                data += chunk
+            return data
+
+    assert (await trio.to_thread.run_sync(health)).startswith(b"HTTP/1.1 200 ")
+    st = await call(handle.socket, protocol.Status(id=1))
+    assert [f["task"] for f in st["faults"]] == ["http"]
