@@ -152,8 +152,9 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     leaves its process group and scrubs its environment is still found and killed at a
     timeout; false: such a process is re-parented to init and escapes (docs/reliability.md)."""
     inject_faults: dict[str, int] = msgspec.field(default_factory=dict)
-    """Fault points (``reload``, ``sweep``, ``reaper``) that raise their first N times: for
-    tests and drills that prove a failing task is reported in status and keeps going."""
+    """Fault points that raise their first N times (``reload``; the supervised tasks
+    ``watcher``, ``sweep``, ``reaper``, ``signals``, ``http`` at each start): for tests and
+    drills that prove a failing task is reported in status and keeps going."""
 
     def socket_path(self) -> Path:
         return Path(self.socket).expanduser() if self.socket else default_socket_path()
