@@ -257,11 +257,7 @@ async def serve_http(
             try:
                 with trio.move_on_after(1.0):
                     await _send_error(stream, h11.Connection(h11.SERVER), 503, message)
-                    # Read what the client sent before closing: closing a socket with
-                    # unread bytes resets it, and the client might never see the 503.
-                    await stream.send_eof()
-                    while await stream.receive_some(65536):
-                        pass
+                await _linger(stream)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 pass
             finally:
@@ -297,9 +293,11 @@ async def _serve_connection(
             request, body = await _read_request(stream, conn, limits)
         except _HttpError as exc:
             await _send_error(stream, conn, exc.status, exc.message)
+            await _linger(stream)
             return
         except h11.RemoteProtocolError as exc:
             await _send_error(stream, conn, exc.error_status_hint, f"bad HTTP request: {exc}")
+            await _linger(stream)
             return
         if request is None:
             return
@@ -493,6 +491,19 @@ async def _send(
         data += conn.send(h11.Data(data=payload)) or b""
     data += conn.send(h11.EndOfMessage()) or b""
     await stream.send_all(data)
+
+
+async def _linger(stream: trio.SocketStream, seconds: float = 1.0) -> None:
+    """After an error response: stop sending, read and drop what the client still sends
+    (up to ``seconds``), then let the caller close.  Closing a socket with unread bytes
+    resets the connection, and a reset can destroy the response before the client reads it."""
+    with trio.move_on_after(seconds):
+        try:
+            await stream.send_eof()
+            while await stream.receive_some(65536):
+                pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
 
 
 async def _send_error(

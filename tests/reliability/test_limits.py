@@ -217,6 +217,8 @@ async def test_http_headers_sent_byte_by_byte_time_out(daemon_factory: Any) -> N
                     chunk = conn.recv(65536)
                 except TimeoutError:
                     continue
+                except ConnectionResetError:
+                    break
                 if not chunk:
                     break
                 data += chunk
