@@ -25,7 +25,9 @@ __all__ = [
     "PROTOCOL_VERSION",
     "ClientMessage",
     "FrameError",
+    "InvalidMessage",
     "ServerMessage",
+    "UnknownKind",
     "decode_client",
     "decode_server",
     "encode",
@@ -40,7 +42,28 @@ HEADER = struct.Struct(">I")
 
 
 class FrameError(ValueError):
-    """A frame that cannot be decoded; the message says which and why."""
+    """A frame that cannot be read; the message says which and why.
+
+    Raised as such when the framing itself is lost (a length over the limit,
+    a stream that ends mid-frame): nothing after it can be read.  ``code`` is
+    the ``error`` code the daemon answers with.
+    """
+
+    code = "bad_frame"
+
+
+class InvalidMessage(FrameError):
+    """A well-framed body that is not a valid message: not MessagePack (msgspec's
+    ``DecodeError``), or not one of the message Structs (its ``ValidationError``).
+    The connection goes on."""
+
+    code = "bad_request"
+
+
+class UnknownKind(InvalidMessage):
+    """A body whose ``kind`` names no message this side knows (a newer peer)."""
+
+    code = "unknown_kind"
 
 
 class _Msg(msgspec.Struct, kw_only=True, omit_defaults=True, tag_field="kind"):
@@ -384,27 +407,47 @@ def frame(body: bytes) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
-def _decode(decoder: msgspec.msgpack.Decoder[Any], body: bytes) -> Any:
+def _tags(union: Any) -> frozenset[str]:
+    return frozenset(t.__struct_config__.tag for t in union.__args__)
+
+
+_CLIENT_KINDS = _tags(ClientMessage)
+_SERVER_KINDS = _tags(ServerMessage)
+
+
+def _decode(decoder: msgspec.msgpack.Decoder[Any], kinds: frozenset[str], body: bytes) -> Any:
     try:
         return decoder.decode(body)
     except msgspec.ValidationError as exc:
-        raise FrameError(f"invalid message: {exc}") from None
+        kind = _kind_of(body)
+        if isinstance(kind, str) and kind not in kinds:
+            raise UnknownKind(f"unknown message kind {kind!r}: {exc}") from None
+        raise InvalidMessage(f"invalid message: {exc}") from None
     except msgspec.DecodeError as exc:
-        raise FrameError(f"frame is not valid MessagePack: {exc}") from None
+        raise InvalidMessage(f"frame is not valid MessagePack: {exc}") from None
     except UnicodeDecodeError as exc:
         # msgspec raises this (not DecodeError) for a str that is not UTF-8.
-        raise FrameError(f"frame has a string that is not UTF-8: {exc}") from None
+        raise InvalidMessage(f"frame has a string that is not UTF-8: {exc}") from None
     except RecursionError:
-        raise FrameError("frame is nested too deeply") from None
+        raise InvalidMessage("frame is nested too deeply") from None
+
+
+def _kind_of(body: bytes) -> Any:
+    """The ``kind`` of a body that failed validation (it did decode as MessagePack)."""
+    try:
+        value = msgspec.msgpack.decode(body)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    return value.get("kind") if isinstance(value, dict) else None
 
 
 def decode_client(body: bytes) -> ClientMessage:
-    result: ClientMessage = _decode(_client_decoder, body)
+    result: ClientMessage = _decode(_client_decoder, _CLIENT_KINDS, body)
     return result
 
 
 def decode_server(body: bytes) -> ServerMessage:
-    result: ServerMessage = _decode(_server_decoder, body)
+    result: ServerMessage = _decode(_server_decoder, _SERVER_KINDS, body)
     return result
 
 

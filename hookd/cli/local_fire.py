@@ -22,6 +22,7 @@ from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.engine.claude_output import render_claude
 from hookd.engine.engine import Engine, SessionState
 from hookd.handlers.base import Invocation
+from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import HandlerOptions, open_handlers
 from hookd.logging import configure_logging
 from hookd_client.events import decode_event
@@ -64,9 +65,9 @@ async def _fire_local(args: argparse.Namespace) -> int:
         print(f"hookctl: config: {error}", file=sys.stderr)
     if layout is not None:
         config = _apply_trust(config, layout, project)
-    engine = Engine()
     options = HandlerOptions(python_warm_workers=0)
-    async with open_handlers(engine, options), trio.open_nursery() as nursery:
+    async with open_handlers(options, CommandRunner()) as handlers, trio.open_nursery() as nursery:
+        engine = Engine(handlers.table)
         result = await engine.fire(
             config,
             event,

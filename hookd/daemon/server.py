@@ -21,9 +21,7 @@ import signal
 import socket
 import stat
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import structlog
 import trio
@@ -38,9 +36,15 @@ from hookd.daemon.async_supervisor import AsyncLimits, AsyncSupervisor
 from hookd.daemon.audit import AuditLog
 from hookd.daemon.connection import Connection, PeerCred, peer_credentials
 from hookd.daemon.faults import FaultLog, supervise
+from hookd.daemon.lifecycle import Lifecycle
 from hookd.daemon.limits import BufferBudget, ConnectionLimits
 from hookd.daemon.pipeline import EventPipeline
 from hookd.daemon.registry import ConfigRegistry
+from hookd.daemon.requests.config import ConfigRequests
+from hookd.daemon.requests.control import ControlRequests
+from hookd.daemon.requests.dispatch import Dispatcher
+from hookd.daemon.requests.events import EventRequests
+from hookd.daemon.requests.inspection import InspectionRequests
 from hookd.daemon.sessions import SessionTable
 from hookd.daemon.settings import DaemonSettings
 from hookd.daemon.status import StatusSources
@@ -49,6 +53,7 @@ from hookd.daemon.watcher import watch_sources
 from hookd.engine.breaker import CircuitBreaker
 from hookd.engine.engine import Engine, EngineSettings
 from hookd.fdio import write_nowait
+from hookd.handlers.callback import CallbackRunner
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import HandlerOptions, Handlers, open_handlers
 from hookd.subreaper import SUBREAPER, SWEEP_INTERVAL
@@ -73,26 +78,22 @@ class Daemon:
         )
         self.registry = ConfigRegistry(self.layout, settings.project_idle_seconds)
         self.sessions = SessionTable()
-        runner = CommandRunner(
+        self.command_runner = CommandRunner(
             output_cap=settings.output_cap,
             kill_grace=settings.kill_grace,
             direct=settings.command_without_shell,
         )
         state = settings.state_path()
+        self.engine_settings = EngineSettings(
+            stop_block_cap=settings.stop_block_cap,
+            spill_dir=str(state / "spill"),
+            env_file_dir=str(state / "env"),
+        )
         # Reliability (docs/reliability.md): trust gate, circuit breaker, audit log.
         self.trust = TrustGate(
             TrustStore(state / "trust.json"), self.layout, required=settings.require_trust
         )
         self.breaker = CircuitBreaker(settings.breaker_threshold, settings.breaker_cooldown)
-        self.engine = Engine(
-            EngineSettings(
-                command_runner=runner,
-                stop_block_cap=settings.stop_block_cap,
-                spill_dir=str(state / "spill"),
-                env_file_dir=str(state / "env"),
-            )
-        )
-        self.engine.gate = self.breaker.skip_reason
         self.audit = AuditLog(
             state / "audit",
             max_bytes=settings.audit_max_bytes,
@@ -106,16 +107,7 @@ class Daemon:
         )
         self.activity = Activity(settings.tail_buffer)
         self.async_supervisor.on_finished = self.activity.async_finished
-        self.pipeline = EventPipeline(
-            engine=self.engine,
-            sessions=self.sessions,
-            registry=self.registry,
-            trust=self.trust,
-            breaker=self.breaker,
-            audit=self.audit,
-            async_supervisor=self.async_supervisor,
-            activity=self.activity,
-        )
+        self.lifecycle = Lifecycle()
         self.socket_path = settings.socket_path()
         self.limits = ConnectionLimits(settings)
         self.buffer_budget = BufferBudget(settings.buffer_budget)
@@ -127,9 +119,29 @@ class Daemon:
         self.connections: set[Connection] = set()
         self.handlers: Handlers | None = None
         """The live handler set (http client, python worker pool) while ``run`` runs."""
-        self.shutting_down = False
-        self.stop_requested = trio.Event()
-        self.status_sources = StatusSources(
+
+    pipeline: EventPipeline
+    """Built by :meth:`run` once the handlers' resources are open (the engine is
+    constructed with its handler table)."""
+
+    @property
+    def stop_requested(self) -> trio.Event:
+        return self.lifecycle.stop_requested
+
+    def _assemble(self, handlers: Handlers) -> Dispatcher:
+        """The engine, the event pipeline and the request families, each given what it uses."""
+        engine = Engine(handlers.table, self.engine_settings, gate=self.breaker.skip_reason)
+        self.pipeline = EventPipeline(
+            engine=engine,
+            sessions=self.sessions,
+            registry=self.registry,
+            trust=self.trust,
+            breaker=self.breaker,
+            audit=self.audit,
+            async_supervisor=self.async_supervisor,
+            activity=self.activity,
+        )
+        status = StatusSources(
             server=self,
             registry=self.registry,
             sessions=self.sessions,
@@ -139,6 +151,23 @@ class Daemon:
             breaker=self.breaker,
             trust=self.trust,
             faults=self.faults,
+        )
+        return Dispatcher(
+            self.settings,
+            events=EventRequests(self.pipeline, self.async_supervisor, self.lifecycle),
+            config=ConfigRequests(
+                self.registry, self.sessions, self.trust, self.breaker, self.reload
+            ),
+            inspection=InspectionRequests(
+                status, self.sessions, self.activity, self.connections, self.async_supervisor
+            ),
+            control=ControlRequests(
+                self.lifecycle, self.pipeline.reset_breakers, self.registry, self.trust
+            ),
+            sessions=self.sessions,
+            activity=self.activity,
+            connections=self.connections,
+            buffer_budget=self.buffer_budget,
         )
 
     def reload(self) -> bool:
@@ -179,10 +208,13 @@ class Daemon:
             # The handlers' shared resources (http client, python workers) outlive
             # every task that may use them, so they are entered first.
             async with (
-                open_handlers(self.engine, options) as handlers,
+                open_handlers(
+                    options, self.command_runner, CallbackRunner(self.sessions)
+                ) as handlers,
                 trio.open_nursery() as nursery,
             ):
                 self.handlers = handlers
+                dispatcher = self._assemble(handlers)
                 await nursery.start(self.async_supervisor.run)
                 nursery.start_soon(
                     supervise, "signals", self.faults, self._signals, nursery.cancel_scope
@@ -216,7 +248,7 @@ class Daemon:
                     try:
                         async with trio.open_nursery() as connections:
                             with accept_scope:
-                                await self._accept(listener, connections)
+                                await self._accept(listener, connections, dispatcher)
                     finally:
                         clients_done.set()
 
@@ -244,7 +276,7 @@ class Daemon:
                 )
                 systemd.notify(f"READY=1\nMAINPID={os.getpid()}")
                 task_status.started()
-                await self.stop_requested.wait()
+                await self.lifecycle.stop_requested.wait()
                 await self._shutdown(accept_scope, clients_done)
                 # Still-running async hooks are killed by this cancel and journaled
                 # as cancelled for their sessions (docs/async.md).
@@ -263,7 +295,7 @@ class Daemon:
         written); whatever is left after the grace is cancelled by the caller.
         """
         systemd.notify("STOPPING=1")
-        self.shutting_down = True
+        self.lifecycle.stopping = True
         log.info(
             "shutting down", in_flight=self.activity.in_flight, grace=self.settings.shutdown_grace
         )
@@ -275,9 +307,9 @@ class Daemon:
         with trio.move_on_after(min(2.0, self.settings.shutdown_grace)):
             await clients_done.wait()
 
-    async def _accept(self, listener: socket.socket, connections: trio.Nursery) -> None:
-        from hookd.daemon.requests import serve_connection
-
+    async def _accept(
+        self, listener: socket.socket, connections: trio.Nursery, dispatcher: Dispatcher
+    ) -> None:
         sock = trio.socket.from_stdlib_socket(listener)
         while True:
             try:
@@ -288,7 +320,7 @@ class Daemon:
                     await trio.sleep(0.1)
                     continue
                 raise
-            if self.shutting_down:
+            if self.lifecycle.stopping:
                 client.close()
                 continue
             stream = trio.SocketStream(client)
@@ -305,17 +337,17 @@ class Daemon:
                 self.activity.counters["refused_busy"] += 1
                 _refuse_now(client, "busy", refusal)
                 continue
-            connections.start_soon(self._serve, serve_connection, stream, pid, peer)
+            connections.start_soon(self._serve, dispatcher, stream, pid, peer)
 
     async def _serve(
         self,
-        serve_connection: Callable[[Any, trio.SocketStream, PeerCred | None], Awaitable[None]],
+        dispatcher: Dispatcher,
         stream: trio.SocketStream,
         pid: int | None,
         peer: PeerCred | None,
     ) -> None:
         try:
-            await serve_connection(self, stream, peer)
+            await dispatcher.serve(stream, peer)
         finally:
             self.limits.leave(pid)
 
@@ -325,11 +357,11 @@ class Daemon:
                 if signum == signal.SIGHUP:
                     log.info("SIGHUP: reloading")
                     self.reload()
-                elif self.stop_requested.is_set():
+                elif self.lifecycle.stop_requested.is_set():
                     log.warning("second stop signal: cancelling everything now")
                     cancel_scope.cancel()
                 else:
-                    self.stop_requested.set()
+                    self.lifecycle.request_stop()
 
     async def _reap(self) -> None:
         """Sweep the subreaper (hookd/subreaper.py): snapshot live runs, reap adopted zombies."""

@@ -17,6 +17,7 @@ import msgspec
 
 from hookd.config.model import GroupSpec
 from hookd.engine.engine import SessionState
+from hookd.handlers.callback import CallbackPeer
 
 __all__ = ["Session", "SessionInfo", "SessionTable"]
 
@@ -53,7 +54,7 @@ class Session:
     state: SessionState = field(default_factory=SessionState)
     hooks: dict[str, list[GroupSpec]] = field(default_factory=dict)
     """Session-registered hook groups, by registration source."""
-    callback_owners: dict[str, object] = field(default_factory=dict)
+    callback_owners: dict[str, CallbackPeer] = field(default_factory=dict)
     """callback_id → the connection that registered it (calls go back to that one)."""
     in_flight: int = 0
 
@@ -100,6 +101,19 @@ class SessionTable:
 
     def all(self) -> list[Session]:
         return list(self._sessions.values())
+
+    def callback_peer(self, session_id: str, callback_id: str) -> CallbackPeer | None:
+        """The connection that registered ``callback_id`` for the session (the callback
+        handler's :class:`~hookd.handlers.callback.CallbackPeers`)."""
+        session = self._sessions.get(session_id)
+        return session.callback_owners.get(callback_id) if session is not None else None
+
+    def forget_peer(self, peer: CallbackPeer) -> None:
+        """A connection closed: its callbacks can no longer be called."""
+        for session in self._sessions.values():
+            for callback_id, owner in list(session.callback_owners.items()):
+                if owner is peer:
+                    del session.callback_owners[callback_id]
 
     def projects_in_use(self) -> set[str]:
         return {s.project for s in self._sessions.values()}

@@ -18,7 +18,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,8 +33,7 @@ from hookd.config.timeouts import hook_timeout
 from hookd.engine.aggregate import aggregate
 from hookd.engine.interpret import interpret
 from hookd.engine.selection import IndexedGroup, index_for, indexed_group
-from hookd.handlers.base import HandlerResult, HttpPolicy, Invocation
-from hookd.handlers.command import CommandRunner
+from hookd.handlers.base import HandlerFn, HandlerResult, HttpPolicy, Invocation
 from hookd.handlers.process import AsyncAdopter
 from hookd_client.events import DecodedEvent, matcher_query
 from hookd_client.results import FireResult, HookRef, HookRun
@@ -43,8 +42,6 @@ __all__ = [
     "AsyncSink",
     "Engine",
     "EngineSettings",
-    "HandlerFn",
-    "OutputAsyncSink",
     "Plan",
     "ProgressFn",
     "SessionState",
@@ -52,7 +49,6 @@ __all__ = [
 
 log = structlog.get_logger("hookd.engine")
 
-HandlerFn = Callable[[Any, Invocation], Awaitable[HandlerResult]]
 ProgressFn = Callable[[str, HookRef, HookRun | None, Invocation], None]
 """Called with ``"started"`` (run is None) and ``"finished"`` for every hook run."""
 Gate = Callable[[HookSpec, str], str | None]
@@ -78,19 +74,8 @@ class AsyncSink(Protocol):
     def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> str | None: ...
 
 
-class OutputAsyncSink(Protocol):
-    """An :class:`AsyncSink` that also adopts hooks which background themselves.
-
-    ``adopter`` is asked once per command hook invocation; its adopter is
-    called only if the hook's first stdout line is ``{"async": true, ...}``.
-    """
-
-    def adopter(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> AsyncAdopter: ...
-
-
 @dataclass
 class EngineSettings:
-    command_runner: CommandRunner = field(default_factory=CommandRunner)
     stop_block_cap: int = 8
     """Consecutive Stop/SubagentStop blocks before the block is overridden (0: no cap)."""
     spill_dir: str = field(
@@ -116,16 +101,24 @@ class _Unit:
 
 
 class Engine:
-    def __init__(self, settings: EngineSettings | None = None) -> None:
-        self.settings = settings or EngineSettings()
-        self.gate: Gate | None = None
-        self._handlers: dict[type[Any], HandlerFn] = {
-            CommandHandler: self.settings.command_runner.run,
-        }
+    """Selects, runs, reads and merges; constructed with everything it runs.
 
-    def register_handler(self, handler_type: type[Any], fn: HandlerFn) -> None:
-        """Plug in a handler kind (http, prompt, python, callback …)."""
-        self._handlers[handler_type] = fn
+    ``handlers`` is the handler table (:func:`hookd.handlers.registry.handler_table`):
+    handler Struct type → runner; a kind missing from it fails as "not
+    available".  ``gate`` is asked about every selected hook (the daemon's
+    circuit breaker); None lets every hook run.
+    """
+
+    def __init__(
+        self,
+        handlers: Mapping[type[Any], HandlerFn],
+        settings: EngineSettings | None = None,
+        *,
+        gate: Gate | None = None,
+    ) -> None:
+        self.settings = settings or EngineSettings()
+        self.gate = gate
+        self._handlers = dict(handlers)
 
     # --- selection ---------------------------------------------------------
 

@@ -10,7 +10,7 @@ read the same way.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from hookd.config.model import HookSpec
 if TYPE_CHECKING:
     from hookd.handlers.process import AsyncAdopter
 
-__all__ = ["NO_JSON", "HandlerResult", "HttpPolicy", "Invocation"]
+__all__ = ["NO_JSON", "HandlerFn", "HandlerResult", "HttpPolicy", "Invocation"]
 
 NO_JSON: Any = object()
 """Marker: the handler produced text (stdout) rather than an already-decoded answer."""
@@ -54,10 +54,10 @@ class Invocation:
     env_file_dir: str | None = None
     context: str = "interactive"
     pid: int | None = None
+    """Set by process-spawning handlers once the hook's process exists (for status)."""
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     """Marks every process of this run (``HOOKD_RUN_ID``), so its tree can be found
     and killed — by the runner at a timeout, or after a crash from the async journal."""
-    """Set by process-spawning handlers once the hook's process exists (for status)."""
     http_policy: HttpPolicy = field(default_factory=HttpPolicy)
     project_trusted: bool = True
     """May the handler load code from the project directory (python hooks)?  False in an
@@ -79,3 +79,7 @@ class HandlerResult:
     """An answer that is already decoded (python, callback, http JSON body)."""
     pid: int | None = None
     went_async: bool = False
+
+
+HandlerFn = Callable[[Any, Invocation], Awaitable[HandlerResult]]
+"""A runner: one handler Struct (``CommandHandler`` …) and one invocation → its result."""

@@ -1,17 +1,22 @@
-"""Plug every handler kind beyond ``command`` into an :class:`Engine`, with its resources.
+"""The handler table: every handler kind tied to its runner, in one place, with its resources.
 
-The handlers share two long-lived resources: one ``httpx.AsyncClient``
-(keep-alive connections for http hooks and the Messages API) and one pool of
-python worker processes.  Both must belong to a trio nursery, so they are
-created by :func:`open_handlers`, an async context manager the daemon enters
-inside its own nursery (and the one-shot CLI around a single ``fire``)::
+The engine is constructed with this table (handler Struct type → runner) and
+never changes it.  :func:`handler_table` is the one place a kind is tied to
+its runner.  Most runners share two long-lived resources: one
+``httpx.AsyncClient`` (keep-alive connections for http hooks and the Messages
+API) and one pool of python worker processes.  Both must belong to a trio
+nursery, so they are created by :func:`open_handlers`, an async context
+manager the daemon enters inside its own nursery (and the one-shot CLI around
+a single ``fire``)::
 
-    async with open_handlers(engine, HandlerOptions()) as handlers:
-        ...  # engine.fire(...) can now run http/prompt/agent/python hooks
+    async with open_handlers(HandlerOptions(), CommandRunner()) as handlers:
+        engine = Engine(handlers.table)  # runs every kind of hook
 
 Leaving the block stops the workers (killing any still busy) and closes the
-client.  :func:`install_handlers` only registers; it is separate so a caller
-that owns the resources differently can still wire them.
+client.  ``callback`` hooks need the daemon's sessions to find the connection
+that registered them, so the daemon passes a :class:`CallbackRunner`; the
+one-shot CLI has no clients and passes none (a ``callback`` hook then fails
+as "not available").
 """
 
 from __future__ import annotations
@@ -19,20 +24,33 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import trio
 
-from hookd.config.schema import AgentHandler, HttpHandler, PromptHandler, PythonHandler
-from hookd.engine.engine import Engine
+from hookd.config.schema import (
+    AgentHandler,
+    CallbackHandler,
+    CommandHandler,
+    HttpHandler,
+    PromptHandler,
+    PythonHandler,
+)
 from hookd.handlers.agent import AgentRunner
+from hookd.handlers.base import HandlerFn
+from hookd.handlers.callback import CallbackRunner
+from hookd.handlers.command import CommandRunner
 from hookd.handlers.http import DEFAULT_BODY_CAP, HttpRunner
 from hookd.handlers.messages_api import MessagesClient, MessagesConfig
 from hookd.handlers.prompt import PromptRunner
 from hookd.handlers.python import PythonRunner, PythonWorkerPool
 
-__all__ = ["HandlerOptions", "Handlers", "install_handlers", "open_handlers"]
+__all__ = ["HandlerOptions", "HandlerTable", "Handlers", "handler_table", "open_handlers"]
+
+HandlerTable = dict[type[Any], HandlerFn]
+"""Handler Struct type (``CommandHandler`` …) → the runner that runs it."""
 
 
 @dataclass(frozen=True)
@@ -71,23 +89,43 @@ class Handlers:
     options: HandlerOptions
     http_client: httpx.AsyncClient
     pool: PythonWorkerPool
+    command: CommandRunner
     http: HttpRunner
     prompt: PromptRunner
     agent: AgentRunner
     python: PythonRunner
+    callback: CallbackRunner | None
+    table: HandlerTable = field(init=False)
+    """What the engine is constructed with."""
+
+    def __post_init__(self) -> None:
+        self.table = handler_table(self.command, self)
 
 
-def install_handlers(engine: Engine, handlers: Handlers) -> None:
-    """Register http (and webhook), prompt, agent and python with ``engine``."""
-    engine.register_handler(HttpHandler, handlers.http.run)
-    engine.register_handler(PromptHandler, handlers.prompt.run)
-    engine.register_handler(AgentHandler, handlers.agent.run)
-    engine.register_handler(PythonHandler, handlers.python.run)
+def handler_table(command: CommandRunner, handlers: Handlers | None = None) -> HandlerTable:
+    """Every handler kind → its runner: the one place they are tied together.
+
+    Without ``handlers`` (an engine that runs only command hooks, as tests do)
+    the other kinds are absent and fail as "not available in this hookd".
+    """
+    table: HandlerTable = {CommandHandler: command.run}
+    if handlers is not None:
+        table[HttpHandler] = handlers.http.run
+        table[PromptHandler] = handlers.prompt.run
+        table[AgentHandler] = handlers.agent.run
+        table[PythonHandler] = handlers.python.run
+        if handlers.callback is not None:
+            table[CallbackHandler] = handlers.callback.run
+    return table
 
 
 @asynccontextmanager
-async def open_handlers(engine: Engine, options: HandlerOptions) -> AsyncIterator[Handlers]:
-    """Create the shared client and worker pool, register the handlers, clean up on exit."""
+async def open_handlers(
+    options: HandlerOptions,
+    command: CommandRunner,
+    callback: CallbackRunner | None = None,
+) -> AsyncIterator[Handlers]:
+    """Create the shared client and worker pool and every runner; clean up on exit."""
     limits = httpx.Limits(max_connections=options.http_max_connections)
     async with (
         httpx.AsyncClient(timeout=None, limits=limits, follow_redirects=False) as client,
@@ -115,12 +153,13 @@ async def open_handlers(engine: Engine, options: HandlerOptions) -> AsyncIterato
                 options=options,
                 http_client=client,
                 pool=pool,
+                command=command,
                 http=HttpRunner(client, options.http_body_cap),
                 prompt=PromptRunner(messages, options.default_model),
                 agent=AgentRunner(messages, options.default_model, options.agent_max_turns),
                 python=PythonRunner(pool, options.output_cap),
+                callback=callback,
             )
-            install_handlers(engine, handlers)
             yield handlers
         finally:
             await pool.aclose()

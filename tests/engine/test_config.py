@@ -19,6 +19,8 @@ from hookd.config.model import HookConfig, Scope
 from hookd.config.schema import CommandHandler, HttpHandler
 from hookd.config.sources import SourceSpec, _kind
 from hookd.engine.engine import Engine, SessionState
+from hookd.handlers.command import CommandRunner
+from hookd.handlers.registry import handler_table
 from hookd_client.events import decode_event
 
 from .vectors import CC_FIXTURES, DATA, ROOT, clean_env
@@ -145,7 +147,9 @@ async def test_toml_pass_context_and_parse_result(tmp_path: Path) -> None:
     assert config.errors == ()
     raw = json.loads((CC_FIXTURES / "PreToolUse-Bash.json").read_text())
     raw["cwd"] = str(tmp_path)
-    result = await Engine().fire(config, decode_event(raw), env=clean_env())
+    result = await Engine(handler_table(CommandRunner())).fire(
+        config, decode_event(raw), env=clean_env()
+    )
     assert result.decision is None
     assert (tmp_path / "stdin-bytes").read_text().strip() == "0"
 
@@ -199,7 +203,9 @@ def scoped(extra: dict[Scope, str] | None = None) -> HookConfig:
 async def ran(config: HookConfig, tmp_path: Path) -> list[str]:
     raw = json.loads((CC_FIXTURES / "UserPromptSubmit.json").read_text())
     raw["cwd"] = str(tmp_path)
-    result = await Engine().fire(config, decode_event(raw), session=SessionState(), env=clean_env())
+    result = await Engine(handler_table(CommandRunner())).fire(
+        config, decode_event(raw), session=SessionState(), env=clean_env()
+    )
     return result.system_messages
 
 

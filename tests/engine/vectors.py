@@ -38,6 +38,7 @@ import msgspec
 from hookd.config.assemble import load_config
 from hookd.engine.engine import Engine, EngineSettings, SessionState
 from hookd.handlers.command import CommandRunner
+from hookd.handlers.registry import handler_table
 from hookd_client.events import decode_event
 from hookd_client.results import FireResult
 
@@ -150,11 +151,11 @@ async def fire_prepared(
         assert fragment in error, (fragment, error)
     if engine is None:
         engine = Engine(
+            handler_table(CommandRunner(input_file_dir=str(prepared.tmp))),
             EngineSettings(
-                command_runner=CommandRunner(input_file_dir=str(prepared.tmp)),
                 spill_dir=str(prepared.tmp / "spill"),
                 env_file_dir=str(prepared.tmp / "envfiles"),
-            )
+            ),
         )
     event = decode_event(prepared.raw, prepared.event)
     return await engine.fire(config, event, session=session or SessionState(), env=prepared.env)

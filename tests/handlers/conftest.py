@@ -16,6 +16,7 @@ import pytest
 from handlers.rig import Rig
 from handlers.scripted_server import ScriptedServer, scripted_server
 from hookd.engine.engine import Engine, EngineSettings
+from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import HandlerOptions, open_handlers
 
 
@@ -29,12 +30,12 @@ def server() -> Iterator[ScriptedServer]:
 async def rig(tmp_path: Path, server: ScriptedServer) -> AsyncIterator[Rig]:
     project = tmp_path / "project"
     project.mkdir()
-    engine = Engine(EngineSettings(spill_dir=str(tmp_path / "spill")))
     options = HandlerOptions(
         messages_api_base_url=server.url,
         python_workers=2,
         python_warm_workers=1,
         kill_grace=0.2,
     )
-    async with open_handlers(engine, options) as handlers:
+    async with open_handlers(options, CommandRunner()) as handlers:
+        engine = Engine(handlers.table, EngineSettings(spill_dir=str(tmp_path / "spill")))
         yield Rig(engine, handlers, server, project, tmp_path)

@@ -19,9 +19,10 @@ import pytest
 from hookd.config.loader import build_config, load_source
 from hookd.config.model import Scope
 from hookd.config.sources import SourceSpec
-from hookd.engine.engine import Engine, EngineSettings
+from hookd.engine.engine import Engine
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.direct_exec import simple_argv
+from hookd.handlers.registry import handler_table
 from hookd_client.events import decode_event
 from hookd_client.results import HookRun
 
@@ -111,7 +112,7 @@ async def _fire(tmp_path: Path, command: str, *, direct: bool, env: dict[str, st
         )
     )
     config = build_config([load_source(SourceSpec(settings, Scope.USER))])
-    engine = Engine(EngineSettings(command_runner=CommandRunner(direct=direct, kill_grace=0.2)))
+    engine = Engine(handler_table(CommandRunner(direct=direct, kill_grace=0.2)))
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     event = decode_event(

@@ -13,6 +13,7 @@ from handlers.rig import HANDLER_DATA, Rig
 from handlers.scripted_server import ScriptedServer
 from hookd.config.model import HookConfig
 from hookd.engine.engine import Engine, EngineSettings
+from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import HandlerOptions, open_handlers
 from hookd_client.results import FireResult
 
@@ -315,9 +316,9 @@ async def test_worker_that_dies_mid_call_is_an_error_and_replaced(rig: Rig) -> N
 async def test_missing_interpreter_is_a_failure_not_a_crash(
     tmp_path: Path, server: ScriptedServer
 ) -> None:
-    engine = Engine(EngineSettings(spill_dir=str(tmp_path / "spill")))
     options = HandlerOptions(python_executable=str(tmp_path / "no-python"), python_warm_workers=0)
-    async with open_handlers(engine, options) as handlers:
+    async with open_handlers(options, CommandRunner()) as handlers:
+        engine = Engine(handlers.table, EngineSettings(spill_dir=str(tmp_path / "spill")))
         rig = Rig(engine, handlers, server, tmp_path, tmp_path)
         result = await rig.fire(pre_config(rig, f"{BASIC}:returns_none"), PRE)
     (run,) = result.hooks

@@ -1,0 +1,170 @@
+"""Event requests: ``fire``, ``relay``, ``check_async``, ``subscribe_async``.
+
+:meth:`EventRequests.route` is the one place an event's route is decided.
+The event is prepared in the reader task (validation, session, config,
+selection — no await); when it selects no hook, which is most tool calls, it
+is answered right there, with no task started; when hooks must run (or the
+client asked for progress) it becomes a task.  A daemon that is stopping
+refuses new events here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from hookd.agent_process import agent_context
+from hookd.daemon.async_store import AsyncEntry
+from hookd.daemon.async_supervisor import AsyncSupervisor
+from hookd.daemon.connection import Connection
+from hookd.daemon.lifecycle import Lifecycle
+from hookd.daemon.pipeline import EventPipeline, PreparedEvent
+from hookd.engine.claude_output import carries_late_context, render_claude
+from hookd.engine.engine import ProgressFn
+from hookd.handlers.base import Invocation
+from hookd_client import protocol
+from hookd_client.events import EventInputError
+from hookd_client.results import FireResult, HookRef, HookRun
+
+from .answers import Answer, Later, RequestError
+
+__all__ = ["EventRequests"]
+
+EventRequest = protocol.Fire | protocol.Relay
+
+
+class EventRequests:
+    def __init__(
+        self, pipeline: EventPipeline, async_supervisor: AsyncSupervisor, lifecycle: Lifecycle
+    ) -> None:
+        self.pipeline = pipeline
+        self.async_supervisor = async_supervisor
+        self.lifecycle = lifecycle
+
+    # --- fire and relay: one route ----------------------------------------------------
+
+    def route(self, conn: Connection, msg: EventRequest) -> Answer:
+        """Finished now (no hook runs) or a task (hooks run, or progress was asked for)."""
+        if self.lifecycle.stopping:
+            raise RequestError("shutting_down", "hookd is stopping")
+        if isinstance(msg, protocol.Fire):
+            prepared = self.pipeline.prepare(
+                msg.event,
+                msg.input,
+                env=msg.env if msg.env is not None else conn.env,
+                agent_pid=msg.agent_pid or conn.agent_pid,
+                client=conn.client,
+                # An answer rendered for Claude Code goes back to Claude Code, which caps
+                # Stop loops itself (`hookctl fire --format claude` as a command hook).
+                agent_caps_stop=msg.format == "claude",
+            )
+        else:
+            prepared = self.pipeline.prepare(
+                msg.event,
+                _relay_input(msg),
+                env=msg.env if msg.env is not None else conn.env,
+                agent_pid=msg.pid or conn.agent_pid,
+                client=conn.client or "hookd-relay",
+                agent_caps_stop=True,  # the relay is a Claude Code hook: it caps Stop loops
+            )
+        deliver = _delivers(msg)
+        if not (isinstance(msg, protocol.Fire) and msg.progress):
+            result = self.pipeline.answer_now(prepared, deliver)
+            if result is not None:
+                return _reply(msg, result)
+
+        async def run() -> msgspec.Struct:
+            return _reply(msg, await self._run(conn, msg, prepared, deliver))
+
+        return Later(run)
+
+    async def _run(
+        self, conn: Connection, msg: EventRequest, prepared: PreparedEvent, deliver: bool
+    ) -> FireResult:
+        if isinstance(msg, protocol.Relay):
+            context = agent_context(prepared.agent_pid)
+            return await self.pipeline.run(prepared, context=context, deliver_async=deliver)
+        progress = _progress_sender(conn, msg.id) if msg.progress else None
+        return await self.pipeline.run(
+            prepared, context=msg.context, progress=progress, deliver_async=deliver
+        )
+
+    # --- async results ----------------------------------------------------------------
+
+    def check_async(self, conn: Connection, msg: protocol.CheckAsync) -> Answer:
+        return protocol.Reply(id=msg.id, data=self.async_supervisor.collect(msg.session_id))
+
+    def subscribe_async(self, conn: Connection, msg: protocol.SubscribeAsync) -> Answer:
+        """asyncRewake wake-ups are pushed to this connection from now on (until it closes).
+
+        The reply goes first: results already waiting are pushed by ``subscribe``
+        itself, and a client must see its subscription confirmed before them.
+        """
+
+        def push(entry: AsyncEntry) -> bool:
+            if conn.closed:
+                return False
+            conn.send(
+                protocol.AsyncResult(
+                    session_id=entry.session_id,
+                    process_id=entry.process_id,
+                    hook=entry.hook_name,
+                    event=entry.hook_event,
+                    hook_kind=entry.kind,
+                    exit_code=entry.exit_code,
+                    state=entry.state,
+                    messages=entry.messages,
+                    rewake=entry.rewake,
+                )
+            )
+            return not conn.closed
+
+        conn.send(protocol.Reply(id=msg.id, data={"subscribed": True}))
+        self.async_supervisor.subscribe(
+            conn.agent_pid, msg.session_id, push, lambda: not conn.closed
+        )
+        return None
+
+
+def _relay_input(msg: protocol.Relay) -> dict[str, Any]:
+    try:
+        raw = msgspec.json.decode(msg.input)
+    except msgspec.DecodeError as exc:
+        raise EventInputError(f"hook input: {exc}") from None
+    if not isinstance(raw, dict):
+        raise EventInputError("hook input is not an object")
+    return raw
+
+
+def _delivers(msg: EventRequest) -> bool:
+    """May this reply carry late async results?  Claude Code reads them only as
+    additionalContext, so a relay takes them only on events whose output has it."""
+    return isinstance(msg, protocol.Fire) or carries_late_context(msg.event)
+
+
+def _reply(msg: EventRequest, result: FireResult) -> msgspec.Struct:
+    if isinstance(msg, protocol.Fire):
+        claude = render_claude(result) if msg.format == "claude" else None
+        return protocol.FireReply(id=msg.id, result=result, claude=claude)
+    if carries_late_context(msg.event):
+        result.additional_context.extend(result.async_results)
+    out = render_claude(result)
+    return protocol.RelayReply(
+        id=msg.id, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
+    )
+
+
+def _progress_sender(conn: Connection, request_id: int) -> ProgressFn:
+    def progress(phase: str, ref: HookRef, run: HookRun | None, _inv: Invocation) -> None:
+        conn.send(
+            protocol.Progress(
+                id=request_id,
+                phase="started" if phase == "started" else "finished",
+                hook=ref.name,
+                source=ref.source,
+                outcome=run.outcome if run else None,
+            )
+        )
+
+    return progress
