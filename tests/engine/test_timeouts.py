@@ -20,6 +20,8 @@ from hookd.config.timeouts import (
 )
 from hookd.engine.engine import Engine
 from hookd.handlers.base import Invocation
+from hookd.handlers.command import CommandRunner
+from hookd.handlers.registry import handler_table
 from hookd_client.events import decode_event
 
 from .vectors import fixture_input
@@ -131,7 +133,8 @@ async def test_engine_builds_background_invocations_with_their_timeout(
     raw = fixture_input(fixture)
     raw["cwd"] = str(tmp_path)
     sink = RecordingSink()
-    result = await Engine().fire(config, decode_event(raw, event), async_sink=sink)
+    engine = Engine(handler_table(CommandRunner()))
+    result = await engine.fire(config, decode_event(raw, event), async_sink=sink)
     assert [run.is_async for run in result.hooks] == [True]
     (invocation,) = sink.taken
     assert invocation.timeout == 600.0
