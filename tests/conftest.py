@@ -84,6 +84,7 @@ async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[Callable[..., A
             policy=(str(policy),),
             user=(str(user),),
             plugin_dirs=("{project}/.claude/plugins", str(home / ".claude" / "plugins")),
+            skill_dirs=("{project}/.claude/skills", str(home / ".claude" / "skills")),
         )
         daemon = Daemon(settings, layout)
         scope = trio.CancelScope()

@@ -227,7 +227,11 @@ def cmd_status(args: argparse.Namespace) -> int:
 @_guard
 def cmd_hooks(args: argparse.Namespace) -> int:
     with _client(args) as client:
-        data = client.call(protocol.Hooks(id=client.next_id(), cwd=os.path.abspath(args.cwd)))
+        data = client.call(
+            protocol.Hooks(
+                id=client.next_id(), cwd=os.path.abspath(args.cwd), session_id=args.session
+            )
+        )
     if args.json:
         _print_json(data)
         return EXIT_OK
@@ -356,6 +360,9 @@ def add_commands(sub: Any) -> None:
 
     hooks = sub.add_parser("hooks", help="the effective hooks for a directory")
     hooks.add_argument("--cwd", default=".", help="the project directory (default: .)")
+    hooks.add_argument(
+        "--session", metavar="ID", help="also that session's own hooks (client and skill hooks)"
+    )
     hooks.add_argument("--json", action="store_true", help=json_help)
     hooks.set_defaults(func=cmd_hooks)
 

@@ -8,6 +8,8 @@ user      ``~/.config/hookd/hooks.json`` and ``~/.config/hookd/hooks.toml``
 project   ``<project>/.claude/hooks.json``
 local     ``<project>/.claude/hooks.local.json``
 plugin    ``<project>/.claude/plugins/*/hooks.json``, ``~/.claude/plugins/*/hooks.json``
+skill     ``<project>/.claude/skills/*/SKILL.md``, ``~/.claude/skills/*/SKILL.md`` — only
+          while invoked (:mod:`hookd.config.skills`)
 ========  =====================================================================
 
 With ``claude_settings`` on, the hooks inside Claude Code's own settings files
@@ -54,6 +56,11 @@ class SourceLayout:
     plugin_dirs: tuple[str, ...] = ("{project}/.claude/plugins", "~/.claude/plugins")
     claude_settings: bool = False
     extra: tuple[tuple[str, Scope], ...] = field(default=())
+    skill_dirs: tuple[str, ...] = ("{project}/.claude/skills", "~/.claude/skills")
+    """Where skills (``<name>/SKILL.md``) are found, in lookup order (config/skills.py)."""
+
+    def skill_roots(self, project: str) -> list[Path]:
+        return [_fill(d, project) for d in self.skill_dirs]
 
     def user_files(self) -> tuple[str, ...]:
         if self.user:

@@ -28,12 +28,13 @@ from typing import Any
 import structlog
 
 from hookd.config.model import HookConfig
+from hookd.config.skills import find_skill, invoked_skill, load_skill
 from hookd.daemon.activity import Activity
 from hookd.daemon.async_supervisor import AsyncSupervisor
 from hookd.daemon.audit import AuditLog, EventAudit
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import Session, SessionTable
-from hookd.daemon.trust import TrustGate
+from hookd.daemon.trust import TrustGate, canonical
 from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd.engine.engine import Engine, Plan, ProgressFn
 from hookd.engine.selection import index_for
@@ -141,10 +142,39 @@ class EventPipeline:
         full_config = self.registry.config_for(session.project)
         config = self.trust.apply(full_config, session.project)
         plan = self.engine.plan(config, event, session.extra_groups(), session.state)
+        if event_name == "PreToolUse" and raw.get("tool_name") == "Skill":
+            # After planning: the skill's hooks apply from the next event on.
+            self._activate_skill(session, raw.get("tool_input"))
         audit = self.audit.begin(event_name, raw, session.session_id, session.project, client)
         return PreparedEvent(
             event, session, full_config, config, plan, audit, env, agent_pid, agent_caps_stop
         )
+
+    def _activate_skill(self, session: Session, tool_input: object) -> None:
+        """The agent invoked a skill: register its frontmatter hooks for this session
+        (skill scope, for the rest of the session — config/skills.py).  A project's
+        skill is project code: it needs the project trusted, like its hook files."""
+        name = invoked_skill(tool_input) if isinstance(tool_input, dict) else None
+        if name is None:
+            return
+        path = find_skill(self.registry.layout, session.project, name)
+        if path is None:
+            log.debug("skill without a SKILL.md here", skill=name, project=session.project)
+            return
+        root = canonical(session.project).rstrip("/") + "/"
+        if canonical(path).startswith(root):
+            verdict = self.trust.verdict(session.project)
+            if not verdict.trusted:
+                log.warning("skill hooks held back", skill=name, reason=verdict.reason)
+                return
+        loaded, groups = load_skill(path)
+        if loaded.errors:
+            log.warning(
+                "skill hooks not applied", skill=name, errors=[str(e) for e in loaded.errors]
+            )
+            return
+        session.hooks[str(path)] = groups
+        log.info("skill hooks active", skill=name, session=session.session_id, hooks=len(groups))
 
     def answer_now(self, prepared: PreparedEvent, deliver_async: bool = False) -> FireResult | None:
         """The result of an event that runs no hook, computed without awaiting (None

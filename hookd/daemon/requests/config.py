@@ -82,8 +82,8 @@ class ConfigRequests:
         gated = self.trust.apply(config, project)
         hooks = []
         extra = session.extra_groups() if session else []
-        for event, groups in sorted({**config.groups}.items()):
-            for group in (*groups, *(g for g in extra if g.event == event)):
+        for event in sorted({*config.groups, *(g.event for g in extra)}):
+            for group in (*config.groups_for(event), *(g for g in extra if g.event == event)):
                 for spec in group.hooks:
                     hooks.append(
                         {
