@@ -1,0 +1,407 @@
+"""A small mutation-testing runner: does the suite notice when the code is wrong?
+
+Usage (by hand, like bench/; it is slow and never part of ``scripts/check``)::
+
+    .venv/bin/python tests/mutation/run.py                      # every target, sampled
+    .venv/bin/python tests/mutation/run.py --target engine --sample 40 --seed 1
+    .venv/bin/python tests/mutation/run.py --list               # mutation points only
+
+How it works: the repository's ``hookd/``, ``client/`` and ``tests/`` are copied
+once to a scratch directory, which goes first on ``PYTHONPATH`` (ahead of the
+editable install).  For each mutant the target module is re-parsed, exactly one
+AST node is changed, and the module is written back with ``ast.unparse``; then
+only the target's own fast test files run (``pytest -x``, with a time limit).
+A mutant is *killed* when those tests fail or time out, *survives* when they
+pass.  The unmutated module is first written the same way (``ast.unparse``)
+and its tests must pass, so formatting cannot count as a kill.
+
+The operators are the classic ones: comparisons flipped (``==``/``!=``,
+``<``/``<=``/``>``/``>=``, ``in``/``not in``, ``is``/``is not``), ``and``/``or``
+swapped, ``not`` dropped, an ``if``/``while`` condition negated, ``True``/``False``
+swapped, small integers changed by one, ``+``/``-`` swapped, a ``return`` value
+replaced by ``None``, a call statement deleted, and ``break``/``continue``
+swapped.  Docstrings, ``log.*`` calls, ``__all__`` and type annotations are
+left alone: changing them tests nothing.
+
+CPU is scarce on the shared machine: ``--sample`` bounds the mutants per
+target, and each run is limited by ``--timeout`` (default: 4 × the clean run,
+at least 30 s).  Results go to ``tests/mutation/results/<target>.json`` and a
+summary to stdout; docs/testing.md records the last full run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).resolve().parent / "results"
+
+TARGETS: dict[str, tuple[list[str], list[str]]] = {
+    # name: (modules, the test files that cover them, fastest and sharpest first:
+    # pytest -x stops at the first failure, so a killed mutant costs little and a
+    # survivor costs the whole list)
+    "engine": (
+        [
+            "hookd/engine/interpret.py",
+            "hookd/engine/aggregate.py",
+            "hookd/engine/claude_output.py",
+            "hookd/engine/selection.py",
+            "hookd/engine/engine.py",
+            "hookd/engine/breaker.py",
+        ],
+        [
+            "tests/engine/test_failure_policy.py",
+            "tests/engine/test_narrow_matchers.py",
+            "tests/properties/test_aggregation.py",
+            "tests/engine/test_exit_codes.py",
+            "tests/engine/test_vectors.py::test_vector_engine",
+            "tests/reliability/test_breaker.py",
+        ],
+    ),
+    "matching": (
+        ["hookd/config/matching.py"],
+        [
+            "tests/engine/test_if_rules.py",
+            "tests/engine/test_narrow_matchers.py",
+            "tests/properties/test_matchers.py",
+        ],
+    ),
+    "process": (
+        ["hookd/handlers/process.py"],
+        [
+            "tests/engine/test_kill_nets.py",
+            "tests/engine/test_runtime.py",
+        ],
+    ),
+    "async": (
+        ["hookd/daemon/async_supervisor.py", "hookd/daemon/async_store.py"],
+        [
+            "tests/async_hooks/test_bookkeeping.py",
+            "tests/async_hooks/test_persistence.py",
+            "tests/async_hooks/test_delivery.py",
+            "tests/async_hooks/test_front_doors.py",
+            "tests/async_hooks/test_supervision.py",
+        ],
+    ),
+}
+
+_FLIP_COMPARE: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One mutation: the ``index``-th node (in ``ast.walk`` order) changed by ``op``."""
+
+    module: str
+    index: int
+    op: str
+    line: int
+    text: str
+
+
+@dataclass
+class Outcome:
+    point: Point
+    status: str  # killed | survived | timeout | error
+    seconds: float
+
+
+@dataclass
+class Report:
+    target: str
+    command: str
+    points: int
+    sampled: int
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def killed(self) -> int:
+        return sum(o.status in ("killed", "timeout") for o in self.outcomes)
+
+    @property
+    def score(self) -> float:
+        ran = [o for o in self.outcomes if o.status != "error"]
+        return self.killed / len(ran) if ran else float("nan")
+
+
+def _skipped_nodes(tree: ast.Module) -> set[int]:
+    """Nodes that are docs, logging, annotations or ``__all__``: never mutated."""
+    skip: set[int] = set()
+
+    def skip_all(node: ast.AST | None) -> None:
+        if node is not None:
+            skip.update(id(n) for n in ast.walk(node))
+
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            value = body[0].value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                skip_all(body[0])
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            skip_all(node)  # attribute docstrings
+        if isinstance(node, ast.AnnAssign):
+            skip_all(node.annotation)
+        if isinstance(node, ast.arg):
+            skip_all(node.annotation)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            skip_all(node.returns)
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            skip_all(node)
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                if func.value.id in ("log", "logger", "structlog"):
+                    skip_all(node)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name):
+            if node.test.id == "TYPE_CHECKING":
+                skip_all(node)
+    return skip
+
+
+def _ops(node: ast.AST) -> Iterator[str]:
+    """The mutation operators that apply to ``node``."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        if type(node.ops[0]) in _FLIP_COMPARE:
+            yield "flip-compare"
+    elif isinstance(node, ast.BoolOp):
+        yield "swap-boolop"
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield "drop-not"
+    elif isinstance(node, ast.If | ast.While | ast.IfExp):
+        yield "negate-condition"
+    elif isinstance(node, ast.Constant):
+        if node.value is True or node.value is False:
+            yield "swap-bool"
+        elif isinstance(node.value, int) and not isinstance(node.value, bool):
+            if -2 <= node.value <= 1024:
+                yield "int-plus-one"
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        yield "swap-addsub"
+    elif isinstance(node, ast.Return) and node.value is not None:
+        if not (isinstance(node.value, ast.Constant) and node.value.value is None):
+            yield "return-none"
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call | ast.Await):
+        yield "delete-call"
+    elif isinstance(node, ast.Break | ast.Continue):
+        yield "swap-break-continue"
+
+
+def points_of(module: str) -> list[Point]:
+    source = (ROOT / module).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    skip = _skipped_nodes(tree)
+    lines = source.splitlines()
+    found: list[Point] = []
+    for index, node in enumerate(ast.walk(tree)):
+        if id(node) in skip:
+            continue
+        for op in _ops(node):
+            line = getattr(node, "lineno", 0)
+            text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+            found.append(Point(module, index, op, line, text))
+    return found
+
+
+class _Apply(ast.NodeTransformer):
+    def __init__(self, target: ast.AST, op: str) -> None:
+        self.target = target
+        self.op = op
+
+    def visit(self, node: ast.AST) -> ast.AST | None:
+        if node is not self.target:
+            result: ast.AST | None = self.generic_visit(node)
+            return result
+        return _mutate(node, self.op)
+
+
+def _mutate(node: ast.AST, op: str) -> ast.AST | None:
+    if op == "flip-compare" and isinstance(node, ast.Compare):
+        node.ops = [_FLIP_COMPARE[type(node.ops[0])]()]
+    elif op == "swap-boolop" and isinstance(node, ast.BoolOp):
+        node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+    elif op == "drop-not" and isinstance(node, ast.UnaryOp):
+        return node.operand
+    elif op == "negate-condition" and isinstance(node, ast.If | ast.While | ast.IfExp):
+        node.test = ast.UnaryOp(op=ast.Not(), operand=node.test)
+    elif op == "swap-bool" and isinstance(node, ast.Constant):
+        node.value = not node.value
+    elif op == "int-plus-one" and isinstance(node, ast.Constant) and isinstance(node.value, int):
+        node.value = node.value + 1
+    elif op == "swap-addsub" and isinstance(node, ast.BinOp):
+        node.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
+    elif op == "return-none" and isinstance(node, ast.Return):
+        node.value = ast.Constant(value=None)
+    elif op == "delete-call" and isinstance(node, ast.Expr):
+        return ast.Pass()
+    elif op == "swap-break-continue":
+        return ast.Continue() if isinstance(node, ast.Break) else ast.Break()
+    return node
+
+
+def mutated_source(point: Point) -> str:
+    tree = ast.parse((ROOT / point.module).read_text(encoding="utf-8"))
+    nodes = list(ast.walk(tree))
+    mutant = _Apply(nodes[point.index], point.op).visit(tree)
+    assert isinstance(mutant, ast.Module)
+    return ast.unparse(ast.fix_missing_locations(mutant))
+
+
+def clean_source(module: str) -> str:
+    return ast.unparse(ast.parse((ROOT / module).read_text(encoding="utf-8")))
+
+
+def _scratch() -> Path:
+    scratch = Path(tempfile.mkdtemp(prefix="hkmut"))
+    for part in ("hookd", "client", "tests", "pyproject.toml"):
+        src = ROOT / part
+        if src.is_dir():
+            shutil.copytree(
+                src,
+                scratch / part,
+                symlinks=True,
+                ignore=shutil.ignore_patterns("__pycache__", "node_modules", "results"),
+            )
+        else:
+            shutil.copy2(src, scratch / part)
+    return scratch
+
+
+def _run_tests(scratch: Path, tests: list[str], timeout: float) -> tuple[str, float]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(scratch), str(scratch / "client")]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+            cwd=scratch,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return "timeout", time.monotonic() - started
+    status = "survived" if proc.returncode == 0 else "killed"
+    if proc.returncode in (2, 3, 4):  # interrupted, internal error, usage: not a verdict
+        status = "error"
+    return status, time.monotonic() - started
+
+
+def run_target(name: str, sample: int | None, seed: int, timeout: float | None) -> Report:
+    modules, tests = TARGETS[name]
+    points = [p for m in modules for p in points_of(m)]
+    chosen = points
+    if sample is not None and sample < len(points):
+        chosen = sorted(
+            random.Random(seed).sample(points, sample), key=lambda p: (p.module, p.line)
+        )
+    command = " ".join(
+        [".venv/bin/python tests/mutation/run.py", f"--target {name}", f"--seed {seed}"]
+        + ([f"--sample {sample}"] if sample is not None else [])
+    )
+    report = Report(name, command, len(points), len(chosen))
+    scratch = _scratch()
+    try:
+        for module in modules:  # the clean run: ast.unparse'd, it must pass
+            (scratch / module).write_text(clean_source(module), encoding="utf-8")
+        status, clean_seconds = _run_tests(scratch, tests, timeout or 900)
+        if status != "survived":
+            raise SystemExit(f"{name}: the tests fail without any mutation ({status})")
+        limit = timeout or max(30.0, 4 * clean_seconds)
+        print(f"{name}: {len(chosen)} of {len(points)} mutants; clean run {clean_seconds:.1f}s")
+        for n, point in enumerate(chosen, 1):
+            target = scratch / point.module
+            try:
+                target.write_text(mutated_source(point), encoding="utf-8")
+                status, seconds = _run_tests(scratch, tests, limit)
+            finally:
+                target.write_text(clean_source(point.module), encoding="utf-8")
+            report.outcomes.append(Outcome(point, status, round(seconds, 1)))
+            mark = "." if status in ("killed", "timeout") else status[0].upper()
+            print(
+                f"  [{n}/{len(chosen)}] {mark} {point.module}:{point.line} {point.op}: "
+                f"{point.text[:70]}",
+                flush=True,
+            )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return report
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--target", choices=sorted(TARGETS), action="append")
+    parser.add_argument("--sample", type=int, help="mutants per target (default: all)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--timeout", type=float, help="seconds per mutant's test run")
+    parser.add_argument("--list", action="store_true", help="print the mutation points")
+    args = parser.parse_args()
+    targets = args.target or sorted(TARGETS)
+    if args.list:
+        for name in targets:
+            for module in TARGETS[name][0]:
+                for point in points_of(module):
+                    print(f"{point.module}:{point.line} {point.op}: {point.text}")
+        return 0
+    RESULTS.mkdir(exist_ok=True)
+    for name in targets:
+        report = run_target(name, args.sample, args.seed, args.timeout)
+        (RESULTS / f"{name}.json").write_text(
+            json.dumps(
+                {
+                    "target": report.target,
+                    "command": report.command,
+                    "points": report.points,
+                    "sampled": report.sampled,
+                    "killed": report.killed,
+                    "score": report.score,
+                    "outcomes": [asdict(o) for o in report.outcomes],
+                },
+                indent=1,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
+        print(
+            f"{name}: killed {report.killed} of {len(report.outcomes)} "
+            f"({report.score:.0%}); {report.points} mutation points in all"
+        )
+        for outcome in report.outcomes:
+            if outcome.status not in ("killed", "timeout"):
+                point = outcome.point
+                print(f"  {outcome.status}: {point.module}:{point.line} {point.op}: {point.text}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
