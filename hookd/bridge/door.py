@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from hookd.daemon.settings import config_dir
+from hookd.dirs import config_dir
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
 
 __all__ = ["DoorCheck", "check_door", "configured_port", "settings_file"]

@@ -53,6 +53,7 @@ import trio
 
 from hookd.agent_process import agent_context
 from hookd.bridge.agent_env import ClaudeAgentEnv, read_agent
+from hookd.dirs import config_dir
 from hookd.engine.claude_output import carries_late_context, render_claude
 from hookd_client.events import EVENT_NAMES, EventInputError
 from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
@@ -149,8 +150,7 @@ async def start_http_endpoint(
 
 def token_path() -> Path:
     """``$XDG_CONFIG_HOME/hookd/http-token`` (default ``~/.config/hookd/http-token``)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "hookd" / "http-token"
+    return config_dir() / "http-token"
 
 
 def load_or_create_token(path: Path | None = None) -> str:

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from hookd.dirs import config_dir
+
 __all__ = ["DaemonSettings", "SettingsError", "default_socket_path", "load_settings", "state_dir"]
 
 
@@ -40,11 +42,6 @@ def default_socket_path() -> Path:
 
 def state_dir() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "hookd"
-
-
-def config_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "hookd"
 
 
