@@ -526,7 +526,19 @@ async def kill_tree(proc: HookProcess | trio.Process, run_id: str, grace: float)
         while True:
             SUBREAPER.reap(targets)
             if not _living(targets):
-                break
+                # One more look once all are dead: a process that was mid-fork (or
+                # mid-exec out of the group and the marker) when the KILL landed may
+                # have left a child that no earlier look could see.
+                late = {
+                    pid: start
+                    for pid, start in SUBREAPER.processes_of(run_id, proc.pid).items()
+                    if targets.get(pid) != start
+                }
+                if not late:
+                    break
+                log.info("killing processes of the run that appeared late", pids=sorted(late))
+                targets.update(late)
+                _signal_known(late, signal.SIGKILL)
             await trio.sleep(0.01)
     SUBREAPER.reap(targets)
     SUBREAPER.untrack(run_id)

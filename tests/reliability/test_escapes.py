@@ -6,8 +6,10 @@ parent (the subshell) exits at once — before the daemon became a child
 subreaper, the ``sleep 1000`` behind it survived every timeout.  The same
 command is run here as a command hook, as an async hook and from a python
 hook; after each timeout no process of it may be left, zombies included
-(the daemon reaps what it adopted).  Item 9: a hook that forks 300 children,
-and 200 MB on stdout / on stderr with exit 2.
+(the daemon reaps what it adopted).  The timeout is the issue's 3 s: long enough,
+even on a loaded machine, for the whole chain to exist before the kill, so that
+"nothing left right after the reply" cannot pass by killing too early.  Item 9: a
+hook that forks 300 children, and 200 MB on stdout / on stderr with exit 2.
 
 The daemon runs in this process (``daemon_factory``), so the orphans are
 re-parented to the test process itself and "the daemon's children" are this
@@ -84,7 +86,7 @@ async def fire(sock: Path, env: dict[str, str] | None = None, **changes: Any) ->
 
 
 async def test_setsid_plus_env_i_is_killed_at_the_timeout(daemon_factory: Any) -> None:
-    handle = await setup(daemon_factory, [{"type": "command", "command": ESCAPE, "timeout": 1}])
+    handle = await setup(daemon_factory, [{"type": "command", "command": ESCAPE, "timeout": 3}])
     since = proctree.boot_ticks_now()
     reply = await fire(handle.socket)
     left = escapees(since)
@@ -98,7 +100,7 @@ async def test_setsid_plus_env_i_is_killed_at_the_timeout(daemon_factory: Any) -
 async def test_without_the_subreaper_the_same_escape_survives(daemon_factory: Any) -> None:
     """The control: ``subreaper = false`` shows what the setting buys."""
     handle = await setup(
-        daemon_factory, [{"type": "command", "command": ESCAPE, "timeout": 1}], subreaper=False
+        daemon_factory, [{"type": "command", "command": ESCAPE, "timeout": 3}], subreaper=False
     )
     since = proctree.boot_ticks_now()
     await fire(handle.socket)
@@ -108,7 +110,7 @@ async def test_without_the_subreaper_the_same_escape_survives(daemon_factory: An
 
 
 async def test_an_async_hook_that_escapes_is_killed_at_its_timeout(daemon_factory: Any) -> None:
-    hook = {"type": "command", "command": ESCAPE, "timeout": 1, "async": True}
+    hook = {"type": "command", "command": ESCAPE, "timeout": 3, "async": True}
     handle = await setup(daemon_factory, [hook])
     since = proctree.boot_ticks_now()
     session = f"esc-{uuid.uuid4().hex[:8]}"
@@ -137,7 +139,7 @@ async def test_a_python_hook_that_escapes_is_killed_with_its_worker(
         f"    subprocess.Popen(['sh', '-c', {ESCAPE!r}])\n"
         "    time.sleep(1000)\n"
     )
-    hook = {"type": "python", "callable": f"{module}:hook", "timeout": 1}
+    hook = {"type": "python", "callable": f"{module}:hook", "timeout": 3}
     handle = await setup(daemon_factory, [hook])
     since = proctree.boot_ticks_now()
     reply = await fire(handle.socket)
