@@ -25,7 +25,25 @@ EXIT_OK, EXIT_ERROR, EXIT_NO_DAEMON = 0, 1, 3
 
 
 def _client(args: argparse.Namespace) -> Client:
-    return Client(getattr(args, "socket", None), name="hookctl", retries=0)
+    client = Client(getattr(args, "socket", None), name="hookctl", retries=0)
+    wait = getattr(args, "wait", None)
+    if wait:
+        _wait_for_daemon(client, wait)
+    return client
+
+
+def _wait_for_daemon(client: Client, seconds: float) -> None:
+    """Connect, retrying until ``seconds`` have passed: for scripts that just started
+    ``hookd serve &`` (a socket-activated daemon needs no wait: the socket is there)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            client.connect()
+            return
+        except DaemonUnavailable:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -356,6 +374,12 @@ def add_commands(sub: Any) -> None:
         description="Exit 0 when the config has no errors, 1 when it has (they are listed).",
     )
     status.add_argument("--json", action="store_true", help=json_help)
+    status.add_argument(
+        "--wait",
+        type=float,
+        metavar="SECONDS",
+        help="wait up to SECONDS for a daemon that is starting (e.g. after `hookd serve &`)",
+    )
     status.set_defaults(func=cmd_status)
 
     hooks = sub.add_parser("hooks", help="the effective hooks for a directory")
