@@ -26,6 +26,7 @@ from hookd_client.client import (
     default_socket_path,
     fallback_result,
 )
+from hookd_client.events import BaseHookInput, event_payload
 
 __all__ = [
     "UNAVAILABLE_CODES",
@@ -413,8 +414,8 @@ class RequestMethods:
 
     async def fire(
         self,
-        event: str,
-        payload: dict[str, Any],
+        event: str | BaseHookInput,
+        payload: dict[str, Any] | BaseHookInput | None = None,
         *,
         env: dict[str, str] | None = None,
         context: Literal["interactive", "batch"] = "interactive",
@@ -425,8 +426,10 @@ class RequestMethods:
     ) -> protocol.FireReply:
         """Run one event's hooks.  ``on_unavailable`` (default: the client's) decides
         what an unreachable or failing daemon means: ``"open"`` (proceed, with a
-        system message), ``"closed"`` (block/deny) or ``"raise"``."""
+        system message), ``"closed"`` (block/deny) or ``"raise"``.  ``event`` may be a
+        typed event (``PreToolUse(...)``) instead of a name and a mapping."""
         policy = on_unavailable or self.on_unavailable
+        event, payload = event_payload(event, payload)
 
         def make(rid: int) -> protocol.Fire:
             return protocol.Fire(

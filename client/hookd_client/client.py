@@ -21,6 +21,7 @@ from typing import Any, Literal
 import msgspec
 
 from hookd_client import protocol
+from hookd_client.events import BaseHookInput, event_payload
 from hookd_client.results import FireResult
 
 __all__ = [
@@ -247,8 +248,8 @@ class Client:
 
     def fire(
         self,
-        event: str,
-        payload: dict[str, Any],
+        event: str | BaseHookInput,
+        payload: dict[str, Any] | BaseHookInput | None = None,
         *,
         env: dict[str, str] | None = None,
         context: Literal["interactive", "batch"] = "interactive",
@@ -263,7 +264,10 @@ class Client:
         :func:`fallback_result` — ``"open"`` proceeds with a visible system
         message, ``"closed"`` blocks.  Errors about the request itself
         (``bad_input``…) always raise: failing open would hide the caller's bug.
+        ``event`` may be a typed event (``PreToolUse(...)``) instead of a name and
+        a mapping.
         """
+        event, payload = event_payload(event, payload)
         try:
             reply = self.request(
                 protocol.Fire(

@@ -24,6 +24,7 @@ __all__ = [
     "DecodedEvent",
     "EventInputError",
     "decode_event",
+    "event_payload",
     "matcher_query",
 ]
 
@@ -407,3 +408,27 @@ def matcher_query(event: DecodedEvent) -> str | None:
     if event.name == "FileChanged":
         return text.rsplit("/", 1)[-1]
     return text
+
+
+def event_payload(
+    event: str | BaseHookInput, payload: dict[str, Any] | BaseHookInput | None = None
+) -> tuple[str, dict[str, Any]]:
+    """``(event name, input mapping)`` from what a caller handed ``fire``.
+
+    Either a name and a mapping (what Claude Code sends, passed on untouched),
+    or a typed event — ``fire(PreToolUse(session_id=…, cwd=…, tool_name="Bash",
+    …))`` — whose class names the event.  A typed input is encoded as Claude
+    Code would send it: its fields, ``hook_event_name`` and ``transcript_path``
+    always present.
+    """
+    if isinstance(event, BaseHookInput):
+        if payload is not None:
+            raise TypeError("fire(typed_event) takes no separate payload")
+        payload, event = event, type(event).__name__
+    if payload is None:
+        raise TypeError(f"fire({event!r}) needs the event's input")
+    if isinstance(payload, BaseHookInput):
+        data: dict[str, Any] = msgspec.to_builtins(payload)
+        data.setdefault("transcript_path", payload.transcript_path)
+        return event, data
+    return event, payload

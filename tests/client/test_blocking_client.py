@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -129,3 +130,32 @@ async def test_registers_and_clears_command_hooks(daemon_factory: Any, make_even
             return registered, blocked, removed, after, client.check_for_new_responses("x")
 
     assert await trio.to_thread.run_sync(run) == (1, "deny", 1, None, [])
+
+
+async def test_fire_takes_a_typed_event(daemon_factory: Any, tmp_path: Path) -> None:
+    """`fire(PreToolUse(...))`: the class names the event; hooks read the input a Claude
+    Code hook reads (the common fields always there)."""
+    from hookd_client.events import PreToolUse
+
+    handle = await daemon_factory()
+    seen = tmp_path / "seen.json"
+    hook = {"type": "command", "command": f"cat > {seen}; echo no >&2; exit 2"}
+    typed = PreToolUse(
+        session_id="typed-1",
+        cwd=str(tmp_path),
+        hook_event_name="PreToolUse",
+        tool_name="Bash",
+        tool_input={"command": "rm -rf /"},
+    )
+
+    def run() -> str | None:
+        with Client(handle.socket) as client:
+            client.register_session_hooks("typed-1", {"PreToolUse": [{"hooks": [hook]}]})
+            return client.fire(typed).result.decision
+
+    assert await trio.to_thread.run_sync(run) == "deny"
+    sent = json.loads(seen.read_text())
+    assert sent["tool_input"] == {"command": "rm -rf /"}
+    assert sent["transcript_path"] == "" and sent["hook_event_name"] == "PreToolUse"
+    with pytest.raises(TypeError, match="needs the event's input"):
+        Client(handle.socket).fire("PreToolUse")
