@@ -212,8 +212,19 @@ def _ops(node: ast.AST) -> Iterator[str]:
         yield "swap-break-continue"
 
 
+_SOURCES: dict[str, str] = {}
+
+
+def source_of(module: str) -> str:
+    """The module's text as it was when first read: the run mutates a snapshot, so
+    editing or rebasing the working tree meanwhile cannot change what is tested."""
+    if module not in _SOURCES:
+        _SOURCES[module] = (ROOT / module).read_text(encoding="utf-8")
+    return _SOURCES[module]
+
+
 def points_of(module: str) -> list[Point]:
-    source = (ROOT / module).read_text(encoding="utf-8")
+    source = source_of(module)
     tree = ast.parse(source)
     skip = _skipped_nodes(tree)
     lines = source.splitlines()
@@ -265,7 +276,7 @@ def _mutate(node: ast.AST, op: str) -> ast.AST | None:
 
 
 def mutated_source(point: Point) -> str:
-    tree = ast.parse((ROOT / point.module).read_text(encoding="utf-8"))
+    tree = ast.parse(source_of(point.module))
     nodes = list(ast.walk(tree))
     mutant = _Apply(nodes[point.index], point.op).visit(tree)
     assert isinstance(mutant, ast.Module)
@@ -273,7 +284,7 @@ def mutated_source(point: Point) -> str:
 
 
 def clean_source(module: str) -> str:
-    return ast.unparse(ast.parse((ROOT / module).read_text(encoding="utf-8")))
+    return ast.unparse(ast.parse(source_of(module)))
 
 
 def _scratch() -> Path:
