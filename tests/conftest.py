@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 import trio
 
-if TYPE_CHECKING:
-    from hookd.daemon.server import Daemon
+from support.daemon import DaemonFactory, DaemonHandle
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -29,26 +27,8 @@ def cc_fixtures() -> Path:
 # --- a real daemon, in-process, on a real socket ------------------------------------
 
 
-@dataclass
-class DaemonHandle:
-    """A running in-process daemon and the files around it."""
-
-    daemon: Daemon
-    root: Path
-    socket: Path
-    user_config: Path
-    policy_config: Path
-    home: Path
-    cancel: Callable[[], None]
-
-    def project(self, name: str = "proj") -> Path:
-        path = self.root / name
-        (path / ".claude").mkdir(parents=True, exist_ok=True)
-        return path
-
-
 @pytest.fixture
-async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[Callable[..., Any]]:
+async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[DaemonFactory]:
     """Start real daemons: ``handle = await daemon_factory(**settings_overrides)``.
 
     Each gets a short private directory (Unix socket paths must stay < 108

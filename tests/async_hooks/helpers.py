@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -12,6 +11,9 @@ from typing import Any
 import trio
 
 from hookd_client import protocol
+from support.daemon import configure as configure  # re-exported for the async suites
+from support.events import fixture_event
+from support.processes import alive as alive
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SCRIPTS = DATA / "async"
@@ -119,16 +121,7 @@ class Wire:
 
 def event(name: str, session_id: str, **fields: Any) -> dict[str, Any]:
     """A real Claude Code input for ``name`` (from cc-fixtures) in session ``session_id``."""
-    data: dict[str, Any] = json.loads((CC_FIXTURES / f"{name}.json").read_text())
-    data["session_id"] = session_id
-    data.update(fields)
-    return data
-
-
-def configure(handle: Any, hooks: dict[str, Any]) -> None:
-    """Write the daemon's user config and reload it now."""
-    handle.user_config.write_text(json.dumps({"hooks": hooks}))
-    handle.daemon.reload()
+    return fixture_event(name, session_id=session_id, **fields)
 
 
 def script(name: str, *args: str | Path) -> str:
@@ -137,15 +130,6 @@ def script(name: str, *args: str | Path) -> str:
 
 def command_hook(command: str, **extra: Any) -> dict[str, Any]:
     return {"type": "command", "command": command, **extra}
-
-
-def alive(pid: int) -> bool:
-    """A process exists and is not a zombie (a zombie has ended; only its entry remains)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def read_pids(path: Path) -> list[int]:

@@ -207,7 +207,7 @@ async def test_sigkill_restart_loses_nothing_and_repeats_nothing(wire: Any, tmp_
         orphans = read_pids(tmp_path / "pids")
         assert orphans
         # SIGKILLed, but an orphan dies when it is next scheduled: wait for that.
-        await wait_until(lambda: not [pid for pid in orphans if _alive(pid)], timeout=10)
+        await wait_until(lambda: not [pid for pid in orphans if alive(pid)], timeout=10)
         proc2.send_signal(signal.SIGKILL)
         await proc2.wait()
         await conn2.aclose()
@@ -234,12 +234,3 @@ async def test_sigkill_restart_loses_nothing_and_repeats_nothing(wire: Any, tmp_
 async def _generation_after(conn: Wire, before: int) -> bool:
     generation: int = (await conn.status())["generation"]
     return generation > before
-
-
-def _alive(pid: int) -> bool:
-    """Running (a zombie nobody reaped yet counts as gone)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    return "\nState:\tZ" not in status

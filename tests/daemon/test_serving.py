@@ -19,16 +19,11 @@ from hookd.daemon.server import AlreadyRunning, Daemon
 from hookd.daemon.settings import DaemonSettings
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonError
+from support.events import fixture_event as event
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 FIXTURES = DATA / "cc-fixtures"
 CONFIGS = DATA / "daemon"
-
-
-def event(name: str = "PreToolUse-Bash", **changes: Any) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text())
-    data.update(changes)
-    return data
 
 
 def write_hooks(path: Path, config_name: str) -> None:

@@ -24,8 +24,8 @@ from pathlib import Path
 import trio
 
 from hookd_client.results import FireResult
+from support.processes import alive
 
-from .test_runtime import alive
 from .vectors import HOOKS, PY, fire_prepared, prepare
 
 KILLNETS = HOOKS / "killnets.py"

@@ -25,6 +25,7 @@ from hookd.engine.engine import Engine, SessionState
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import handler_table
 from hookd_client.events import decode_event
+from support.processes import alive, processes_with_env
 
 from .vectors import CC_FIXTURES, HOOKS, PY, Prepared, fire_prepared, hook_command, prepare
 
@@ -42,30 +43,6 @@ def one_hook(event: str, source: Any, behaviour: dict[str, Any], **handler: Any)
 
 def records(prepared: Prepared, key: str = "A") -> list[dict[str, Any]]:
     return [json.loads(p.read_text()) for p in sorted(prepared.records.glob(f"{key}-*.json"))]
-
-
-def alive(pid: int) -> bool:
-    """True for a live process; a zombie (dead, waiting for its reaper) counts as dead."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def processes_with_env(marker: str) -> list[int]:
-    needle = marker.encode()
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            data = Path(f"/proc/{entry.name}/environ").read_bytes()
-        except OSError:
-            continue
-        if needle in data.split(b"\0") and alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
 
 
 # --- concurrency and time limits ------------------------------------------------

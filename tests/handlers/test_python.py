@@ -16,6 +16,7 @@ from hookd.engine.engine import Engine, EngineSettings
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import HandlerOptions, open_handlers
 from hookd_client.results import FireResult
+from support.processes import alive
 
 HOOKS = HANDLER_DATA / "pyhooks"
 BASIC = HOOKS / "basic.py"
@@ -24,14 +25,6 @@ PRE = "PreToolUse-Bash.json"
 
 def pre_config(rig: Rig, callable_: str, timeout: float = 10) -> HookConfig:
     return rig.config("python-pretool.json", CALLABLE=callable_, TIMEOUT=str(timeout))
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def test_dict_answer_denies(rig: Rig) -> None:

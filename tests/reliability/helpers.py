@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+
+from support.events import fixture_event as event
+from support.processes import processes_with_env as processes_with
+
+__all__ = ["DATA", "FIXTURES", "ROOT", "bench_module", "event", "processes_with", "rss_kb"]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "reliability"
@@ -23,28 +26,6 @@ def bench_module(name: str) -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses look their module up here
     spec.loader.exec_module(module)
     return module
-
-
-def event(name: str = "PreToolUse-Bash", **changes: Any) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text())
-    data.update(changes)
-    return data
-
-
-def processes_with(marker: str) -> list[int]:
-    """PIDs whose environment contains ``marker`` (e.g. ``RELIABILITY_MARK=<uuid>``)."""
-    needle = marker.encode()
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            data = Path(f"/proc/{entry.name}/environ").read_bytes()
-        except OSError:
-            continue
-        if any(item == needle for item in data.split(b"\0")):
-            found.append(int(entry.name))
-    return found
 
 
 def rss_kb(pid: int | None = None) -> int:
