@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import string
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,6 +70,7 @@ matchers = st.one_of(
 )
 
 
+@pytest.mark.filterwarnings("ignore:Possible nested set:FutureWarning")  # `[[` in a regex
 @settings(max_examples=300, deadline=None)
 @given(matchers, st.sampled_from(EVENTS), names)
 def test_compiled_matchers_agree_with_the_reference_model(
