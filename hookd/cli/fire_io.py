@@ -83,20 +83,18 @@ def print_fire_result(
     """
     if fmt == "claude":
         assert claude is not None, "the claude rendering is made where the hooks ran"
-        stderr, exit_code = claude.stderr, claude.exit_code
+        stderr = claude.stderr
         if result.errors:
             # A hook that failed (a prompt hook's API error, a crashed command…) is a
-            # non-blocking error, and Claude Code shows one from its stderr.  With
-            # nothing else to say, exit 1 — Claude Code's non-blocking-error exit — so
-            # a failure never looks exactly like "no opinion" (exit 0, no output).
+            # non-blocking error, and Claude Code shows one from stderr: print each, so a
+            # failure never looks exactly like "no opinion".  The exit code stays what the
+            # rendering says — the equivalence vectors pin it to Claude Code's behaviour.
             stderr += "".join(f"{error}\n" for error in result.errors)
-            if exit_code == 0 and not claude.stdout:
-                exit_code = 1
         sys.stdout.write(claude.stdout)
         sys.stdout.flush()
         sys.stderr.write(stderr)
         sys.stderr.flush()
-        return exit_code
+        return claude.exit_code
     if fmt == "json":
         sys.stdout.write(msgspec.json.format(msgspec.json.encode(result).decode(), indent=2) + "\n")
     else:
