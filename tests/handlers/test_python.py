@@ -114,7 +114,7 @@ async def test_no_process_per_call(rig: Rig) -> None:
     assert rig.handlers.pool.spawned == 1
 
 
-async def _fire_hang_and_probe(rig: Rig, function: str) -> tuple[FireResult, FireResult, float]:
+async def _fire_hang_and_probe(rig: Rig, function: str) -> tuple[FireResult, FireResult]:
     """Fire a hanging hook (3 s timeout) and, while it hangs, a quick one."""
     hang = pre_config(rig, f"{BASIC}:{function}", timeout=3)
     quick = pre_config(rig, f"{BASIC}:returns_output")
@@ -132,13 +132,11 @@ async def _fire_hang_and_probe(rig: Rig, function: str) -> tuple[FireResult, Fir
         results["quick"] = await rig.fire(quick, PRE)
         hang_done_when_quick_was = "hang" in results
 
-    started = trio.current_time()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(fire_hang)
         nursery.start_soon(fire_quick)
-    hang_took = trio.current_time() - started
     assert not hang_done_when_quick_was  # answered while the other still hung
-    return results["hang"], results["quick"], hang_took
+    return results["hang"], results["quick"]
 
 
 @pytest.mark.parametrize("function", ["hangs", "async_hangs", "spins"])
@@ -146,13 +144,12 @@ async def test_hung_or_spinning_hook_is_killed_and_replaced(rig: Rig, function: 
     pool = rig.handlers.pool
     await rig.fire(pre_config(rig, f"{BASIC}:returns_none"), PRE)  # the first worker starts
     (first_worker,) = pool.pids()
-    hung, quick, took = await _fire_hang_and_probe(rig, function)
+    hung, quick = await _fire_hang_and_probe(rig, function)
     (run,) = hung.hooks
     assert run.outcome == "cancelled" and run.timed_out
     assert hung.decision is None
     # Other hooks kept working while the first one hung.
     assert quick.system_messages == ["PY-STRUCT PreToolUse"]
-    assert took < 15
     # The hung worker is gone; a fresh one serves the next call.
     assert first_worker not in pool.pids()
     assert not alive(first_worker)

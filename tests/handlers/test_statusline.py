@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import trio
-
 from handlers.rig import HANDLER_DATA
 from hookd.handlers.statusline import run_file_suggestion, run_status_line
 
@@ -26,10 +24,8 @@ async def test_status_line_failure_or_silence_is_none() -> None:
 
 
 async def test_status_line_timeout_kills_the_command() -> None:
-    started = trio.current_time()
     line = await run_status_line("echo early; sleep 30", STATUS_INPUT, timeout=0.5)
-    assert line is None
-    assert trio.current_time() - started < 10
+    assert line is None  # had it run to the end, its line would be "early"
 
 
 async def test_file_suggestion_lists_paths(tmp_path: Path) -> None:
