@@ -17,13 +17,13 @@ from hookd.cli.style import Style
 from hookd.config.assemble import load_config, load_named_settings, named_settings_problems
 from hookd.config.model import HookConfig, HookSpec
 from hookd.config.sources import SourceLayout
-from hookd.daemon.settings import load_settings
+from hookd.daemon.options import command_runner, engine_settings, handler_options
+from hookd.daemon.settings import DaemonSettings, load_settings
 from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.engine.claude_output import render_claude
 from hookd.engine.engine import Engine, SessionState
 from hookd.handlers.base import Invocation
-from hookd.handlers.command import CommandRunner
-from hookd.handlers.registry import HandlerOptions, open_handlers
+from hookd.handlers.registry import open_handlers
 from hookd.logging import configure_logging
 from hookd_client.events import decode_event
 
@@ -65,9 +65,14 @@ async def _fire_local(args: argparse.Namespace) -> int:
         print(f"hookctl: config: {error}", file=sys.stderr)
     if layout is not None:
         config = _apply_trust(config, layout, project)
-    options = HandlerOptions(python_warm_workers=0)
-    async with open_handlers(options, CommandRunner()) as handlers, trio.open_nursery() as nursery:
-        engine = Engine(handlers.table)
+    # The daemon's defaults (not hookd.toml: a one-shot fire stays independent of a
+    # daemon's tuning), with no idle python worker kept for a run that ends at once.
+    settings = DaemonSettings(python_warm_workers=0)
+    async with (
+        open_handlers(handler_options(settings), command_runner(settings)) as handlers,
+        trio.open_nursery() as nursery,
+    ):
+        engine = Engine(handlers.table, engine_settings(settings))
         result = await engine.fire(
             config,
             event,

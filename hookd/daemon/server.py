@@ -38,6 +38,7 @@ from hookd.daemon.connection import Connection, PeerCred, peer_credentials
 from hookd.daemon.faults import FaultLog, supervise
 from hookd.daemon.lifecycle import Lifecycle
 from hookd.daemon.limits import BufferBudget, ConnectionLimits
+from hookd.daemon.options import command_runner, engine_settings, handler_options
 from hookd.daemon.pipeline import EventPipeline
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.requests.config import ConfigRequests
@@ -51,11 +52,10 @@ from hookd.daemon.status import StatusSources
 from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.daemon.watcher import watch_sources
 from hookd.engine.breaker import CircuitBreaker
-from hookd.engine.engine import Engine, EngineSettings
+from hookd.engine.engine import Engine
 from hookd.fdio import write_nowait
 from hookd.handlers.callback import CallbackRunner
-from hookd.handlers.command import CommandRunner
-from hookd.handlers.registry import HandlerOptions, Handlers, open_handlers
+from hookd.handlers.registry import Handlers, open_handlers
 from hookd.subreaper import SUBREAPER, SWEEP_INTERVAL
 from hookd_client import protocol
 
@@ -78,17 +78,9 @@ class Daemon:
         )
         self.registry = ConfigRegistry(self.layout, settings.project_idle_seconds)
         self.sessions = SessionTable()
-        self.command_runner = CommandRunner(
-            output_cap=settings.output_cap,
-            kill_grace=settings.kill_grace,
-            direct=settings.command_without_shell,
-        )
+        self.command_runner = command_runner(settings)
         state = settings.state_path()
-        self.engine_settings = EngineSettings(
-            stop_block_cap=settings.stop_block_cap,
-            spill_dir=str(state / "spill"),
-            env_file_dir=str(state / "env"),
-        )
+        self.engine_settings = engine_settings(settings, state=state)
         # Reliability (docs/reliability.md): trust gate, circuit breaker, audit log.
         self.trust = TrustGate(
             TrustStore(state / "trust.json"), self.layout, required=settings.require_trust
@@ -195,14 +187,7 @@ class Daemon:
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         listener = self._listen()
-        options = HandlerOptions(
-            messages_api_base_url=self.settings.messages_api_base_url,
-            default_model=self.settings.default_model,
-            kill_grace=self.settings.kill_grace,
-            python_workers=self.settings.python_workers,
-            python_workers_per_session=self.settings.python_workers_per_session,
-            output_cap=self.settings.output_cap,
-        )
+        options = handler_options(self.settings)
         subreaping = False
         try:
             # The handlers' shared resources (http client, python workers) outlive

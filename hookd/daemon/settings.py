@@ -94,7 +94,11 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Bytes kept per hook stream (stdout, stderr), and of a python hook's return value;
     the rest is drained and dropped, and the run is marked ``truncated``."""
     kill_grace: float = 1.0
-    """Seconds between SIGTERM and SIGKILL when a hook's process tree is stopped."""
+    """Seconds between SIGTERM and SIGKILL when a hook's process tree (or a python worker)
+    is stopped."""
+    pipe_grace: float = 1.0
+    """Seconds a hook's stdout/stderr are still read after the hook itself exited: a
+    background child holding them open does not stall the event longer than this."""
     command_without_shell: bool = True
     """Start simple shell-form commands (``cat``, ``python3 x.py``) directly, not via /bin/sh."""
     stop_block_cap: int = 8
@@ -107,6 +111,14 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Messages API for prompt/agent hooks; None: the agent's ANTHROPIC_BASE_URL."""
     default_model: str = "claude-haiku-4-5"
     """Model for prompt/agent hooks that name none (a small fast one, as Claude Code)."""
+    prompt_max_tokens: int = 1024
+    """``max_tokens`` of every Messages API call a prompt or agent hook makes."""
+    agent_max_turns: int = 50
+    """Model turns an agent hook may take before it is stopped."""
+    http_hook_body_cap: int = 1024 * 1024
+    """Bytes of an http hook's response body that are read; the rest is dropped."""
+    http_hook_max_connections: int = 100
+    """Connections the shared http client (http hooks, Messages API) keeps at most."""
     http_port: int | None = None
     """Loopback port of the Claude Code http-hook endpoint; None disables it."""
     async_max_running: int = 256
@@ -140,6 +152,8 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Python hook calls one session may run at once: the rest of the pool stays free for
     other sessions, so one session's stuck hooks cannot stall another's (at most
     ``python_workers``)."""
+    python_warm_workers: int = 1
+    """Idle python workers kept ready once the first python hook has run."""
     breaker_threshold: int = 5
     """Consecutive failures that pause a hook (0: never pause)."""
     breaker_cooldown: float = 60.0

@@ -15,7 +15,6 @@ its caller owns.  That keeps the one-shot CLI and the daemon on the same code.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -74,14 +73,17 @@ class AsyncSink(Protocol):
     def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> str | None: ...
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class EngineSettings:
-    stop_block_cap: int = 8
+    """The engine's options; built by ``hookd.daemon.options.engine_settings`` from the
+    daemon's settings, where their defaults live."""
+
+    stop_block_cap: int
     """Consecutive Stop/SubagentStop blocks before the block is overridden (0: no cap)."""
-    spill_dir: str = field(
-        default_factory=lambda: os.path.join(tempfile.gettempdir(), "hookd-spill")
-    )
-    env_file_dir: str | None = None
+    spill_dir: str
+    """Where hook strings past Claude Code's 10,000-character cap are saved."""
+    env_file_dir: str | None
+    """Where ``CLAUDE_ENV_FILE`` files go when the agent names none (None: a temp dir)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,11 +114,11 @@ class Engine:
     def __init__(
         self,
         handlers: Mapping[type[Any], HandlerFn],
-        settings: EngineSettings | None = None,
+        settings: EngineSettings,
         *,
         gate: Gate | None = None,
     ) -> None:
-        self.settings = settings or EngineSettings()
+        self.settings = settings
         self.gate = gate
         self._handlers = dict(handlers)
 

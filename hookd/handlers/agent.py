@@ -224,7 +224,7 @@ def final_verdict(text: str) -> Verdict:
 
 
 class AgentRunner:
-    def __init__(self, client: MessagesClient, default_model: str, max_turns: int = 50) -> None:
+    def __init__(self, client: MessagesClient, default_model: str, max_turns: int) -> None:
         self.client = client
         self.default_model = default_model
         self.max_turns = max_turns

@@ -19,7 +19,6 @@ from hookd.config.schema import CommandHandler, handler_label
 from hookd.handlers.base import HandlerResult, Invocation
 from hookd.handlers.direct_exec import report_as_shell, shell_pwd, simple_argv
 from hookd.handlers.process import (
-    DEFAULT_OUTPUT_CAP,
     AsyncAdopter,
     AsyncHandoff,
     ProcessResult,
@@ -42,15 +41,21 @@ def substitute_placeholders(text: str, values: dict[str, str]) -> str:
 
 
 class CommandRunner:
-    """Runs command hooks; one instance per daemon holds the limits."""
+    """Runs command hooks; one instance per daemon holds the limits.
+
+    Built by ``hookd.daemon.options.command_runner`` from the daemon's settings,
+    where the defaults of ``output_cap``, ``kill_grace``, ``pipe_grace`` and
+    ``direct`` (``command_without_shell``) live.
+    """
 
     def __init__(
         self,
-        output_cap: int = DEFAULT_OUTPUT_CAP,
-        kill_grace: float = 1.0,
-        pipe_grace: float = 1.0,
+        *,
+        output_cap: int,
+        kill_grace: float,
+        pipe_grace: float,
+        direct: bool,
         input_file_dir: str | None = None,
-        direct: bool = True,
     ) -> None:
         self.output_cap = output_cap
         self.direct = direct

@@ -40,7 +40,6 @@ __all__ = ["HttpRunner", "interpolate_header", "url_allowed"]
 
 log = structlog.get_logger("hookd.handlers.http")
 
-DEFAULT_BODY_CAP = 1024 * 1024
 _DROPPED_HEADERS = frozenset({"content-length", "transfer-encoding"})
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _URL_PARTS = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)(.*)$", re.DOTALL)
@@ -95,7 +94,7 @@ def _allowed_vars(handler: HttpHandler, inv: Invocation) -> frozenset[str]:
 class HttpRunner:
     """Runs http hooks on one shared client; one instance per daemon."""
 
-    def __init__(self, client: httpx.AsyncClient, body_cap: int = DEFAULT_BODY_CAP) -> None:
+    def __init__(self, client: httpx.AsyncClient, body_cap: int) -> None:
         self.client = client
         self.body_cap = body_cap
 

@@ -8,9 +8,8 @@ Only what the two hook kinds need: ``POST {base}/v1/messages`` with
   ``ANTHROPIC_BASE_URL``, else hookd's own, else ``https://api.anthropic.com``
   (so a hook reached through Claude Code talks to the same endpoint as the
   agent — which is also how the tests point it at a local fake);
-* API key: the variable named by :attr:`MessagesConfig.api_key_env`
-  (default ``ANTHROPIC_API_KEY``), from the agent's environment first, then
-  hookd's.
+* API key: ``ANTHROPIC_API_KEY`` (:data:`API_KEY_ENV`), from the agent's
+  environment first, then hookd's.
 
 The key is a secret: it never reaches a log line or an error message.
 Deadlines are the caller's cancel scope, not an httpx timeout, so one budget
@@ -30,6 +29,10 @@ import msgspec
 __all__ = ["MessagesApiError", "MessagesClient", "MessagesConfig"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+"""The environment variable that holds the Messages API key (as for Claude Code)."""
+ANTHROPIC_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header: the API version this client speaks."""
 
 
 class MessagesApiError(Exception):
@@ -38,10 +41,10 @@ class MessagesApiError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class MessagesConfig:
-    base_url: str | None = None
-    api_key_env: str = "ANTHROPIC_API_KEY"
-    anthropic_version: str = "2023-06-01"
-    max_tokens: int = 1024
+    """Built from the daemon's settings (``messages_api_base_url``, ``prompt_max_tokens``)."""
+
+    base_url: str | None
+    max_tokens: int
 
 
 class MessagesClient:
@@ -61,7 +64,7 @@ class MessagesClient:
         return base.rstrip("/") + "/v1/messages"
 
     def api_key(self, env: Mapping[str, str]) -> str:
-        name = self.config.api_key_env
+        name = API_KEY_ENV
         key = env.get(name) or os.environ.get(name)
         if not key:
             raise MessagesApiError(f"no API key: ${name} is not set")
@@ -88,7 +91,7 @@ class MessagesClient:
             body["tools"] = tools
         headers = {
             "x-api-key": self.api_key(env),
-            "anthropic-version": self.config.anthropic_version,
+            "anthropic-version": ANTHROPIC_VERSION,
             "content-type": "application/json",
         }
         url = self.endpoint(env)

@@ -61,7 +61,6 @@ __all__ = [
 
 log = structlog.get_logger("hookd.process")
 
-DEFAULT_OUTPUT_CAP = 1024 * 1024
 _CHUNK = 65536
 
 
@@ -346,9 +345,9 @@ async def run_process_capped(
     cwd: str | None,
     env: Mapping[str, str],
     timeout: float,
-    output_cap: int = DEFAULT_OUTPUT_CAP,
-    kill_grace: float = 1.0,
-    pipe_grace: float = 1.0,
+    output_cap: int,
+    kill_grace: float,
+    pipe_grace: float,
     on_spawn: Callable[[int], None] | None = None,
     on_async_ack: AsyncAdopter | None = None,
     run_id: str | None = None,

@@ -59,7 +59,6 @@ from __future__ import annotations
 import os
 import struct
 import subprocess
-import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,11 +178,11 @@ class PythonWorkerPool:
         self,
         nursery: trio.Nursery,
         *,
-        size: int = 8,
-        per_session: int = 4,
-        warm: int = 1,
-        executable: str = sys.executable,
-        kill_grace: float = 0.5,
+        size: int,
+        per_session: int,
+        warm: int,
+        executable: str,
+        kill_grace: float,
     ) -> None:
         self.nursery = nursery
         self.size = max(1, size)
@@ -380,7 +379,7 @@ async def _close_pipes(worker: _Worker) -> None:
 
 
 class PythonRunner:
-    def __init__(self, pool: PythonWorkerPool, output_cap: int = 1024 * 1024) -> None:
+    def __init__(self, pool: PythonWorkerPool, output_cap: int) -> None:
         self.pool = pool
         self.output_cap = output_cap
 

@@ -9,8 +9,11 @@ nursery, so they are created by :func:`open_handlers`, an async context
 manager the daemon enters inside its own nursery (and the one-shot CLI around
 a single ``fire``)::
 
-    async with open_handlers(HandlerOptions(), CommandRunner()) as handlers:
-        engine = Engine(handlers.table)  # runs every kind of hook
+    async with open_handlers(handler_options(settings), command_runner(settings)) as handlers:
+        engine = Engine(handlers.table, engine_settings(settings))  # runs every kind of hook
+
+(the options come from ``hookd.daemon.options``, which builds them from the
+daemon's settings, where every default lives).
 
 Leaving the block stops the workers (killing any still busy) and closes the
 client.  ``callback`` hooks need the daemon's sessions to find the connection
@@ -21,7 +24,6 @@ as "not available").
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -42,7 +44,7 @@ from hookd.handlers.agent import AgentRunner
 from hookd.handlers.base import HandlerFn
 from hookd.handlers.callback import CallbackRunner
 from hookd.handlers.command import CommandRunner
-from hookd.handlers.http import DEFAULT_BODY_CAP, HttpRunner
+from hookd.handlers.http import HttpRunner
 from hookd.handlers.messages_api import MessagesClient, MessagesConfig
 from hookd.handlers.prompt import PromptRunner
 from hookd.handlers.python import PythonRunner, PythonWorkerPool
@@ -55,30 +57,28 @@ HandlerTable = dict[type[Any], HandlerFn]
 
 @dataclass(frozen=True)
 class HandlerOptions:
-    """Every knob of the non-command handlers, with its default in one place."""
+    """Every knob of the non-command handlers.  No defaults here: they live in the
+    daemon's settings, and ``hookd.daemon.options.handler_options`` builds this."""
 
-    messages_api_base_url: str | None = None
+    messages_api_base_url: str | None
     """Messages API base; ``None``: the agent's ``ANTHROPIC_BASE_URL``, else Anthropic's."""
-    api_key_env: str = "ANTHROPIC_API_KEY"
-    """The environment variable that holds the Messages API key."""
-    anthropic_version: str = "2023-06-01"
-    default_model: str = "claude-haiku-4-5"
-    """Prompt and agent hooks without ``model``: a small fast model, as Claude Code."""
-    max_tokens: int = 1024
-    agent_max_turns: int = 50
-    http_body_cap: int = DEFAULT_BODY_CAP
+    default_model: str
+    """Prompt and agent hooks without ``model``."""
+    max_tokens: int
+    agent_max_turns: int
+    http_body_cap: int
     """Bytes of an http hook's response body that are read; the rest is dropped."""
-    http_max_connections: int = 100
-    python_workers: int = 8
+    http_max_connections: int
+    python_workers: int
     """How many python hook calls can run at once (one worker process each)."""
-    python_workers_per_session: int = 4
+    python_workers_per_session: int
     """How many of them one session may hold (see ``PythonWorkerPool``)."""
-    python_warm_workers: int = 1
+    python_warm_workers: int
     """Idle workers kept ready once the first python hook has run (0 for a one-shot CLI run)."""
-    python_executable: str = sys.executable
-    kill_grace: float = 0.5
+    python_executable: str
+    kill_grace: float
     """TERM → KILL grace when a python worker is killed."""
-    output_cap: int = 1024 * 1024
+    output_cap: int
     """Bytes of a python hook's return value kept (the daemon's ``output_cap``)."""
 
 
@@ -143,10 +143,7 @@ async def open_handlers(
             messages = MessagesClient(
                 client,
                 MessagesConfig(
-                    base_url=options.messages_api_base_url,
-                    api_key_env=options.api_key_env,
-                    anthropic_version=options.anthropic_version,
-                    max_tokens=options.max_tokens,
+                    base_url=options.messages_api_base_url, max_tokens=options.max_tokens
                 ),
             )
             handlers = Handlers(

@@ -19,6 +19,7 @@ import httpx
 import pytest
 import trio
 
+from engine.vectors import command_engine
 from hookd.bridge.http_endpoint import (
     load_or_create_token,
     open_http_listeners,
@@ -26,8 +27,6 @@ from hookd.bridge.http_endpoint import (
 )
 from hookd.config.assemble import load_config
 from hookd.engine.engine import Engine
-from hookd.handlers.command import CommandRunner
-from hookd.handlers.registry import handler_table
 from hookd_client.events import decode_event
 from hookd_client.results import FireResult
 
@@ -45,7 +44,7 @@ def _input(name: str) -> dict[str, Any]:
 class EngineFire:
     """A real engine behind the endpoint; records what each call was given."""
 
-    engine: Engine = field(default_factory=lambda: Engine(handler_table(CommandRunner())))
+    engine: Engine = field(default_factory=command_engine)
     calls: list[dict[str, Any]] = field(default_factory=list)
     cancelled: trio.Event = field(default_factory=trio.Event)
 

@@ -18,12 +18,10 @@ from hookd.config.loader import build_config, load_source
 from hookd.config.model import HookConfig, Scope
 from hookd.config.schema import CommandHandler, HttpHandler
 from hookd.config.sources import SourceSpec, _kind
-from hookd.engine.engine import Engine, SessionState
-from hookd.handlers.command import CommandRunner
-from hookd.handlers.registry import handler_table
+from hookd.engine.engine import SessionState
 from hookd_client.events import decode_event
 
-from .vectors import CC_FIXTURES, DATA, ROOT, clean_env
+from .vectors import CC_FIXTURES, DATA, ROOT, clean_env, command_engine
 
 CONFIGS = DATA / "configs"
 ERRORS = CONFIGS / "errors"
@@ -147,9 +145,7 @@ async def test_toml_pass_context_and_parse_result(tmp_path: Path) -> None:
     assert config.errors == ()
     raw = json.loads((CC_FIXTURES / "PreToolUse-Bash.json").read_text())
     raw["cwd"] = str(tmp_path)
-    result = await Engine(handler_table(CommandRunner())).fire(
-        config, decode_event(raw), env=clean_env()
-    )
+    result = await command_engine().fire(config, decode_event(raw), env=clean_env())
     assert result.decision is None
     assert (tmp_path / "stdin-bytes").read_text().strip() == "0"
 
@@ -203,7 +199,7 @@ def scoped(extra: dict[Scope, str] | None = None) -> HookConfig:
 async def ran(config: HookConfig, tmp_path: Path) -> list[str]:
     raw = json.loads((CC_FIXTURES / "UserPromptSubmit.json").read_text())
     raw["cwd"] = str(tmp_path)
-    result = await Engine(handler_table(CommandRunner())).fire(
+    result = await command_engine().fire(
         config, decode_event(raw), session=SessionState(), env=clean_env()
     )
     return result.system_messages

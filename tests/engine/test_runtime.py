@@ -20,13 +20,20 @@ import pytest
 from hookd.config.loader import build_config, load_source
 from hookd.config.model import Scope
 from hookd.config.sources import SourceSpec
-from hookd.engine.engine import Engine, SessionState
-from hookd.handlers.command import CommandRunner
-from hookd.handlers.registry import handler_table
+from hookd.engine.engine import SessionState
 from hookd_client.events import decode_event
 from support.processes import alive, processes_with_env
 
-from .vectors import CC_FIXTURES, HOOKS, PY, Prepared, fire_prepared, hook_command, prepare
+from .vectors import (
+    CC_FIXTURES,
+    HOOKS,
+    PY,
+    Prepared,
+    command_engine,
+    fire_prepared,
+    hook_command,
+    prepare,
+)
 
 
 def one_hook(event: str, source: Any, behaviour: dict[str, Any], **handler: Any) -> dict[str, Any]:
@@ -414,7 +421,7 @@ async def test_plugin_root_placeholder_and_separate_dedup(tmp_path: Path) -> Non
         ]
     )
     assert not config.errors
-    engine = Engine(handler_table(CommandRunner(input_file_dir=str(tmp_path))))
+    engine = command_engine(input_file_dir=str(tmp_path))
     result = await engine.fire(
         config, decode_event(prepared.raw), session=SessionState(), env=prepared.env
     )

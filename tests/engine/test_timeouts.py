@@ -20,11 +20,9 @@ from hookd.config.timeouts import (
 )
 from hookd.engine.engine import Engine
 from hookd.handlers.base import Invocation
-from hookd.handlers.command import CommandRunner
-from hookd.handlers.registry import handler_table
 from hookd_client.events import decode_event
 
-from .vectors import fixture_input
+from .vectors import command_engine, fixture_input
 
 
 def spec(handler: Any, event: str = "PreToolUse", group_timeout: float | None = None) -> HookSpec:
@@ -133,7 +131,7 @@ async def test_engine_builds_background_invocations_with_their_timeout(
     raw = fixture_input(fixture)
     raw["cwd"] = str(tmp_path)
     sink = RecordingSink()
-    engine = Engine(handler_table(CommandRunner()))
+    engine = command_engine()
     result = await engine.fire(config, decode_event(raw, event), async_sink=sink)
     assert [run.is_async for run in result.hooks] == [True]
     (invocation,) = sink.taken

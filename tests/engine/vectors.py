@@ -36,8 +36,9 @@ from typing import Any
 import msgspec
 
 from hookd.config.assemble import load_config
-from hookd.engine.engine import Engine, EngineSettings, SessionState
-from hookd.handlers.command import CommandRunner
+from hookd.daemon.options import command_runner, engine_settings
+from hookd.daemon.settings import DaemonSettings
+from hookd.engine.engine import Engine, SessionState
 from hookd.handlers.registry import handler_table
 from hookd_client.events import decode_event
 from hookd_client.results import FireResult
@@ -138,6 +139,21 @@ def prepare(vector: dict[str, Any], tmp: Path) -> Prepared:
     return Prepared(vector, tmp, settings_file, input_file, raw, env, records)
 
 
+def command_engine(
+    settings: DaemonSettings | None = None,
+    *,
+    input_file_dir: str | None = None,
+    spill_dir: str | None = None,
+    env_file_dir: str | None = None,
+) -> Engine:
+    """An engine that runs command hooks only, with the daemon's defaults (or ``settings``)."""
+    settings = settings or DaemonSettings()
+    return Engine(
+        handler_table(command_runner(settings, input_file_dir=input_file_dir)),
+        engine_settings(settings, spill_dir=spill_dir, env_file_dir=env_file_dir),
+    )
+
+
 async def fire_prepared(
     prepared: Prepared,
     session: SessionState | None = None,
@@ -150,12 +166,10 @@ async def fire_prepared(
     for fragment, error in zip(wanted, got, strict=True):
         assert fragment in error, (fragment, error)
     if engine is None:
-        engine = Engine(
-            handler_table(CommandRunner(input_file_dir=str(prepared.tmp))),
-            EngineSettings(
-                spill_dir=str(prepared.tmp / "spill"),
-                env_file_dir=str(prepared.tmp / "envfiles"),
-            ),
+        engine = command_engine(
+            input_file_dir=str(prepared.tmp),
+            spill_dir=str(prepared.tmp / "spill"),
+            env_file_dir=str(prepared.tmp / "envfiles"),
         )
     event = decode_event(prepared.raw, prepared.event)
     return await engine.fire(config, event, session=session or SessionState(), env=prepared.env)

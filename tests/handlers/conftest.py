@@ -15,9 +15,10 @@ import pytest
 
 from handlers.rig import Rig
 from handlers.scripted_server import ScriptedServer, scripted_server
-from hookd.engine.engine import Engine, EngineSettings
-from hookd.handlers.command import CommandRunner
-from hookd.handlers.registry import HandlerOptions, open_handlers
+from hookd.daemon.options import command_runner, engine_settings, handler_options
+from hookd.daemon.settings import DaemonSettings
+from hookd.engine.engine import Engine
+from hookd.handlers.registry import open_handlers
 
 
 @pytest.fixture
@@ -30,12 +31,16 @@ def server() -> Iterator[ScriptedServer]:
 async def rig(tmp_path: Path, server: ScriptedServer) -> AsyncIterator[Rig]:
     project = tmp_path / "project"
     project.mkdir()
-    options = HandlerOptions(
+    settings = DaemonSettings(
         messages_api_base_url=server.url,
         python_workers=2,
         python_warm_workers=1,
         kill_grace=0.2,
     )
-    async with open_handlers(options, CommandRunner()) as handlers:
-        engine = Engine(handlers.table, EngineSettings(spill_dir=str(tmp_path / "spill")))
+    # Command hooks keep the daemon's own grace periods; only python workers are hurried.
+    commands = command_runner(DaemonSettings())
+    async with open_handlers(handler_options(settings), commands) as handlers:
+        engine = Engine(
+            handlers.table, engine_settings(settings, spill_dir=str(tmp_path / "spill"))
+        )
         yield Rig(engine, handlers, server, project, tmp_path)

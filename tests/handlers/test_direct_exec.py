@@ -16,13 +16,12 @@ from typing import Any
 
 import pytest
 
+from engine.vectors import command_engine
 from hookd.config.loader import build_config, load_source
 from hookd.config.model import Scope
 from hookd.config.sources import SourceSpec
-from hookd.engine.engine import Engine
-from hookd.handlers.command import CommandRunner
+from hookd.daemon.settings import DaemonSettings
 from hookd.handlers.direct_exec import simple_argv
-from hookd.handlers.registry import handler_table
 from hookd_client.events import decode_event
 from hookd_client.results import HookRun
 
@@ -112,7 +111,7 @@ async def _fire(tmp_path: Path, command: str, *, direct: bool, env: dict[str, st
         )
     )
     config = build_config([load_source(SourceSpec(settings, Scope.USER))])
-    engine = Engine(handler_table(CommandRunner(direct=direct, kill_grace=0.2)))
+    engine = command_engine(DaemonSettings(command_without_shell=direct, kill_grace=0.2))
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     event = decode_event(

@@ -12,9 +12,10 @@ import trio
 from handlers.rig import HANDLER_DATA, Rig
 from handlers.scripted_server import ScriptedServer
 from hookd.config.model import HookConfig
-from hookd.engine.engine import Engine, EngineSettings
-from hookd.handlers.command import CommandRunner
-from hookd.handlers.registry import HandlerOptions, open_handlers
+from hookd.daemon.options import command_runner, engine_settings, handler_options
+from hookd.daemon.settings import DaemonSettings
+from hookd.engine.engine import Engine
+from hookd.handlers.registry import open_handlers
 from hookd_client.results import FireResult
 from support.processes import alive
 
@@ -306,9 +307,12 @@ async def test_worker_that_dies_mid_call_is_an_error_and_replaced(rig: Rig) -> N
 async def test_missing_interpreter_is_a_failure_not_a_crash(
     tmp_path: Path, server: ScriptedServer
 ) -> None:
-    options = HandlerOptions(python_executable=str(tmp_path / "no-python"), python_warm_workers=0)
-    async with open_handlers(options, CommandRunner()) as handlers:
-        engine = Engine(handlers.table, EngineSettings(spill_dir=str(tmp_path / "spill")))
+    settings = DaemonSettings(python_warm_workers=0)
+    options = handler_options(settings, python_executable=str(tmp_path / "no-python"))
+    async with open_handlers(options, command_runner(settings)) as handlers:
+        engine = Engine(
+            handlers.table, engine_settings(settings, spill_dir=str(tmp_path / "spill"))
+        )
         rig = Rig(engine, handlers, server, tmp_path, tmp_path)
         result = await rig.fire(pre_config(rig, f"{BASIC}:returns_none"), PRE)
     (run,) = result.hooks
