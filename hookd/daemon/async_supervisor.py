@@ -58,7 +58,7 @@ from hookd.config.schema import CommandHandler, handler_label
 from hookd.config.timeouts import output_async_timeout
 from hookd.daemon.async_store import AsyncEntry, AsyncKind, AsyncState, AsyncStore
 from hookd.handlers.base import Invocation
-from hookd.handlers.process import AsyncAdopter, AsyncHandoff, marked_processes
+from hookd.handlers.process import AsyncHandoff, marked_processes
 from hookd_client.results import FireResult, HookRun
 
 if TYPE_CHECKING:
@@ -265,9 +265,6 @@ class AsyncSupervisor:
             self._queue.append(job)
             self._journal(self.store.put, entry)
         return None
-
-    def adopter(self, spec: HookSpec, inv: Invocation, agent_pid: int | None) -> AsyncAdopter:
-        return _Adopter(self, spec, inv, agent_pid)
 
     def adopt(
         self, spec: HookSpec, inv: Invocation, agent_pid: int | None, handoff: AsyncHandoff
@@ -683,21 +680,9 @@ class _Sink:
     def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> str | None:
         return self.supervisor.submit(spec, invocation, engine, self.agent_pid)
 
-    def adopter(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> AsyncAdopter:
-        return self.supervisor.adopter(spec, invocation, self.agent_pid)
-
-
-class _Adopter:
-    def __init__(
-        self, supervisor: AsyncSupervisor, spec: HookSpec, inv: Invocation, agent_pid: int | None
-    ) -> None:
-        self.supervisor = supervisor
-        self.spec = spec
-        self.inv = inv
-        self.agent_pid = agent_pid
-
-    def adopt(self, handoff: AsyncHandoff) -> str | None:
-        return self.supervisor.adopt(self.spec, self.inv, self.agent_pid, handoff)
+    def adopt(self, invocation: Invocation, handoff: AsyncHandoff) -> str | None:
+        """The engine's :data:`~hookd.handlers.base.RunAdopter` for this fire's command hooks."""
+        return self.supervisor.adopt(invocation.spec, invocation, self.agent_pid, handoff)
 
 
 def _kill_orphans(entry: AsyncEntry) -> None:

@@ -32,8 +32,7 @@ from hookd.config.timeouts import hook_timeout
 from hookd.engine.aggregate import aggregate
 from hookd.engine.interpret import interpret
 from hookd.engine.selection import IndexedGroup, index_for, indexed_group
-from hookd.handlers.base import HandlerFn, HandlerResult, HttpPolicy, Invocation
-from hookd.handlers.process import AsyncAdopter
+from hookd.handlers.base import HandlerFn, HandlerResult, HttpPolicy, Invocation, RunAdopter
 from hookd_client.events import DecodedEvent, matcher_query
 from hookd_client.results import FireResult, HookRef, HookRun
 
@@ -240,7 +239,11 @@ class Engine:
             position += len(unit.hooks)
 
         def invocation(
-            spec: HookSpec, index: int, raw: dict[str, Any], background: bool
+            spec: HookSpec,
+            index: int,
+            raw: dict[str, Any],
+            background: bool,
+            adopter: RunAdopter | None,
         ) -> Invocation:
             budget_left = None if budget_end is None else budget_end - trio.current_time()
             timeout = hook_timeout(spec, event.name, background=background, budget_left=budget_left)
@@ -259,20 +262,21 @@ class Engine:
                 context=context,
                 http_policy=http_policy,
                 project_trusted=config.project_trusted,
+                async_adopter=adopter,
             )
 
         # Duck-typed on purpose: isinstance() against a runtime-checkable Protocol
         # walks its attributes, tens of µs on every hook run.
-        adopter: Callable[[HookSpec, Invocation, Engine], AsyncAdopter] | None = getattr(
-            async_sink, "adopter", None
-        )
+        adopt: RunAdopter | None = getattr(async_sink, "adopt", None)
 
         async def run_unit(unit: _Unit, indexes: list[int]) -> None:
             raw = event.raw
             for spec, index in zip(unit.hooks, indexes, strict=True):
                 handler = spec.handler
                 background = async_sink is not None and _runs_in_background(handler, context)
-                inv = invocation(spec, index, raw, background)
+                # A foreground command hook may still background itself ({"async": true}).
+                adopter = adopt if not background and isinstance(handler, CommandHandler) else None
+                inv = invocation(spec, index, raw, background, adopter)
                 if background:
                     assert async_sink is not None
                     refused = async_sink.start(spec, inv, self)
@@ -282,8 +286,6 @@ class Engine:
                         else HookRun(hook=spec.ref(), outcome="non_blocking_error", error=refused)
                     )
                     continue
-                if isinstance(handler, CommandHandler) and adopter is not None:
-                    inv.async_adopter = adopter(spec, inv, self)
                 run = await self.run_one(spec, inv, progress)
                 runs[index] = run
                 if run.outcome == "success" and handler.once and session is not None:

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 from hookd.config.model import HookSpec
 
 if TYPE_CHECKING:
-    from hookd.handlers.process import AsyncAdopter
+    from hookd.handlers.process import AsyncHandoff
+
+RunAdopter = Callable[["Invocation", "AsyncHandoff"], "str | None"]
+"""Takes over the run of a command hook that backgrounded itself (first stdout line
+``{"async": true}``): given the invocation and the still-running process, returns None
+when it adopted it or the reason it refused (the async supervisor's ``adopt``)."""
 
 __all__ = ["NO_JSON", "HandlerFn", "HandlerResult", "HttpPolicy", "Invocation"]
 
@@ -62,7 +67,7 @@ class Invocation:
     project_trusted: bool = True
     """May the handler load code from the project directory (python hooks)?  False in an
     untrusted project: a user-level hook then must not import the repository's modules."""
-    async_adopter: AsyncAdopter | None = None
+    async_adopter: RunAdopter | None = None
     """Who takes a command hook that backgrounds itself (first stdout line ``{"async": true}``)."""
 
 

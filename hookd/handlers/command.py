@@ -16,7 +16,7 @@ import shutil
 import tempfile
 
 from hookd.config.schema import CommandHandler, handler_label
-from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.base import HandlerResult, Invocation, RunAdopter
 from hookd.handlers.direct_exec import report_as_shell, shell_pwd, simple_argv
 from hookd.handlers.process import (
     AsyncAdopter,
@@ -174,7 +174,7 @@ class CommandRunner:
             values["CLAUDE_PLUGIN_ROOT"] = inv.spec.plugin_root
             values["CLAUDE_PLUGIN_DATA"] = os.path.join(inv.spec.plugin_root, ".data")
         input_file = self._write_input_file(inv)
-        adopter = _KeepInputFile(inv.async_adopter, input_file) if inv.async_adopter else None
+        adopter = _KeepInputFile(inv.async_adopter, inv, input_file) if inv.async_adopter else None
         try:
             result = await self._start(
                 self.argv(handler, values),
@@ -212,19 +212,21 @@ class CommandRunner:
 
 
 class _KeepInputFile:
-    """Passes a handoff on, and moves the input file's removal to the hook's real end.
+    """Passes a handoff on with its invocation, and moves the input file's removal to
+    the hook's real end.
 
     A hook that backgrounds itself may read ``HOOK_INPUT_FILE`` after the ack,
     so the file lives until the adopted process is finished.
     """
 
-    def __init__(self, inner: AsyncAdopter, input_file: str) -> None:
+    def __init__(self, inner: RunAdopter, inv: Invocation, input_file: str) -> None:
         self.inner = inner
+        self.inv = inv
         self.input_file = input_file
         self.adopted = False
 
     def adopt(self, handoff: AsyncHandoff) -> str | None:
         handoff.cleanup.append(lambda: os.unlink(self.input_file))
-        refusal = self.inner.adopt(handoff)
+        refusal = self.inner(self.inv, handoff)
         self.adopted = refusal is None
         return refusal
