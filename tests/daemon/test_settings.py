@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from hookd.cli.hookd_main import build_parser
+from hookd.daemon.options import command_runner, engine_settings, handler_options
 from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings
 
 
@@ -53,3 +54,51 @@ def test_bad_settings_file_names_the_file_and_field(tmp_path: Path) -> None:
     config.write_text("no_such_setting = 1\n")
     with pytest.raises(SettingsError, match="no_such_setting"):
         load_settings(config, {})
+
+
+def test_every_part_takes_its_values_from_the_settings(tmp_path: Path) -> None:
+    """One home for each default: the parts' option objects are built from DaemonSettings
+    (hookd/daemon/options.py), so a changed setting reaches every part that uses it."""
+    settings = DaemonSettings(
+        output_cap=1234,
+        kill_grace=0.3,
+        pipe_grace=0.4,
+        command_without_shell=False,
+        stop_block_cap=3,
+        messages_api_base_url="http://127.0.0.1:9",
+        default_model="model-x",
+        prompt_max_tokens=77,
+        agent_max_turns=5,
+        http_hook_body_cap=999,
+        http_hook_max_connections=7,
+        python_workers=3,
+        python_workers_per_session=2,
+        python_warm_workers=0,
+    )
+    runner = command_runner(settings)
+    assert (runner.output_cap, runner.kill_grace, runner.pipe_grace, runner.direct) == (
+        1234,
+        0.3,
+        0.4,
+        False,
+    )
+    engine = engine_settings(settings, state=tmp_path)
+    assert engine.stop_block_cap == 3
+    assert (engine.spill_dir, engine.env_file_dir) == (
+        str(tmp_path / "spill"),
+        str(tmp_path / "env"),
+    )
+    options = handler_options(settings)
+    assert (
+        options.messages_api_base_url,
+        options.default_model,
+        options.max_tokens,
+        options.agent_max_turns,
+        options.http_body_cap,
+        options.http_max_connections,
+        options.python_workers,
+        options.python_workers_per_session,
+        options.python_warm_workers,
+        options.kill_grace,
+        options.output_cap,
+    ) == ("http://127.0.0.1:9", "model-x", 77, 5, 999, 7, 3, 2, 0, 0.3, 1234)
