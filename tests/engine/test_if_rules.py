@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from hookd.config import matching
 from hookd.config.matching import IfMemo, compile_if_rule, if_rule_matches
 
 CWD = "/work/proj"
@@ -254,3 +255,18 @@ def test_every_file_tool_reads_its_path(tool: str) -> None:
 
 def test_a_path_rule_without_a_path_fails_open() -> None:
     assert matches("Edit(src/**)", "Edit", {"old_string": "a"}) is True
+
+
+def test_the_generation_memo_stays_bounded_and_right() -> None:
+    """The memo of one configuration generation empties itself when full: a stream of
+    distinct commands (an agent's whole session) cannot grow the daemon's memory."""
+    rule = compile_if_rule("Bash(rm *)")
+    memo = IfMemo()
+    limit = matching._MEMO_LIMIT
+    for i in range(limit + 50):
+        command = f"rm x{i}" if i % 2 else f"ls x{i}"
+        assert if_rule_matches(rule, "PreToolUse", "Bash", {"command": command}, CWD, memo) is (
+            i % 2 == 1
+        )
+        assert len(memo._split) <= limit and len(memo._verdicts) <= limit
+    assert len(memo._split) < limit  # it was emptied on the way, not merely capped
