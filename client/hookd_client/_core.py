@@ -23,10 +23,11 @@ from hookd_client.client import (
     DaemonError,
     DaemonUnavailable,
     agent_environment,
-    default_socket_path,
+    check_socket,
     fallback_result,
 )
 from hookd_client.events import BaseHookInput, event_payload
+from hookd_client.sockpath import default_socket_path
 
 __all__ = [
     "UNAVAILABLE_CODES",
@@ -303,7 +304,7 @@ class RequestMethods:
         max_frame: int,
         connect_lock: Any,
     ) -> None:
-        self.path = Path(socket_path) if socket_path else default_socket_path()
+        self.path = Path(socket_path or default_socket_path())
         self.name = name
         self.retries = retries
         self.backoff = backoff
@@ -333,6 +334,7 @@ class RequestMethods:
         last: OSError | None = None
         for attempt in range(self.retries + 1):
             self.connect_attempts += 1
+            check_socket(self.path)
             try:
                 raw = await self._dial()
             except OSError as exc:

@@ -23,6 +23,7 @@ import msgspec
 from hookd_client import protocol
 from hookd_client.events import BaseHookInput, event_payload
 from hookd_client.results import FireResult
+from hookd_client.sockpath import default_socket_path, unsafe_reason
 
 __all__ = [
     "DEFAULT_FIRE_TIMEOUT",
@@ -30,6 +31,7 @@ __all__ = [
     "Client",
     "DaemonError",
     "DaemonUnavailable",
+    "UnsafeSocket",
     "agent_environment",
     "default_socket_path",
     "fallback_result",
@@ -48,6 +50,27 @@ class DaemonUnavailable(ConnectionError):
         self.reason = reason
 
 
+class UnsafeSocket(DaemonUnavailable):
+    """The socket (or its directory) in the shared ``/tmp`` fallback is not the caller's own.
+
+    Nothing was sent: connecting would hand hook inputs to whoever made it
+    (:mod:`hookd_client.sockpath`).  A subclass of :class:`DaemonUnavailable`
+    so that callers' fail-open/closed policies treat it as "no daemon".
+    """
+
+    def __init__(self, path: Path, reason: str) -> None:
+        ConnectionError.__init__(self, f"refusing to connect to {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def check_socket(path: Path) -> None:
+    """Raise :class:`UnsafeSocket` when ``path`` is a squatted fallback (lstat only)."""
+    reason = unsafe_reason(str(path))
+    if reason is not None:
+        raise UnsafeSocket(path, reason)
+
+
 class DaemonError(RuntimeError):
     """The daemon answered a request with an error."""
 
@@ -55,17 +78,6 @@ class DaemonError(RuntimeError):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
-
-
-def default_socket_path() -> Path:
-    """``$HOOKD_SOCKET``, else ``$XDG_RUNTIME_DIR/hookd/hookd.sock``, else ``/tmp/hookd-$UID/``."""
-    env = os.environ.get("HOOKD_SOCKET")
-    if env:
-        return Path(env)
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isdir(runtime):
-        return Path(runtime) / "hookd" / "hookd.sock"
-    return Path(f"/tmp/hookd-{os.getuid()}") / "hookd.sock"
 
 
 def agent_environment() -> dict[str, str]:
@@ -119,7 +131,7 @@ class Client:
         backoff: float = 0.05,
         max_backoff: float = 2.0,
     ) -> None:
-        self.path = Path(socket_path) if socket_path else default_socket_path()
+        self.path = Path(socket_path or default_socket_path())
         self.name = name
         self.timeout = timeout
         self.fire_timeout = fire_timeout
@@ -140,6 +152,7 @@ class Client:
         delay = self.backoff
         last: OSError | None = None
         for attempt in range(self.retries + 1):
+            check_socket(self.path)
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(self.timeout)
             try:

@@ -6,7 +6,8 @@ It reads the hook input from stdin, sends ``hello`` and ``relay`` frames to the
 daemon's socket, and prints the reply's stdout/stderr and exits with its exit
 code — byte for byte what a command hook would, so Claude Code cannot tell.
 
-Why it imports nothing but ``_socket``, ``sys`` and ``os``: a relay runs once
+Why it imports nothing but ``_socket``, ``sys``, ``os`` (and the package's own
+``sockpath``, which needs only ``os``): a relay runs once
 per event, and its start-up is the whole cost (perf-floors.md (d): ``-I -S``
 with ``_socket`` ≈ 9 ms; the ``socket`` module doubles it, ``json`` or
 ``msgspec`` triple it or worse).  So the two small MessagePack maps are
@@ -17,9 +18,16 @@ installed command *imports* this file rather than running it as a script: a
 script is compiled on every run (~6 ms), an import uses the cached bytecode;
 and there is no ``from __future__`` import (it is a real module import).
 
-Socket path, in the daemon's order: ``--socket``, ``$HOOKD_SOCKET``,
+Socket path: ``--socket``, else the one rule every party shares
+(:mod:`hookd_client.sockpath`, which imports nothing but ``os``): ``$HOOKD_SOCKET``,
 ``$XDG_RUNTIME_DIR/hookd/hookd.sock`` (when that directory exists), else
-``/tmp/hookd-$UID/hookd.sock``.
+``/tmp/hookd-$UID/hookd.sock`` — and a path in that shared ``/tmp`` directory is
+used only when ``lstat`` shows it is the user's own and private, so a
+directory another user created first never sees a hook input.
+
+Frames are read here by hand (:func:`_recv_exact`) rather than with the
+client package's sans-IO reader on purpose: that reader needs ``msgspec``,
+and the relay reads exactly one reply.
 
 When the daemon cannot be reached or answers with an error the relay fails
 *open* by default — exit 0 with a visible ``systemMessage`` — because a
@@ -31,6 +39,13 @@ stderr, which blocks wherever exit 2 blocks.
 import _socket
 import os
 import sys
+
+if __package__:  # imported as hookd_client.relay (tests, the hookd-relay script)
+    from hookd_client import sockpath
+else:  # the installed hook (relay_bootstrap put this directory on sys.path) or a script
+    if os.path.dirname(__file__) not in sys.path:
+        sys.path.append(os.path.dirname(__file__))  # appended: it never shadows the stdlib
+    import sockpath  # type: ignore[import-not-found, no-redef]
 
 _HEADER = 4
 _MAX_REPLY = 64 * 1024 * 1024
@@ -192,15 +207,7 @@ def _json_str(s: str) -> str:
 
 
 def socket_path(explicit: str | None = None) -> str:
-    if explicit:
-        return explicit
-    env = os.environ.get("HOOKD_SOCKET")
-    if env:
-        return env
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isdir(runtime):
-        return runtime + "/hookd/hookd.sock"
-    return f"/tmp/hookd-{os.getuid()}/hookd.sock"
+    return explicit or sockpath.default_socket_path()
 
 
 def _recv_exact(sock: _socket.socket, n: int) -> bytes:
@@ -231,6 +238,10 @@ class _NotRunning(OSError):
     """Nothing accepts connections on the socket path (missing file, stale socket)."""
 
 
+class _Unsafe(OSError):
+    """The socket path is in the shared fallback directory and not the user's own."""
+
+
 def relay(event: str, data: bytes, path: str) -> tuple[str, str, int]:
     """Send one event; return ``(stdout, stderr, exit_code)`` from the daemon's reply."""
     pid = os.environ.get("CLAUDE_PID", "")
@@ -247,6 +258,9 @@ def relay(event: str, data: bytes, path: str) -> tuple[str, str, int]:
         request["pid"] = int(pid)
     else:
         request["pid"] = os.getppid()
+    unsafe = sockpath.unsafe_reason(path)
+    if unsafe is not None:
+        raise _Unsafe(unsafe)
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         try:
@@ -303,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
         stdout, stderr, code = relay(event, data, path)
     except _NotRunning as exc:
         why = f"hookd is not running: {exc} (socket {path})"
+    except _Unsafe as exc:
+        why = f"hookd-relay refused to connect to {path}: {exc}"
     except (OSError, ValueError, RuntimeError, IndexError) as exc:
         why = f"hookd failed to answer: {exc}"
     else:

@@ -21,7 +21,7 @@ from typing import Any
 import trio
 
 import hookd
-from hookd.daemon.server import AlreadyRunning, Daemon
+from hookd.daemon.server import AlreadyRunning, Daemon, UnsafeSocketPath
 from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings
 from hookd.logging import configure_logging
 
@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     daemon = Daemon(settings)
     try:
         trio.run(daemon.run)
-    except AlreadyRunning as exc:
+    except (AlreadyRunning, UnsafeSocketPath) as exc:
         print(f"hookd: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -57,7 +57,7 @@ from hookd.fdio import write_nowait
 from hookd.handlers.callback import CallbackRunner
 from hookd.handlers.registry import Handlers, open_handlers
 from hookd.subreaper import SUBREAPER, SWEEP_INTERVAL
-from hookd_client import protocol
+from hookd_client import protocol, sockpath
 
 __all__ = ["AlreadyRunning", "Daemon"]
 
@@ -66,6 +66,10 @@ log = structlog.get_logger("hookd.server")
 
 class AlreadyRunning(RuntimeError):
     """Another daemon answers on the socket; we refuse to steal it."""
+
+
+class UnsafeSocketPath(RuntimeError):
+    """The socket's directory (or a socket in it) belongs to someone else; we refuse to use it."""
 
 
 class Daemon:
@@ -374,12 +378,15 @@ class Daemon:
             self._owns_socket = False
             return sock
         path = self.socket_path
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = path.parent.stat()
-        if info.st_uid != os.getuid():
-            raise PermissionError(f"{path.parent} belongs to another user; refusing to use it")
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            path.parent.chmod(0o700)
+        if str(path.parent) == sockpath.fallback_dir():
+            _claim_fallback_dir(path)
+        else:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = path.parent.stat()
+            if info.st_uid != os.getuid():
+                raise UnsafeSocketPath(f"{path.parent} belongs to another user; refusing to use it")
+            if stat.S_IMODE(info.st_mode) & 0o077:
+                path.parent.chmod(0o700)
         if path.exists() or path.is_symlink():
             if _answers(path):
                 raise AlreadyRunning(
@@ -408,6 +415,40 @@ class Daemon:
                 self.socket_path.unlink()
         except OSError:
             pass
+
+
+def _claim_fallback_dir(path: Path) -> None:
+    """Make (or check) ``/tmp/hookd-<uid>``, refusing one that another user made first.
+
+    ``/tmp`` is shared: whoever creates the directory first controls it.  So
+    it is created 0700 if missing, and otherwise used only when ``lstat`` says
+    it is a real directory of ours; lax permissions on our own directory are
+    tightened.  Then the socket file in it (if any) gets the clients' own
+    check (:func:`hookd_client.sockpath.unsafe_reason`), so a squatter's
+    socket is refused rather than probed or unlinked.
+    """
+    directory = path.parent
+    try:
+        directory.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    info = directory.lstat()
+    if not stat.S_ISDIR(info.st_mode):
+        raise UnsafeSocketPath(
+            f"{directory} is not a directory (a symlink or file someone else may control); "
+            "refusing to use it: remove it, or set $XDG_RUNTIME_DIR or --socket"
+        )
+    if info.st_uid != os.getuid():
+        raise UnsafeSocketPath(
+            f"{directory} belongs to uid {info.st_uid}, not to hookd's user (uid {os.getuid()}); "
+            "refusing to use it: another user may have created it to intercept hookd's "
+            "traffic; remove it, or set $XDG_RUNTIME_DIR or --socket"
+        )
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        directory.chmod(0o700)
+    reason = sockpath.unsafe_reason(str(path))
+    if reason is not None:
+        raise UnsafeSocketPath(f"refusing to use {path}: {reason}")
 
 
 def _answers(path: Path) -> bool:

@@ -16,28 +16,13 @@ from typing import Any, Literal
 import msgspec
 
 from hookd.dirs import config_dir
+from hookd_client import sockpath
 
-__all__ = ["DaemonSettings", "SettingsError", "default_socket_path", "load_settings", "state_dir"]
+__all__ = ["DaemonSettings", "SettingsError", "load_settings", "state_dir"]
 
 
 class SettingsError(ValueError):
     pass
-
-
-def runtime_dir() -> Path:
-    """``$XDG_RUNTIME_DIR/hookd``, else ``/tmp/hookd-<uid>`` (a private fallback)."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and os.path.isdir(base):
-        return Path(base) / "hookd"
-    return Path(f"/tmp/hookd-{os.getuid()}")
-
-
-def default_socket_path() -> Path:
-    """``--socket`` is applied by the caller; then ``$HOOKD_SOCKET``; then the runtime dir."""
-    env = os.environ.get("HOOKD_SOCKET")
-    if env:
-        return Path(env)
-    return runtime_dir() / "hookd.sock"
 
 
 def state_dir() -> Path:
@@ -168,7 +153,9 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     drills that prove a failing task is reported in status and keeps going."""
 
     def socket_path(self) -> Path:
-        return Path(self.socket).expanduser() if self.socket else default_socket_path()
+        if self.socket:
+            return Path(self.socket).expanduser()
+        return Path(sockpath.default_socket_path())
 
     def state_path(self) -> Path:
         return Path(self.state_dir).expanduser() if self.state_dir else state_dir()
