@@ -25,8 +25,9 @@ The sequence (reference §4.4, §6):
    ``continue: false`` sets ``stop``.
 
 Context from every step is collected on the outcome — ``additional_context``
-and ``feedback`` for the model, ``system_messages`` for the user — because
-where it is shown is the agent's business.
+(late context from earlier async hooks included, which each fire hands over
+once) and ``feedback`` for the model, ``system_messages`` for the user —
+because where it is shown is the agent's business.
 """
 
 from __future__ import annotations
@@ -124,7 +125,9 @@ def _payload(
 
 
 def _collect(outcome: ToolCallOutcome, result: FireResult) -> None:
-    outcome.additional_context += result.additional_context
+    # Late context from earlier async hooks arrives on whichever fire comes next
+    # and is then delivered (never offered again): it must reach the model too.
+    outcome.additional_context += result.additional_context + result.async_results
     outcome.system_messages += result.system_messages
     outcome.hook_errors += result.errors
     if not result.continue_:

@@ -440,8 +440,6 @@ async def _dispatch(
                 deliver_async=carries,
                 agent_caps_stop=True,  # Claude Code overrides the 9th block itself
             )
-            if carries:
-                result.additional_context.extend(result.async_results)
         except EventInputError as exc:
             bad_input = str(exc)
         nursery.cancel_scope.cancel()

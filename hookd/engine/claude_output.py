@@ -15,6 +15,12 @@ Choices, and why:
   would natively; mixed with additionalContext it joins the JSON field.
 * Events whose block Claude Code reads only from exit 2 (TeammateIdle,
   TaskCompleted, WorktreeCreate failures) get exit 2 and the reason on stderr.
+* Late context from async hooks (``async_results``, already marked delivered
+  when the result was made) joins ``additionalContext`` here, in the one
+  function every Claude-format door renders with (``relay_reply``, the http
+  endpoint, ``fire`` with ``format: "claude"``, ``hookctl fire --format
+  claude``): a delivered result must reach its reader.  The daemon delivers
+  onto such a reply only when :func:`carries_late_context` says it can.
 """
 
 from __future__ import annotations
@@ -43,10 +49,11 @@ def render_claude(result: FireResult) -> ClaudeHookOutput:
     out = _universal_fields(result)
     specific = _verdict_fields(result, out)
     other = _other_specific(result)
-    if result.plain_context and not (result.additional_context or out or specific or other):
+    late = result.async_results if carries_late_context(event) else []
+    if result.plain_context and not (result.additional_context or late or out or specific or other):
         # Plain stdout alone stays plain: Claude Code labels it "hook success" (§4.2).
         return ClaudeHookOutput(stdout="\n".join(result.plain_context) + "\n")
-    contexts = [*result.plain_context, *result.additional_context]
+    contexts = [*result.plain_context, *result.additional_context, *late]
     variant = HOOK_SPECIFIC_OUTPUTS.get(event)
     if contexts and (variant is None or "additionalContext" in variant.__struct_fields__):
         specific["additionalContext"] = "\n".join(contexts)

@@ -138,17 +138,22 @@ def _relay_input(msg: protocol.Relay) -> dict[str, Any]:
 
 
 def _delivers(msg: EventRequest) -> bool:
-    """May this reply carry late async results?  Claude Code reads them only as
-    additionalContext, so a relay takes them only on events whose output has it."""
-    return isinstance(msg, protocol.Fire) or carries_late_context(msg.event)
+    """May this reply carry late async results to its reader?
+
+    A ``fire`` answered as a result does (``async_results``).  A reply read as
+    Claude Code's output (a relay, a ``fire`` in ``claude`` format) can pass them
+    on only as additionalContext, so it takes them only on events whose output
+    has it; otherwise they wait for a reply that can carry them.
+    """
+    if isinstance(msg, protocol.Fire) and msg.format == "result":
+        return True
+    return carries_late_context(msg.event)
 
 
 def _reply(msg: EventRequest, result: FireResult) -> msgspec.Struct:
     if isinstance(msg, protocol.Fire):
         claude = render_claude(result) if msg.format == "claude" else None
         return protocol.FireReply(id=msg.id, result=result, claude=claude)
-    if carries_late_context(msg.event):
-        result.additional_context.extend(result.async_results)
     out = render_claude(result)
     return protocol.RelayReply(
         id=msg.id, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
