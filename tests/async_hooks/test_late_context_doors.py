@@ -193,7 +193,7 @@ async def test_hookd_relay_prints_late_context(waiting: Any) -> None:
 async def test_http_endpoint_answers_with_late_context(waiting: Any, nursery: trio.Nursery) -> None:
     listeners = await open_http_listeners(0)
     port = listeners[0].socket.getsockname()[1]
-    await nursery.start(serve_http, listeners, waiting.daemon.fire, "token-0123456789")
+    await nursery.start(serve_http, listeners, waiting.daemon.pipeline.fire, "token-0123456789")
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
         response = await http.post(
             "/hooks/UserPromptSubmit",
