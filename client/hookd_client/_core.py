@@ -66,6 +66,7 @@ failing open on a malformed request would hide the caller's bug.
 """
 
 M = TypeVar("M")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -414,6 +415,32 @@ class RequestMethods:
     async def _call(self, make: Callable[[int], msgspec.Struct]) -> Any:
         return expect(await self._request(make), protocol.Reply).data
 
+    async def _call_as(self, make: Callable[[int], msgspec.Struct], kind: type[T]) -> T:
+        """A request answered by a ``reply``: its data as the request's payload type."""
+        reply = expect(await self._request(make), protocol.Reply)
+        try:
+            return protocol.reply_data(reply, kind)
+        except protocol.InvalidMessage as exc:
+            raise DaemonError("bad_reply", str(exc)) from None
+
+    async def reload(self) -> protocol.Reloaded:
+        """Re-read every config source now (as a file change or SIGHUP does)."""
+        return await self._call_as(lambda rid: protocol.Reload(id=rid), protocol.Reloaded)
+
+    async def hooks(self, cwd: str, session_id: str | None = None) -> protocol.HookListing:
+        """Every hook the project's config (and the session) has, and whether it runs."""
+        return await self._call_as(
+            lambda rid: protocol.Hooks(id=rid, cwd=cwd, session_id=session_id),
+            protocol.HookListing,
+        )
+
+    async def reset_breakers(self, hook: str | None = None) -> list[str]:
+        """Close circuit breakers (all, or those matching ``hook``); the keys reset."""
+        reset = await self._call_as(
+            lambda rid: protocol.ResetBreakers(id=rid, hook=hook), protocol.BreakersReset
+        )
+        return reset.reset
+
     async def fire(
         self,
         event: str | BaseHookInput,
@@ -479,22 +506,21 @@ class RequestMethods:
             session_id, hooks, source=source, scope=scope, project=project
         )
         try:
-            data = await self._call(registration.message)
+            data = await self._call_as(registration.message, protocol.Registered)
         except BaseException:
             self._callbacks.discard(registration)
             raise
         self._callbacks.commit(registration)
-        registered: int = data["registered"]
-        return registered
+        return data.registered
 
     async def clear_session_hooks(self, session_id: str, source: str | None = None) -> int:
         """Remove a session's registered hooks (one ``source``, or all); returns how many."""
-        data = await self._call(
-            lambda rid: protocol.ClearSessionHooks(id=rid, session_id=session_id, source=source)
+        data = await self._call_as(
+            lambda rid: protocol.ClearSessionHooks(id=rid, session_id=session_id, source=source),
+            protocol.Removed,
         )
         self._callbacks.clear(session_id, source)
-        removed: int = data["removed"]
-        return removed
+        return data.removed
 
     async def subscribe_async(
         self, on_result: AsyncResultFn, session_id: str | None = None
@@ -511,12 +537,13 @@ class RequestMethods:
             return protocol.SubscribeAsync(id=rid, session_id=session_id)
 
         self._async_subscription = make
-        await self._call(make)
+        await self._call_as(make, protocol.Subscribed)
 
     async def check_for_new_responses(self, session_id: str) -> list[Any]:
         """Finished async-hook results for the session, each returned once."""
-        data = await self._call(lambda rid: protocol.CheckAsync(id=rid, session_id=session_id))
-        return list(data or [])
+        return await self._call_as(
+            lambda rid: protocol.CheckAsync(id=rid, session_id=session_id), list[dict[str, Any]]
+        )
 
     async def status(self) -> dict[str, Any]:
         data: dict[str, Any] = await self._call(lambda rid: protocol.Status(id=rid))

@@ -16,7 +16,7 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -36,6 +36,8 @@ __all__ = [
     "default_socket_path",
     "fallback_result",
 ]
+
+T = TypeVar("T")
 
 
 class DaemonUnavailable(ConnectionError):
@@ -329,53 +331,81 @@ class Client:
                         "the blocking client cannot serve Python callbacks; "
                         "use hookd_client.aio or hookd_client.trio_client"
                     )
-        data = self.call(
-            protocol.RegisterSessionHooks(
-                id=self.next_id(),
-                session_id=session_id,
-                hooks=hooks,
-                source=source,
-                scope=scope,
-                project=project,
-            )
+        message = protocol.RegisterSessionHooks(
+            id=self.next_id(),
+            session_id=session_id,
+            hooks=hooks,
+            source=source,
+            scope=scope,
+            project=project,
         )
-        registered: int = data["registered"]
-        return registered
+        return self.call_as(message, protocol.Registered).registered
 
     def clear_session_hooks(self, session_id: str, source: str | None = None) -> int:
-        data = self.call(
-            protocol.ClearSessionHooks(id=self.next_id(), session_id=session_id, source=source)
+        message = protocol.ClearSessionHooks(
+            id=self.next_id(), session_id=session_id, source=source
         )
-        removed: int = data["removed"]
-        return removed
+        return self.call_as(message, protocol.Removed).removed
 
     def check_for_new_responses(self, session_id: str) -> list[Any]:
         """Finished async-hook results for the session, each returned once."""
-        return list(self.call(protocol.CheckAsync(id=self.next_id(), session_id=session_id)) or [])
+        message = protocol.CheckAsync(id=self.next_id(), session_id=session_id)
+        return self.call_as(message, list[dict[str, Any]])
 
     def call(self, message: Any) -> Any:
-        """A request answered by a generic ``reply``: returns its data."""
+        """A request answered by a generic ``reply``: returns its data as plain data."""
         reply = self.request(message)
         if not isinstance(reply, protocol.Reply):
             raise DaemonError("bad_reply", f"expected reply, got {type(reply).__name__}")
         return reply.data
 
+    def call_as(self, message: Any, kind: type[T]) -> T:
+        """A request answered by a ``reply``: its data as the request's payload type
+        (``protocol.Reloaded``, ``protocol.HookListing`` …)."""
+        reply = self.request(message)
+        if not isinstance(reply, protocol.Reply):
+            raise DaemonError("bad_reply", f"expected reply, got {type(reply).__name__}")
+        try:
+            return protocol.reply_data(reply, kind)
+        except protocol.InvalidMessage as exc:
+            raise DaemonError("bad_reply", str(exc)) from None
+
+    def reload(self) -> protocol.Reloaded:
+        """Re-read every config source now (as a file change or SIGHUP does)."""
+        return self.call_as(protocol.Reload(id=self.next_id()), protocol.Reloaded)
+
+    def hooks(self, cwd: str, session_id: str | None = None) -> protocol.HookListing:
+        """Every hook the project's config (and the session) has, and whether it runs."""
+        message = protocol.Hooks(id=self.next_id(), cwd=cwd, session_id=session_id)
+        return self.call_as(message, protocol.HookListing)
+
+    def validate(self, files: list[str]) -> list[protocol.ValidatedFile]:
+        """The daemon's verdict on config files (errors with file, line and path)."""
+        message = protocol.Validate(id=self.next_id(), files=files)
+        return self.call_as(message, list[protocol.ValidatedFile])
+
+    def reset_breakers(self, hook: str | None = None) -> list[str]:
+        """Close circuit breakers (all, or those matching ``hook``); the keys reset."""
+        message = protocol.ResetBreakers(id=self.next_id(), hook=hook)
+        return self.call_as(message, protocol.BreakersReset).reset
+
+    def shutdown(self) -> protocol.Stopping:
+        """Ask the daemon to stop gracefully."""
+        return self.call_as(protocol.Shutdown(id=self.next_id()), protocol.Stopping)
+
     def status_line(
         self, cwd: str, payload: dict[str, Any], env: dict[str, str] | None = None
     ) -> str | None:
         """The line the project's ``statusLine`` command prints (None: keep the old one)."""
-        data = self.call(protocol.StatusLine(id=self.next_id(), cwd=cwd, input=payload, env=env))
-        line = data.get("line") if isinstance(data, dict) else None
-        return line if isinstance(line, str) else None
+        message = protocol.StatusLine(id=self.next_id(), cwd=cwd, input=payload, env=env)
+        return self.call_as(message, protocol.StatusLineText).line
 
     def file_suggestion(self, cwd: str, query: str, env: dict[str, str] | None = None) -> list[str]:
         """Paths the project's ``fileSuggestion`` command suggests for ``query``."""
         message = protocol.StatusLine(
             id=self.next_id(), cwd=cwd, input={"query": query}, which="fileSuggestion", env=env
         )
-        data = self.call(message)
-        paths = data.get("paths") if isinstance(data, dict) else None
-        return [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+        return self.call_as(message, protocol.FileSuggestions).paths
 
     def status(self) -> dict[str, Any]:
         data: dict[str, Any] = self.call(protocol.Status(id=self.next_id()))

@@ -13,7 +13,7 @@ connections that registered callback hooks.  See ``docs/protocol.md``.
 from __future__ import annotations
 
 import struct
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
@@ -32,6 +32,7 @@ __all__ = [
     "decode_server",
     "encode",
     "frame",
+    "reply_data",
 ]
 
 PROTOCOL_VERSION = 1
@@ -359,10 +360,186 @@ class AsyncResult(_Msg, tag="async_result"):
 
 
 class Reply(_Msg, tag="reply"):
-    """A generic answer: ``data`` is the request's payload (status, hooks, …) as plain data."""
+    """Any request's final answer as a client decodes it: ``data`` is plain data.
+
+    On the wire every reply below is ``{kind: "reply", id, data}``; the request
+    says which one it is.  The daemon sends the typed Struct of each request
+    kind (``ReloadReply`` …); a client decodes this generic one and reads
+    ``data`` as the request's payload type with :func:`reply_data`.
+    """
 
     id: int
     data: Any = None
+
+
+# --- typed replies: one Struct per request kind, and the payload each carries -------
+
+
+class _Data(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A reply's payload.  Only ``ListedHook.why`` has a default (omitted when the hook
+    runs); every other field is always sent, as docs/protocol.md lists it."""
+
+
+class Reloaded(_Data):
+    """``reload``: whether anything effective changed, the generation now live, config errors."""
+
+    changed: bool
+    generation: int
+    errors: list[str]
+
+
+class ValidatedFile(_Data):
+    """``validate``: one file's verdict."""
+
+    file: str
+    exists: bool
+    hooks: int
+    errors: list[str]
+    warnings: list[str]
+
+
+class ListedHook(_Data):
+    """``hooks``: one configured hook and whether it runs (``why`` not, when it does not)."""
+
+    event: str
+    matcher: str | None
+    type: str
+    hook: str
+    scope: str
+    source: str
+    timeout: float | None
+    runs: bool
+    why: str | None = None
+
+
+class HookListing(_Data):
+    project: str
+    generation: int
+    hooks: list[ListedHook]
+
+
+class Registered(_Data):
+    registered: int
+
+
+class Removed(_Data):
+    removed: int
+
+
+class Subscribed(_Data):
+    subscribed: bool
+
+
+class Stopping(_Data):
+    stopping: bool
+    pid: int
+
+
+class StatusLineText(_Data):
+    """``status_line`` for ``statusLine``: the line to show (None: keep the old one)."""
+
+    line: str | None
+
+
+class FileSuggestions(_Data):
+    """``status_line`` for ``fileSuggestion``: the suggested paths."""
+
+    paths: list[str]
+
+
+class BreakersReset(_Data):
+    reset: list[str]
+
+
+class TailEnd(_Data):
+    end: bool
+
+
+class ReloadReply(_Msg, tag="reply"):
+    id: int
+    data: Reloaded
+
+
+class ValidateReply(_Msg, tag="reply"):
+    id: int
+    data: list[ValidatedFile]
+
+
+class HooksReply(_Msg, tag="reply"):
+    id: int
+    data: HookListing
+
+
+class RegisterReply(_Msg, tag="reply"):
+    id: int
+    data: Registered
+
+
+class ClearReply(_Msg, tag="reply"):
+    id: int
+    data: Removed
+
+
+class SubscribeReply(_Msg, tag="reply"):
+    id: int
+    data: Subscribed
+
+
+class ShutdownReply(_Msg, tag="reply"):
+    id: int
+    data: Stopping
+
+
+class StatusLineReply(_Msg, tag="reply"):
+    id: int
+    data: StatusLineText | FileSuggestions
+
+
+class ResetBreakersReply(_Msg, tag="reply"):
+    id: int
+    data: BreakersReset
+
+
+class TailEndReply(_Msg, tag="reply"):
+    """Sent after the ``tail_item``s of a ``tail`` without ``follow``."""
+
+    id: int
+    data: TailEnd
+
+
+class StatusReply(_Msg, tag="reply"):
+    """``status``: the daemon's picture of itself (``hookd.daemon.status.DaemonStatus``)."""
+
+    id: int
+    data: msgspec.Struct
+
+
+class SessionsReply(_Msg, tag="reply"):
+    """``sessions``: one ``SessionInfo`` per known session."""
+
+    id: int
+    data: list[msgspec.Struct]
+
+
+class AsyncResultsReply(_Msg, tag="reply"):
+    """``check_async`` and ``async_list``: async hook entries (docs/async.md)."""
+
+    id: int
+    data: list[dict[str, Any]]
+
+
+_Payload = TypeVar("_Payload")
+
+
+def reply_data(reply: Reply, kind: type[_Payload]) -> _Payload:
+    """A generic :class:`Reply`'s ``data`` read as the request's payload type.
+
+    Raises :class:`InvalidMessage` when the daemon answered something else.
+    """
+    try:
+        return msgspec.convert(reply.data, kind)
+    except msgspec.ValidationError as exc:
+        raise InvalidMessage(f"reply {reply.id}: {exc}") from None
 
 
 class TailItem(_Msg, tag="tail_item"):

@@ -28,7 +28,6 @@ from hookd.config.sources import SourceLayout
 from hookd.daemon.audit import AuditEvent, AuditRecord, AuditRun, json_diff, read_records
 from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings
 from hookd.daemon.trust import TrustGate, TrustStore, canonical
-from hookd_client import protocol
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
 from hookd_client.results import FireResult
 
@@ -270,16 +269,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_reset(args: argparse.Namespace) -> int:
     try:
         with Client(args.socket, name="hookctl", retries=0) as client:
-            data: dict[str, Any] = client.call(
-                protocol.ResetBreakers(id=client.next_id(), hook=args.hook)
-            )
+            reset = client.reset_breakers(args.hook)
     except DaemonUnavailable as exc:
         print(f"hookctl: {exc}", file=sys.stderr)
         return EXIT_NO_DAEMON
     except DaemonError as exc:
         print(f"hookctl reset: the daemon refused: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    reset = data.get("reset", [])
     if not reset:
         print("no breaker matched" if args.hook else "no breaker was open or counting")
     for key in reset:

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from hookd.cli.fire_io import InputError, read_json_object
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
@@ -245,26 +247,22 @@ def cmd_status(args: argparse.Namespace) -> int:
 @_guard
 def cmd_hooks(args: argparse.Namespace) -> int:
     with _client(args) as client:
-        data = client.call(
-            protocol.Hooks(
-                id=client.next_id(), cwd=os.path.abspath(args.cwd), session_id=args.session
-            )
-        )
+        listing = client.hooks(os.path.abspath(args.cwd), args.session)
     if args.json:
-        _print_json(data)
+        _print_json(msgspec.to_builtins(listing))
         return EXIT_OK
-    print(f"project {data['project']}  generation {data['generation']}")
+    print(f"project {listing.project}  generation {listing.generation}")
     rows = [
         [
-            h["event"],
-            h["matcher"] if h["matcher"] is not None else "*",
-            h["type"],
-            h["hook"],
-            h["scope"],
-            h["source"],
-            "" if h["runs"] else f"not run: {h.get('why') or 'disabled'}",
+            h.event,
+            h.matcher if h.matcher is not None else "*",
+            h.type,
+            h.hook,
+            h.scope,
+            h.source,
+            "" if h.runs else f"not run: {h.why or 'disabled'}",
         ]
-        for h in data["hooks"]
+        for h in listing.hooks
     ]
     print(_table(rows, ["event", "matcher", "type", "hook", "scope", "source", ""]))
     return EXIT_OK
@@ -273,16 +271,16 @@ def cmd_hooks(args: argparse.Namespace) -> int:
 @_guard
 def cmd_reload(args: argparse.Namespace) -> int:
     with _client(args) as client:
-        data = client.call(protocol.Reload(id=client.next_id()))
+        reloaded = client.reload()
     if args.json:
-        _print_json(data)
-        return EXIT_ERROR if data["errors"] else EXIT_OK
+        _print_json(msgspec.to_builtins(reloaded))
+        return EXIT_ERROR if reloaded.errors else EXIT_OK
     print(
-        f"generation {data['generation']}" + (" (changed)" if data["changed"] else " (unchanged)")
+        f"generation {reloaded.generation}" + (" (changed)" if reloaded.changed else " (unchanged)")
     )
-    for error in data["errors"]:
+    for error in reloaded.errors:
         print(f"  {error}")
-    return EXIT_ERROR if data["errors"] else EXIT_OK
+    return EXIT_ERROR if reloaded.errors else EXIT_OK
 
 
 @_guard
@@ -333,11 +331,11 @@ def cmd_tail(args: argparse.Namespace) -> int:
 @_guard
 def cmd_stop(args: argparse.Namespace) -> int:
     with _client(args) as client:
-        data = client.call(protocol.Shutdown(id=client.next_id()))
+        stopping = client.shutdown()
     if args.json:
-        _print_json(data)
+        _print_json(msgspec.to_builtins(stopping))
         return EXIT_OK
-    print(f"hookd (pid {data['pid']}) is stopping")
+    print(f"hookd (pid {stopping.pid}) is stopping")
     return EXIT_OK
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
 
 from hookd.config.assemble import explicit_sources
 from hookd.config.loader import load_source
@@ -46,13 +45,13 @@ class ConfigRequests:
 
     def reload(self, conn: Connection, msg: protocol.Reload) -> Answer:
         changed = self._reload()
-        return protocol.Reply(
+        return protocol.ReloadReply(
             id=msg.id,
-            data={
-                "changed": changed,
-                "generation": self.registry.generation,
-                "errors": self.registry.errors(),
-            },
+            data=protocol.Reloaded(
+                changed=changed,
+                generation=self.registry.generation,
+                errors=self.registry.errors(),
+            ),
         )
 
     def validate(self, conn: Connection, msg: protocol.Validate) -> Answer:
@@ -60,15 +59,15 @@ class ConfigRequests:
         for spec in explicit_sources(msg.files):
             loaded = load_source(spec)
             files.append(
-                {
-                    "file": str(spec.path),
-                    "exists": loaded.exists,
-                    "hooks": sum(len(g.hooks) for _, _, g in loaded.groups),
-                    "errors": [str(e) for e in loaded.errors],
-                    "warnings": [str(w) for w in loaded.warnings],
-                }
+                protocol.ValidatedFile(
+                    file=str(spec.path),
+                    exists=loaded.exists,
+                    hooks=sum(len(g.hooks) for _, _, g in loaded.groups),
+                    errors=[str(e) for e in loaded.errors],
+                    warnings=[str(w) for w in loaded.warnings],
+                )
             )
-        return protocol.Reply(id=msg.id, data=files)
+        return protocol.ValidateReply(id=msg.id, data=files)
 
     def hooks(self, conn: Connection, msg: protocol.Hooks) -> Answer:
         project = msg.cwd
@@ -85,21 +84,23 @@ class ConfigRequests:
         for event in sorted({*config.groups, *(g.event for g in extra)}):
             for group in (*config.groups_for(event), *(g for g in extra if g.event == event)):
                 for spec in group.hooks:
+                    why = self._why_not(gated, spec, project, verdict, msg.session_id)
                     hooks.append(
-                        {
-                            "event": event,
-                            "matcher": group.matcher,
-                            "type": spec.ref().type,
-                            "hook": handler_label(spec.handler),
-                            "scope": spec.scope.label,
-                            "source": spec.source,
-                            "timeout": spec.timeout,
-                            **self._why_not(gated, spec, project, verdict, msg.session_id),
-                        }
+                        protocol.ListedHook(
+                            event=event,
+                            matcher=group.matcher,
+                            type=spec.ref().type,
+                            hook=handler_label(spec.handler),
+                            scope=spec.scope.label,
+                            source=spec.source,
+                            timeout=spec.timeout,
+                            runs=not why,
+                            why=why or None,
+                        )
                     )
-        return protocol.Reply(
+        return protocol.HooksReply(
             id=msg.id,
-            data={"project": project, "generation": config.generation, "hooks": hooks},
+            data=protocol.HookListing(project=project, generation=config.generation, hooks=hooks),
         )
 
     def _why_not(
@@ -109,8 +110,8 @@ class ConfigRequests:
         project: str,
         verdict: Verdict,
         session_id: str | None,
-    ) -> dict[str, Any]:
-        """``runs`` and, when it does not, ``why``: scope switches, trust, the breaker."""
+    ) -> str | None:
+        """Why the hook does not run (scope switches, trust, the breaker), or None."""
         why: str | None = None
         if not config.scope_allowed(spec.scope):
             why = "disabled by disableAllHooks or allowManagedHooksOnly"
@@ -118,7 +119,7 @@ class ConfigRequests:
             why = verdict.reason
         else:
             why = self.breaker.skip_reason(spec, session_id or "")
-        return {"runs": why is None, "why": why} if why else {"runs": True}
+        return why
 
     def register(self, conn: Connection, msg: protocol.RegisterSessionHooks) -> Answer:
         scope = Scope.SKILL if msg.scope == "skill" else Scope.SESSION
@@ -134,7 +135,7 @@ class ConfigRequests:
                 if isinstance(spec.handler, CallbackHandler):
                     session.callback_owners[spec.handler.callback_id] = conn
         count = sum(len(g.hooks) for g in groups)
-        return protocol.Reply(id=msg.id, data={"registered": count})
+        return protocol.RegisterReply(id=msg.id, data=protocol.Registered(registered=count))
 
     def clear(self, conn: Connection, msg: protocol.ClearSessionHooks) -> Answer:
         session = self.sessions.get(msg.session_id)
@@ -143,4 +144,4 @@ class ConfigRequests:
             keys = [msg.source] if msg.source is not None else list(session.hooks)
             for key in keys:
                 removed += sum(len(g.hooks) for g in session.hooks.pop(key, []))
-        return protocol.Reply(id=msg.id, data={"removed": removed})
+        return protocol.ClearReply(id=msg.id, data=protocol.Removed(removed=removed))

@@ -38,12 +38,17 @@ class ControlRequests:
 
     def shutdown(self, conn: Connection, msg: protocol.Shutdown) -> Answer:
         """Answered before the stop begins, so the client learns it was heard."""
-        conn.send(protocol.Reply(id=msg.id, data={"stopping": True, "pid": os.getpid()}))
+        conn.send(
+            protocol.ShutdownReply(
+                id=msg.id, data=protocol.Stopping(stopping=True, pid=os.getpid())
+            )
+        )
         self.lifecycle.request_stop()
         return None
 
     def reset_breakers(self, conn: Connection, msg: protocol.ResetBreakers) -> Answer:
-        return protocol.Reply(id=msg.id, data={"reset": self._reset_breakers(msg.hook)})
+        reset = self._reset_breakers(msg.hook)
+        return protocol.ResetBreakersReply(id=msg.id, data=protocol.BreakersReset(reset=reset))
 
     def status_line(self, conn: Connection, msg: protocol.StatusLine) -> Answer:
         """statusLine / fileSuggestion: the command of the project's config, 5 s by default.
@@ -59,16 +64,19 @@ class ControlRequests:
         setting = config.status_line if msg.which == "statusLine" else config.file_suggestion
         disabled = config.policy_disables_all or config.disable_all_hooks
         if setting is None or disabled:
-            empty: dict[str, str | list[str] | None]
-            empty = {"line": None} if msg.which == "statusLine" else {"paths": []}
-            return protocol.Reply(id=msg.id, data=empty)
+            empty = (
+                protocol.StatusLineText(line=None)
+                if msg.which == "statusLine"
+                else protocol.FileSuggestions(paths=[])
+            )
+            return protocol.StatusLineReply(id=msg.id, data=empty)
         command, timeout = setting.command, command_setting_timeout(setting)
 
-        async def run() -> protocol.Reply:
+        async def run() -> protocol.StatusLineReply:
             if msg.which == "statusLine":
                 line = await run_status_line(command, msg.input, timeout, cwd=msg.cwd, env=msg.env)
-                return protocol.Reply(id=msg.id, data={"line": line})
+                return protocol.StatusLineReply(id=msg.id, data=protocol.StatusLineText(line=line))
             paths = await run_file_suggestion(command, msg.input, timeout, cwd=msg.cwd, env=msg.env)
-            return protocol.Reply(id=msg.id, data={"paths": paths})
+            return protocol.StatusLineReply(id=msg.id, data=protocol.FileSuggestions(paths=paths))
 
         return Later(run)

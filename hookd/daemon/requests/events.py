@@ -93,7 +93,9 @@ class EventRequests:
     # --- async results ----------------------------------------------------------------
 
     def check_async(self, conn: Connection, msg: protocol.CheckAsync) -> Answer:
-        return protocol.Reply(id=msg.id, data=self.async_supervisor.collect(msg.session_id))
+        return protocol.AsyncResultsReply(
+            id=msg.id, data=self.async_supervisor.collect(msg.session_id)
+        )
 
     def subscribe_async(self, conn: Connection, msg: protocol.SubscribeAsync) -> Answer:
         """asyncRewake wake-ups are pushed to this connection from now on (until it closes).
@@ -120,7 +122,7 @@ class EventRequests:
             )
             return not conn.closed
 
-        conn.send(protocol.Reply(id=msg.id, data={"subscribed": True}))
+        conn.send(protocol.SubscribeReply(id=msg.id, data=protocol.Subscribed(subscribed=True)))
         self.async_supervisor.subscribe(
             conn.agent_pid, msg.session_id, push, lambda: not conn.closed
         )

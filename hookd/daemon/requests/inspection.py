@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-import msgspec
 import trio
 
 from hookd.daemon.activity import Activity
@@ -40,29 +39,29 @@ class InspectionRequests:
         self.async_supervisor = async_supervisor
 
     def status(self, conn: Connection, msg: protocol.Status) -> Answer:
-        return protocol.Reply(
-            id=msg.id, data=msgspec.to_builtins(build_status(self.status_sources))
-        )
+        return protocol.StatusReply(id=msg.id, data=build_status(self.status_sources))
 
     def list_sessions(self, conn: Connection, msg: protocol.Sessions) -> Answer:
         connected = {c.agent_pid for c in self.connections if c.agent_pid is not None}
-        return protocol.Reply(
+        return protocol.SessionsReply(
             id=msg.id,
             data=[
-                msgspec.to_builtins(s.info(s.agent_pid is not None and s.agent_pid in connected))
+                s.info(s.agent_pid is not None and s.agent_pid in connected)
                 for s in self.sessions.all()
             ],
         )
 
     def async_list(self, conn: Connection, msg: protocol.AsyncList) -> Answer:
-        return protocol.Reply(id=msg.id, data=self.async_supervisor.listing(msg.session_id))
+        return protocol.AsyncResultsReply(
+            id=msg.id, data=self.async_supervisor.listing(msg.session_id)
+        )
 
     def tail(self, conn: Connection, msg: protocol.Tail) -> Answer:
         """The last ``last`` runs; with ``follow``, every new one until cancelled."""
         for record in list(self.activity.recent)[-msg.last :] if msg.last > 0 else []:
             conn.send(protocol.TailItem(id=msg.id, record=record))
         if not msg.follow:
-            return protocol.Reply(id=msg.id, data={"end": True})
+            return protocol.TailEndReply(id=msg.id, data=protocol.TailEnd(end=True))
 
         async def follow() -> None:
             conn.streams.add(msg.id)
