@@ -1,9 +1,11 @@
 """One client connection: frames in, frames out, and nothing a client does can stall others.
 
-Writes go through a bounded queue drained by one writer task, so a request
-handler never blocks on a slow reader: when the queue is full, or a single
-write takes longer than ``send_timeout``, the client is too slow and its
-connection is closed (its in-flight work is cancelled with it).  Framing
+A reply is written at once, without awaiting, when the socket takes it and
+nothing is queued ahead of it (:meth:`Connection.send`); what the socket
+cannot take goes to a bounded queue that one writer task drains.  So a
+request handler never blocks on a slow reader: when the queue is full, or a
+single queued write takes longer than ``send_timeout``, the client is too slow
+and its connection is closed (its in-flight work is cancelled with it).  Framing
 errors that lose the frame boundary (an oversized length) close the
 connection; errors inside a well-framed body get an ``error`` reply and the
 connection goes on.
