@@ -75,7 +75,6 @@ __all__ = [
 log = structlog.get_logger("hookd.async")
 
 MAX_MESSAGE_CHARS = 10_000
-HOUSEKEEPING_INTERVAL = 30.0
 
 STOPPED = "cancelled: hookd stopped while it ran"
 INTERRUPTED = "cancelled: hookd exited before it finished (found in the journal at startup)"
@@ -83,14 +82,16 @@ INTERRUPTED = "cancelled: hookd exited before it finished (found in the journal 
 
 @dataclass(frozen=True)
 class AsyncLimits:
-    max_running: int = 256
-    max_running_per_session: int = 32
-    max_queued_per_session: int = 64
-    retention_seconds: float = 3600.0
-    retention_per_session: int = 100
-    housekeeping_seconds: float = HOUSEKEEPING_INTERVAL
+    """The supervisor's limits; their defaults are the daemon's ``async_*`` settings."""
+
+    max_running: int
+    max_running_per_session: int
+    max_queued_per_session: int
+    retention_seconds: float
+    retention_per_session: int
+    housekeeping_seconds: float
     """How often :meth:`AsyncSupervisor.run` applies the retention limits."""
-    keep_delivered: int = 500
+    keep_delivered: int
     """Delivered results kept in memory (not on disk) so that listings can show them."""
 
     @classmethod
@@ -102,6 +103,7 @@ class AsyncLimits:
             retention_seconds=settings.async_retention_seconds,
             retention_per_session=settings.async_retention_per_session,
             housekeeping_seconds=settings.async_housekeeping_seconds,
+            keep_delivered=settings.async_keep_delivered,
         )
 
 

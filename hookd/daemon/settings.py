@@ -118,6 +118,8 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Undelivered async results kept per session; the oldest are dropped beyond it."""
     async_housekeeping_seconds: float = 30.0
     """How often the retention limits are applied (and dead subscribers dropped)."""
+    async_keep_delivered: int = 500
+    """Delivered async results kept in memory (not on disk) so that listings can show them."""
     async_fsync: bool = True
     """fsync the async journal when a result finishes or is delivered."""
     require_trust: bool = True

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from hookd.cli.hookd_main import build_parser
+from hookd.daemon.async_supervisor import AsyncLimits
 from hookd.daemon.options import command_runner, engine_settings, handler_options
 from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings
 
@@ -102,3 +103,25 @@ def test_every_part_takes_its_values_from_the_settings(tmp_path: Path) -> None:
         options.kill_grace,
         options.output_cap,
     ) == ("http://127.0.0.1:9", "model-x", 77, 5, 999, 7, 3, 2, 0, 0.3, 1234)
+
+
+def test_async_limits_come_from_the_settings() -> None:
+    settings = DaemonSettings(
+        async_max_running=9,
+        async_max_running_per_session=4,
+        async_max_queued_per_session=3,
+        async_retention_seconds=12.5,
+        async_retention_per_session=6,
+        async_housekeeping_seconds=2.0,
+        async_keep_delivered=11,
+    )
+    limits = AsyncLimits.from_settings(settings)
+    assert (
+        limits.max_running,
+        limits.max_running_per_session,
+        limits.max_queued_per_session,
+        limits.retention_seconds,
+        limits.retention_per_session,
+        limits.housekeeping_seconds,
+        limits.keep_delivered,
+    ) == (9, 4, 3, 12.5, 6, 2.0, 11)
