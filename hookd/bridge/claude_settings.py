@@ -15,7 +15,9 @@ local       ``.claude/settings.local.json``   ``.claude/hooks.local.json``
 Each event gets one matcher-less group with one handler: an ``http`` hook to
 the loopback endpoint, or — for the events where Claude Code runs no http hooks
 (SessionStart, Setup; reference §1.5) and those whose verdict only an exit
-code carries (TeammateIdle, TaskCompleted, WorktreeCreate failures) — a
+code carries (TeammateIdle, TaskCompleted, WorktreeCreate failures; Stop and
+SubagentStop, where an exit-2 block continues the turn without the system
+message a JSON block adds) — a
 ``command`` hook running hookd-relay with an absolute interpreter and file
 path (no console-script wrapper: it costs a second interpreter start-up).
 
@@ -68,7 +70,15 @@ __all__ = [
 ScopeName = Literal["user", "project", "local"]
 
 RELAY_EVENTS = frozenset(
-    {"SessionStart", "Setup", "TeammateIdle", "TaskCompleted", "WorktreeCreate"}
+    {
+        "SessionStart",
+        "Setup",
+        "TeammateIdle",
+        "TaskCompleted",
+        "WorktreeCreate",
+        "Stop",
+        "SubagentStop",
+    }
 )
 """Events installed as a hookd-relay command hook instead of an http hook."""
 

@@ -196,7 +196,7 @@ async def open_http_listeners(port: int, host: str = "127.0.0.1") -> list[trio.S
 # --- rendering ---------------------------------------------------------------------
 
 
-def render_http(result: FireResult) -> bytes:
+def render_http(result: FireResult, tool_name: str | None = None) -> bytes:
     """The response body for one event: JSON, or empty for "no opinion".
 
     Built on :func:`render_claude` (what one command hook would print) and
@@ -204,7 +204,7 @@ def render_http(result: FireResult) -> bytes:
     ``additionalContext``; a verdict that a command hook would express only
     through exit 2 becomes ``decision: "block"``.
     """
-    rendered = render_claude(result)
+    rendered = render_claude(result, tool_name)
     text = rendered.stdout.strip()
     if text.startswith("{"):
         return text.encode()
@@ -214,8 +214,10 @@ def render_http(result: FireResult) -> bytes:
         if variant is None or "additionalContext" in variant.__struct_fields__:
             out["hookSpecificOutput"] = {"hookEventName": result.event, "additionalContext": text}
     if rendered.exit_code == 2:
+        # The reason with its ``[<cmd>]: `` prefix: Claude Code adds none to JSON.
         out["decision"] = "block"
-        out["reason"] = rendered.stderr.strip()
+        joined = "\n\n".join(m for m in result.blocking_messages if m)
+        out["reason"] = joined or result.reason or rendered.stderr.strip()
     return msgspec.json.encode(out) if out else b""
 
 
@@ -463,7 +465,8 @@ async def _dispatch(
         raise _HttpError(400, bad_input)
     if result is None:
         return 200, None
-    return 200, render_http(result)
+    tool = raw.get("tool_name")
+    return 200, render_http(result, tool if isinstance(tool, str) else None)
 
 
 def _reason(status: int) -> str:

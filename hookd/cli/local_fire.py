@@ -81,7 +81,12 @@ async def _fire_local(args: argparse.Namespace) -> int:
             async_sink=_BackgroundSink(nursery),
         )
         # Printed before async hooks finish: the caller (Claude Code) must not wait for them.
-        claude = render_claude(result) if args.format == "claude" else None
+        tool = event.raw.get("tool_name")
+        claude = (
+            render_claude(result, tool if isinstance(tool, str) else None)
+            if args.format == "claude"
+            else None
+        )
         return print_fire_result(
             result, args.format, claude, Style.for_stream(sys.stdout, args.color)
         )

@@ -21,6 +21,16 @@ Choices, and why:
   endpoint, ``fire`` with ``format: "claude"``, ``hookctl fire --format
   claude``): a delivered result must reach its reader.  The daemon delivers
   onto such a reply only when :func:`carries_late_context` says it can.
+* A Stop/SubagentStop block made only of exit-2 hooks stays an exit 2 with
+  the hooks' stderr: natively exit 2 continues the turn with just "Stop hook
+  feedback", while a JSON ``decision: "block"`` adds a system message
+  ("Stop hook blocking error from command …") the native run does not have.
+  (So the installed bridge reaches Stop and SubagentStop through the relay.)
+* Several blocking PostToolUse/PostToolUseFailure hooks: natively each gets
+  its own paragraph, ``<Event>:<tool> hook blocking error from command:
+  "<cmd>": <reason>``.  Claude Code writes that header once, for hookd's
+  single hook; the reason hookd answers carries the headers of the second and
+  later hooks itself, so the model reads one paragraph per blocking hook.
 """
 
 from __future__ import annotations
@@ -31,23 +41,31 @@ import msgspec
 
 from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
 from hookd_client.protocol import ClaudeHookOutput
-from hookd_client.results import FireResult
+from hookd_client.results import FireResult, HookRun
 
 __all__ = ["carries_late_context", "render_claude"]
 
 _EXIT2_ONLY_EVENTS = frozenset({"TeammateIdle", "TaskCompleted"})
+_STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
+_PER_HOOK_BLOCK_HEADER_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 
 
-def render_claude(result: FireResult) -> ClaudeHookOutput:
+def render_claude(result: FireResult, tool_name: str | None = None) -> ClaudeHookOutput:
     """What the one installed hook prints and exits with, so that Claude Code acts on
-    ``result`` as it would on its own hooks' outputs (reference §4.2–4.4)."""
+    ``result`` as it would on its own hooks' outputs (reference §4.2–4.4).
+
+    ``tool_name``: the event input's, for Claude Code's ``<Event>:<tool>`` hook
+    names in the per-hook block headers (PostToolUse)."""
     event = result.event
     if event == "WorktreeCreate":
         return _render_worktree_create(result)
     if event in _EXIT2_ONLY_EVENTS and result.decision == "block":
         return ClaudeHookOutput(stderr=(result.reason or "") + "\n", exit_code=2)
     out = _universal_fields(result)
-    specific = _verdict_fields(result, out)
+    stop_exit_two = _stop_exit_two(result) if not out else None
+    if stop_exit_two is not None:
+        return stop_exit_two
+    specific = _verdict_fields(result, out, tool_name)
     other = _other_specific(result)
     late = result.async_results if carries_late_context(event) else []
     if result.plain_context and not (result.additional_context or late or out or specific or other):
@@ -85,7 +103,9 @@ def _universal_fields(result: FireResult) -> dict[str, Any]:
     return out
 
 
-def _verdict_fields(result: FireResult, out: dict[str, Any]) -> dict[str, Any]:
+def _verdict_fields(
+    result: FireResult, out: dict[str, Any], tool_name: str | None = None
+) -> dict[str, Any]:
     """The event's verdict: PreToolUse/PreModelSwitch as ``permissionDecision`` (with
     the winning ``updatedInput``), PermissionRequest as its ``decision`` object, every
     other blocking event as top-level ``decision: "block"`` (added to ``out``) with
@@ -104,10 +124,49 @@ def _verdict_fields(result: FireResult, out: dict[str, Any]) -> dict[str, Any]:
             specific["decision"] = result.specific["decision"]
     elif result.decision == "block":
         out["decision"] = "block"
-        out["reason"] = "\n\n".join(m for m in result.blocking_messages if m) or (
-            result.reason or ""
-        )
+        out["reason"] = _block_reason(result, tool_name)
     return specific
+
+
+def _blocking_runs(result: FireResult) -> list[HookRun]:
+    return [r for r in result.hooks if r.outcome == "blocking" and not r.is_async]
+
+
+def _stop_exit_two(result: FireResult) -> ClaudeHookOutput | None:
+    """A Stop/SubagentStop block answered as exit 2 + stderr, when every blocking
+    hook blocked by exit 2 alone (no JSON block reason) and there is nothing else
+    to say; None otherwise.  Claude Code writes ``[<cmd>]: `` before the stderr,
+    as it does for a native exit 2."""
+    if result.event not in _STOP_EVENTS or result.decision != "block":
+        return None
+    runs = _blocking_runs(result)
+    if not runs or result.additional_context or result.plain_context:
+        return None
+    texts = []
+    for run in runs:
+        if run.exit_code != 2 or (run.output is not None and run.output.decision == "block"):
+            return None
+        texts.append(run.stderr.strip())
+    return ClaudeHookOutput(stderr="\n".join(t for t in texts if t), exit_code=2)
+
+
+def _block_reason(result: FireResult, tool_name: str | None) -> str:
+    """The one reason of hookd's block.  PostToolUse(Failure): one paragraph per
+    blocking hook, as natively — the first is headed by Claude Code (naming the
+    bridge's hook), the others carry their own header."""
+    runs = _blocking_runs(result)
+    messages = result.blocking_messages
+    if (
+        result.event not in _PER_HOOK_BLOCK_HEADER_EVENTS
+        or len(runs) != len(messages)
+        or len(messages) < 2
+    ):
+        return "\n\n".join(m for m in messages if m) or (result.reason or "")
+    name = f"{result.event}:{tool_name}" if tool_name else result.event
+    parts = [messages[0]]
+    for run, message in zip(runs[1:], messages[1:], strict=True):
+        parts.append(f'{name} hook blocking error from command: "{run.hook.name}": {message}')
+    return "\n\n".join(parts)
 
 
 def _other_specific(result: FireResult) -> dict[str, Any]:

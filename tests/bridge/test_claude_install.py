@@ -141,7 +141,7 @@ def test_project_install_never_writes_the_token(tmp_path: Path, home: Path) -> N
     text = (project / ".claude" / "settings.json").read_text()
     token = (home / ".config" / "hookd" / "http-token").read_text().strip()
     assert token not in text
-    handler = _handler(json.loads(text), "Stop")
+    handler = _handler(json.loads(text), "PreToolUse")
     assert handler["headers"] == {"Authorization": "Bearer $HOOKD_HTTP_TOKEN"}
     assert handler["allowedEnvVars"] == ["HOOKD_HTTP_TOKEN"]
     assert (project / ".claude" / "hooks.json").exists()

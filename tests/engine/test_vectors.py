@@ -29,7 +29,7 @@ async def test_vector_engine(name: str, vector: dict[str, Any], tmp_path: Path) 
     result = await fire_prepared(prepared)
     check_result(result, prepared.vector.get("expect", {}), prepared)
     if "expect_claude" in prepared.vector:
-        rendered = render_claude(result)
+        rendered = render_claude(result, prepared.raw.get("tool_name"))
         check_claude(
             rendered.stdout, rendered.stderr, rendered.exit_code, prepared.vector["expect_claude"]
         )

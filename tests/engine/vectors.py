@@ -18,7 +18,8 @@ A vector file is ``{"vectors": [vector, …]}``; one vector is::
     }
 
 Strings may use tokens: ``@HOOK:A@`` (the command that runs scripted.py with
-key A), ``@PY@`` (a real Python interpreter, started with ``-I -S`` for speed),
+key A), ``@LABEL:A@`` (hookd's name for that hook), ``@PY@`` (a real Python
+interpreter, started with ``-I -S`` for speed),
 ``@HOOKS@`` (tests/data/hooks) and ``@TMP@`` (the vector's scratch directory,
 which is also the event's ``cwd`` and the project directory).
 """
@@ -36,6 +37,7 @@ from typing import Any
 import msgspec
 
 from hookd.config.assemble import load_config
+from hookd.config.schema import CommandHandler, handler_label
 from hookd.daemon.options import command_runner, engine_settings
 from hookd.daemon.settings import DaemonSettings
 from hookd.engine.engine import Engine, SessionState
@@ -65,6 +67,11 @@ def substitute(value: Any, tmp: Path) -> Any:
             start = text.index("@HOOK:")
             end = text.index("@", start + 6)
             text = text[:start] + hook_command(text[start + 6 : end]) + text[end + 1 :]
+        while "@LABEL:" in text:  # hookd's name for that hook (shortened past 80 chars)
+            start = text.index("@LABEL:")
+            end = text.index("@", start + 7)
+            label = handler_label(CommandHandler(command=hook_command(text[start + 7 : end])))
+            text = text[:start] + label + text[end + 1 :]
         return text.replace("@PY@", PY).replace("@HOOKS@", str(HOOKS)).replace("@TMP@", str(tmp))
     if isinstance(value, list):
         return [substitute(v, tmp) for v in value]

@@ -72,10 +72,11 @@ class EventRequests:
         if not (isinstance(msg, protocol.Fire) and msg.progress):
             result = self.pipeline.answer_now(prepared, deliver)
             if result is not None:
-                return _reply(msg, result)
+                return _reply(msg, result, _tool_name(prepared.event.raw))
 
         async def run() -> msgspec.Struct:
-            return _reply(msg, await self._run(conn, msg, prepared, deliver))
+            result = await self._run(conn, msg, prepared, deliver)
+            return _reply(msg, result, _tool_name(prepared.event.raw))
 
         return Later(run)
 
@@ -152,11 +153,17 @@ def _delivers(msg: EventRequest) -> bool:
     return carries_late_context(msg.event)
 
 
-def _reply(msg: EventRequest, result: FireResult) -> msgspec.Struct:
+def _tool_name(raw: dict[str, Any]) -> str | None:
+    """The input's ``tool_name``: Claude Code names tool events' hooks ``<Event>:<tool>``."""
+    tool = raw.get("tool_name")
+    return tool if isinstance(tool, str) else None
+
+
+def _reply(msg: EventRequest, result: FireResult, tool_name: str | None) -> msgspec.Struct:
     if isinstance(msg, protocol.Fire):
-        claude = render_claude(result) if msg.format == "claude" else None
+        claude = render_claude(result, tool_name) if msg.format == "claude" else None
         return protocol.FireReply(id=msg.id, result=result, claude=claude)
-    out = render_claude(result)
+    out = render_claude(result, tool_name)
     return protocol.RelayReply(
         id=msg.id, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
     )
