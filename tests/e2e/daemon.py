@@ -4,6 +4,12 @@
 one the Claude Code run uses too, so ``hookctl claude install --user`` and the
 daemon share the user config and the http token file, private to the test.
 Ready means: the socket accepts connections and ``GET /health`` answers.
+
+``environment``: ``minimal`` (the default) starts the daemon as a service
+manager does — ``HOME``, ``PATH=/usr/bin:/bin``, ``LANG`` and the XDG
+directories, nothing of the user's shell — so that a hook which only works
+with the *agent's* environment (its PATH, its variables) proves hookd gives it
+that one; ``inherited`` gives it the test's own ``PATH``.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import trio
 
@@ -79,8 +86,13 @@ def daemon_paths(base: Path, home: Path) -> RunningDaemon:
     )
 
 
+DaemonEnvironment = Literal["minimal", "inherited"]
+
+
 @asynccontextmanager
-async def hookd_daemon(d: RunningDaemon) -> AsyncIterator[RunningDaemon]:
+async def hookd_daemon(
+    d: RunningDaemon, environment: DaemonEnvironment = "minimal"
+) -> AsyncIterator[RunningDaemon]:
     home = d.home
     (d.config_home / "hookd").mkdir(parents=True, exist_ok=True)
     env = {
@@ -89,6 +101,8 @@ async def hookd_daemon(d: RunningDaemon) -> AsyncIterator[RunningDaemon]:
         "XDG_STATE_HOME": str(home / ".state"),
     }
     env.pop("HOOKD_SOCKET")
+    if environment == "minimal":
+        env["PATH"] = "/usr/bin:/bin"
     args = [
         str(VENV_BIN / "hookd"),
         "serve",

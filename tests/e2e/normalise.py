@@ -15,7 +15,11 @@ lists them):
 4. The lines of one ``hook additional context:`` paragraph are sorted: Claude
    Code joins several hooks' contexts in *completion* order (a race), hookd in
    configuration order (deterministic).
-5. The date: ``Today's date is 2026-11-23.`` (and the ``The UTC date is …``
+5. ``Stop hook feedback:\n[<x>]: `` → ``[<cmd>]``: for an exit-2 Stop block
+   Claude Code names the hook in brackets; natively the user's command,
+   through hookd the relay's (hookd answers a Stop made of exit-2 blocks
+   with exit 2 itself, as a JSON block would add a system message).
+6. The date: ``Today's date is 2026-11-23.`` (and the ``The UTC date is …``
    forms) → ``<DATE>``, and Claude Code's ``The date has changed. Today's date
    is now …`` reminder is dropped: the native and the hookd run of a scenario
    may straddle midnight, and then only the later one carries that reminder.
@@ -32,6 +36,7 @@ from e2e.harness import ClaudeRun
 __all__ = ["comparable", "normalise_text"]
 
 _COMMAND_LABEL = re.compile(r'from command: "(?:[^"\\]|\\.)*"')
+_FEEDBACK_LABEL = re.compile(r"(Stop hook feedback:\n)\[[^\]\n]*\]: ")
 _DATE = re.compile(r"((?:Today's date is|The UTC date is)(?: now)?) [^.\n]+\.")
 _DATE_CHANGED = re.compile(
     r"(?:<system-reminder>\s*)?The date has changed\. Today's date is now [^.\n]+\."
@@ -50,6 +55,7 @@ def normalise_text(text: str, run_dir: Path, session_id: str | None) -> str:
     if session_id:
         text = text.replace(session_id, "<SESSION>")
     text = _COMMAND_LABEL.sub('from command: "<cmd>"', text)
+    text = _FEEDBACK_LABEL.sub(r"\1[<cmd>]: ", text)
     text = text.replace(
         "UserPromptSubmit hook success: ", "UserPromptSubmit hook additional context: "
     )

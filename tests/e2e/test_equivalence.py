@@ -28,14 +28,23 @@ from typing import Any
 import pytest
 import trio
 
-from e2e.daemon import VENV_BIN, RunningDaemon, daemon_paths, hookd_daemon
+from e2e.daemon import VENV_BIN, DaemonEnvironment, RunningDaemon, daemon_paths, hookd_daemon
 from e2e.fake_api import Turn
 from e2e.harness import ClaudeRun, claude_available, run_claude
 from e2e.normalise import comparable
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "e2e"
 SPEC = json.loads((DATA / "scenarios.json").read_text(encoding="utf-8"))
-HOOK = f"{sys.executable} -I -S {DATA / 'hooks' / 'e2e_hook.py'}"
+HOOK = "e2e-hook"
+"""tests/data/e2e/bin/e2e-hook: found only on the agent's PATH, runs with ``$E2E_PYTHON``."""
+AGENT_ENV = {
+    "PATH": f"{DATA / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+    "E2E_PYTHON": sys.executable,
+    "E2E_AGENT_VAR": "AGENT-ONLY-VALUE",
+}
+"""What the CLI runs with beyond the offline basics: the agent's own PATH entry and a
+variable the daemon never has.  Natively every hook inherits them; through hookd,
+only if hookd gives hooks the agent's environment (the daemon starts without them)."""
 PROMPT = "ORIGINAL-PROMPT: please run the command"
 
 pytestmark = [pytest.mark.slow, pytest.mark.claude]
@@ -69,7 +78,11 @@ def _turns(scenario: dict[str, Any]) -> list[Turn]:
 
 
 async def _run_side(
-    kind: str, base: Path, scenario: dict[str, Any], daemon: RunningDaemon | None = None
+    kind: str,
+    base: Path,
+    scenario: dict[str, Any],
+    daemon: RunningDaemon | None = None,
+    environment: DaemonEnvironment = "minimal",
 ) -> tuple[ClaudeRun, Path, Path]:
     """One CLI run with the scenario's hooks in the user's ``~/.claude/settings.json``.
 
@@ -81,11 +94,16 @@ async def _run_side(
     home = run_dir / "home"
     project = run_dir / "proj"
     project.mkdir(parents=True)
+    for directory in scenario.get("setup", {}).get("dirs", []):
+        (project / directory).mkdir()
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True)
     settings.write_text(json.dumps({"hooks": _materialise(scenario["hooks"])}, indent=2))
+    turns = _turns(scenario)
     if daemon is None:
-        run = await run_claude(prompt=PROMPT, turns=_turns(scenario), home=home, project=project)
+        run = await run_claude(
+            prompt=PROMPT, turns=turns, home=home, project=project, env=AGENT_ENV
+        )
         return run, run_dir, project
     install = [
         str(VENV_BIN / "hookctl"),
@@ -93,8 +111,10 @@ async def _run_side(
         *("--port", str(daemon.port), "--socket", str(daemon.socket)),
     ]
     await trio.run_process(install, env=daemon.env(), capture_stdout=True)
-    async with hookd_daemon(daemon):
-        run = await run_claude(prompt=PROMPT, turns=_turns(scenario), home=home, project=project)
+    async with hookd_daemon(daemon, environment):
+        run = await run_claude(
+            prompt=PROMPT, turns=turns, home=home, project=project, env=AGENT_ENV
+        )
     return run, run_dir, project
 
 
@@ -127,14 +147,28 @@ def _check_expectations(name: str, kind: str, seen: dict[str, Any], expect: dict
         assert (file in seen["files"]) == present, f"{name} ({kind}): file {file} present={present}"
 
 
-@pytest.mark.parametrize("name", sorted(SPEC["scenarios"]))
-async def test_hooks_through_hookd_match_native(name: str, tmp_path: Path) -> None:
+CASES = [
+    pytest.param(name, environment, id=f"{name}-{environment}-daemon-env")
+    for name, scenario in sorted(SPEC["scenarios"].items())
+    for environment in scenario.get("daemon_environments", ["minimal"])
+]
+"""Every scenario once with the daemon started in a service manager's minimal
+environment; a scenario may list ``daemon_environments`` to run with others too."""
+
+
+@pytest.mark.parametrize(("name", "environment"), CASES)
+async def test_hooks_through_hookd_match_native(
+    name: str, environment: DaemonEnvironment, tmp_path: Path
+) -> None:
     scenario = SPEC["scenarios"][name]
     runs: dict[str, tuple[ClaudeRun, Path, Path]] = {}
     daemon = daemon_paths(tmp_path, tmp_path / "hookd" / "home")
 
     async def side(kind: str) -> None:
-        runs[kind] = await _run_side(kind, tmp_path, scenario, daemon if kind == "hookd" else None)
+        if kind == "native":
+            runs[kind] = await _run_side(kind, tmp_path, scenario)
+        else:
+            runs[kind] = await _run_side(kind, tmp_path, scenario, daemon, environment)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(side, "native")
