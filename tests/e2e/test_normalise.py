@@ -84,3 +84,15 @@ def test_the_utc_forms_of_the_date_are_normalised() -> None:
 def test_the_date_change_reminder_inside_other_text_is_cut_out() -> None:
     text = "before " + _CHANGED.format(date="2026-11-24") + "after"
     assert normalise_text(text, RUN_DIR, None) == "before after"
+
+
+def test_the_hook_name_in_exit_two_stop_feedback_is_normalised() -> None:
+    """Natively the user's command, through hookd the relay's; the feedback itself stays."""
+    native = "Stop hook feedback:\n[e2e-hook stop_exit2_once]: STOP-EXIT2-STDERR"
+    relayed = (
+        "Stop hook feedback:\n[/usr/bin/python3 -I -S -c import sys;sys.path.append('/x');"
+        "import relay;sys.exit(relay.main()) Stop]: STOP-EXIT2-STDERR"
+    )
+    assert normalise_text(native, RUN_DIR, None) == normalise_text(relayed, RUN_DIR, None)
+    other = "Stop hook feedback:\n[e2e-hook stop_exit2_once]: ANOTHER-STDERR"
+    assert normalise_text(other, RUN_DIR, None) != normalise_text(relayed, RUN_DIR, None)
