@@ -24,6 +24,7 @@ from hookd.daemon.registry import ConfigRegistry, SourceStatus
 from hookd.daemon.sessions import SessionInfo, SessionTable
 from hookd.daemon.trust import TrustGate, UntrustedProject
 from hookd.engine.breaker import BreakerState, CircuitBreaker
+from hookd.subreaper import SUBREAPER
 
 __all__ = ["DaemonStatus", "ServerFacts", "StatusSources", "build_status"]
 
@@ -53,6 +54,17 @@ class DaemonStatus(msgspec.Struct, kw_only=True):
     """The Claude Code http endpoint's port; None when it is off."""
     faults: list[Fault] = msgspec.field(default_factory=list)
     """Long-lived tasks that raised and were restarted (hookd/daemon/faults.py)."""
+    subreaper: SubreaperStatus | None = None
+    """Orphans of hooks the daemon adopted and reaped (hookd/subreaper.py); None when off."""
+
+
+class SubreaperStatus(msgspec.Struct, kw_only=True):
+    adopted: int
+    """Adopted orphans alive at the last sweep (background jobs of hooks that exited)."""
+    reaped: int
+    """Adopted zombies reaped since the daemon started being a subreaper."""
+    runs: int
+    """Runs (command hooks, async hooks, python workers) whose process trees are tracked."""
 
 
 class ServerFacts(Protocol):
@@ -111,6 +123,11 @@ def build_status(parts: StatusSources) -> DaemonStatus:
         breakers=parts.breaker.states(),
         http_port=parts.server.http_port,
         faults=parts.faults.all(),
+        subreaper=SubreaperStatus(
+            adopted=SUBREAPER.adopted, reaped=SUBREAPER.reaped, runs=len(SUBREAPER.runs)
+        )
+        if SUBREAPER.enabled
+        else None,
         untrusted=parts.trust.report(
             {p: registry.config_for(p, use=False) for p in registry.projects()}
         ),

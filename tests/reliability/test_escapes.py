@@ -87,6 +87,12 @@ async def fire(sock: Path, env: dict[str, str] | None = None, **changes: Any) ->
 
 async def test_setsid_plus_env_i_is_killed_at_the_timeout(daemon_factory: Any) -> None:
     handle = await setup(daemon_factory, [{"type": "command", "command": ESCAPE, "timeout": 3}])
+
+    def status() -> Any:
+        with Client(handle.socket) as client:
+            return client.status()
+
+    reaped_before = (await trio.to_thread.run_sync(status))["subreaper"]["reaped"]
     since = proctree.boot_ticks_now()
     reply = await fire(handle.socket)
     left = escapees(since)
@@ -95,6 +101,8 @@ async def test_setsid_plus_env_i_is_killed_at_the_timeout(daemon_factory: Any) -
     assert run.outcome == "cancelled" and run.timed_out
     assert left == [], "the setsid + env -i grandchild survived the timeout"
     assert my_zombies(since) == []
+    # The orphan was the daemon's to reap, and status counts it.
+    assert (await trio.to_thread.run_sync(status))["subreaper"]["reaped"] > reaped_before
 
 
 async def test_without_the_subreaper_the_same_escape_survives(daemon_factory: Any) -> None:
