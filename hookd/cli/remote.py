@@ -99,6 +99,7 @@ def render_status(st: dict[str, Any]) -> str:
         "",
     ]
     for section in (
+        _status_faults,
         _status_sources,
         _status_untrusted,
         _status_breakers,
@@ -134,6 +135,19 @@ def _status_sources(st: dict[str, Any]) -> list[str]:
     if warnings:
         out += ["", "config warnings:", *(f"  {w}" for w in warnings)]
     return out
+
+
+def _status_faults(st: dict[str, Any]) -> list[str]:
+    """Daemon tasks that raised and were restarted: first, because they are daemon bugs."""
+    faults = st.get("faults") or []
+    if not faults:
+        return []
+    out = [f"faults ({len(faults)} task(s) failed and were restarted):"]
+    for fault in faults:
+        out.append(
+            f"  {fault['task']}: {fault['count']}x, last {_ago(fault['last'])}: {fault['error']}"
+        )
+    return [*out, ""]
 
 
 def _status_untrusted(st: dict[str, Any]) -> list[str]:

@@ -23,6 +23,7 @@ import trio
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonError
 from reliability.helpers import event
+from reliability.test_trust import hookctl
 
 
 def raw(kind: str, **fields: Any) -> dict[str, Any]:
@@ -225,3 +226,11 @@ async def test_a_failing_http_listener_is_restarted(daemon_factory: Any) -> None
     assert (await trio.to_thread.run_sync(health)).startswith(b"HTTP/1.1 200 ")
     st = await call(handle.socket, protocol.Status(id=1))
     assert [f["task"] for f in st["faults"]] == ["http"]
+
+
+async def test_status_text_shows_faults(daemon_factory: Any) -> None:
+    handle = await daemon_factory(inject_faults={"reload": 1})
+    await call(handle.socket, protocol.Reload(id=1))
+    text = (await trio.to_thread.run_sync(lambda: hookctl(handle, "status"))).stdout
+    assert "faults (1 task(s) failed and were restarted):" in text
+    assert "reload: 1x" in text and "injected fault" in text
