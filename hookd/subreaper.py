@@ -43,6 +43,13 @@ this process stays in our session), and (3) was already a zombie on the
 previous sweep — nobody else is waiting for it.  :func:`kill_tree`
 (:mod:`hookd.handlers.process`) also reaps, by pid, the adopted orphans it
 has just killed, so a timeout leaves no zombie behind.
+
+After the kill.  A process that was mid-fork or mid-exec when the kill looked
+can leave a child no look saw: :func:`kill_tree` looks once more when all it
+knew are dead, and for ``KILLED_WATCH`` seconds afterwards every sweep kills
+an adopted orphan that still carries the killed run's marker or holds one of
+its pipes (counted in status as ``late_kills``).  A 5-minute soak under heavy
+load (bench/soak.py) found such a survivor before these two nets existed.
 """
 
 from __future__ import annotations
@@ -50,6 +57,8 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import signal
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -67,6 +76,9 @@ PR_GET_CHILD_SUBREAPER = 37
 
 SWEEP_INTERVAL = 1.0
 """Seconds between sweeps: tree snapshots of live runs and reaping of adopted zombies."""
+KILLED_WATCH = 10.0
+"""Seconds after a run was killed during which sweeps still kill any process of it that
+shows up late (one that was mid-fork or mid-exec when the kill looked)."""
 
 
 @dataclass
@@ -107,6 +119,10 @@ class Subreaper:
         """Adopted orphans alive at the last sweep (status)."""
         self.reaped = 0
         """Adopted zombies reaped so far (status)."""
+        self.killed: dict[str, tuple[RunTree, float]] = {}
+        """Runs killed recently (run id → (tree, watch deadline)): see ``KILLED_WATCH``."""
+        self.late_kills = 0
+        """Processes of killed runs that sweeps found and killed after the kill (status)."""
         self._users = 0
         self._previous = 0
         self._zombies: set[tuple[int, int]] = set()
@@ -166,9 +182,15 @@ class Subreaper:
         self.runs[run_id] = RunTree(run_id, root, born, frozenset(pipes))
         self._changed = True
 
-    def untrack(self, run_id: str) -> None:
-        if self.runs.pop(run_id, None) is not None:
-            self._changed = True
+    def untrack(self, run_id: str, *, killed: bool = False) -> None:
+        """The run is over.  ``killed``: its processes were killed; sweeps keep watching
+        for stragglers of it for ``KILLED_WATCH`` seconds."""
+        run = self.runs.pop(run_id, None)
+        if run is None:
+            return
+        self._changed = True
+        if killed:
+            self.killed[run_id] = (run, time.monotonic() + KILLED_WATCH)
 
     # --- finding a run's processes ------------------------------------------------
 
@@ -180,6 +202,8 @@ class Subreaper:
         my_sid = mine.sid if mine is not None else os.getsid(0)
         roots, markers = _marked_roots(table, me, run_id, root)
         run = self.runs.get(run_id)
+        if run is None and run_id in self.killed:
+            run = self.killed[run_id][0]
         if run is not None:
             for pid, start in run.seen.items():
                 seen = table.get(pid)
@@ -244,13 +268,15 @@ class Subreaper:
 
     def sweep(self) -> None:
         """Snapshot live runs' trees; reap adopted zombies seen on the previous sweep too."""
-        if not (self.runs or self._zombies or self.adopted or self._changed):
+        if not (self.runs or self._zombies or self.adopted or self._changed or self.killed):
             return  # nothing started, ended or was adopted: no need to read /proc
         self._changed = False
         table = proctree.snapshot()
         me = os.getpid()
         mine = table.get(me)
         my_sid = mine.sid if mine is not None else os.getsid(0)
+        if self.killed:
+            self._kill_stragglers(table, me, my_sid)
         for run in self.runs.values():
             _remember_tree(run, table)
         zombies: set[tuple[int, int]] = set()
@@ -267,6 +293,40 @@ class Subreaper:
                 zombies.discard((pid, start))
         self._zombies = zombies
         self.adopted = adopted
+
+    def _kill_stragglers(self, table: dict[int, proctree.ProcInfo], me: int, my_sid: int) -> None:
+        """KILL adopted orphans of recently killed runs that outlived their kill.
+
+        Only the daemon's own adopted children are examined (few, usually none), and
+        only sure signs count here: the run's marker, or one of its pipes still open.
+        """
+        now = time.monotonic()
+        for run_id in [r for r, (_, deadline) in self.killed.items() if now > deadline]:
+            del self.killed[run_id]
+        orphans = [
+            p
+            for p in table.values()
+            if p.ppid == me and p.pid not in self.own and p.sid != my_sid and p.state != "Z"
+        ]
+        for orphan in orphans if self.killed else []:
+            marker = proctree.run_marker(orphan.pid)
+            pipes = proctree.pipe_inodes(orphan.pid)
+            owner = next(
+                (r for r, (run, _) in self.killed.items() if marker == r or pipes & run.pipes),
+                None,
+            )
+            if owner is None:
+                continue
+            doomed = {orphan.pid} | proctree.descendants(table, (orphan.pid,))
+            log.warning(
+                "killing late processes of a killed hook run", run=owner, pids=sorted(doomed)
+            )
+            for pid in doomed:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    self.late_kills += 1
+                except OSError:
+                    pass
 
     async def run(self, interval: float = SWEEP_INTERVAL) -> None:
         """Sweep every ``interval`` seconds (the daemon runs this, supervised)."""

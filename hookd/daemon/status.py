@@ -65,6 +65,8 @@ class SubreaperStatus(msgspec.Struct, kw_only=True):
     """Adopted zombies reaped since the daemon started being a subreaper."""
     runs: int
     """Runs (command hooks, async hooks, python workers) whose process trees are tracked."""
+    late_kills: int = 0
+    """Processes of killed runs that a sweep found alive after the kill, and killed."""
 
 
 class ServerFacts(Protocol):
@@ -124,7 +126,10 @@ def build_status(parts: StatusSources) -> DaemonStatus:
         http_port=parts.server.http_port,
         faults=parts.faults.all(),
         subreaper=SubreaperStatus(
-            adopted=SUBREAPER.adopted, reaped=SUBREAPER.reaped, runs=len(SUBREAPER.runs)
+            adopted=SUBREAPER.adopted,
+            reaped=SUBREAPER.reaped,
+            runs=len(SUBREAPER.runs),
+            late_kills=SUBREAPER.late_kills,
         )
         if SUBREAPER.enabled
         else None,

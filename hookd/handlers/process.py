@@ -540,5 +540,5 @@ async def kill_tree(proc: HookProcess | trio.Process, run_id: str, grace: float)
                 _signal_known(late, signal.SIGKILL)
             await trio.sleep(0.01)
     SUBREAPER.reap(targets)
-    SUBREAPER.untrack(run_id)
+    SUBREAPER.untrack(run_id, killed=True)
     return alive
