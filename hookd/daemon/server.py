@@ -271,6 +271,7 @@ class Daemon:
                 # as cancelled for their sessions (docs/async.md).
                 self.async_supervisor.stop()
                 nursery.cancel_scope.cancel()
+            log.info("stopped", detail="hook processes, python workers and the http client closed")
         finally:
             if subreaping:
                 SUBREAPER.disable()
@@ -291,10 +292,16 @@ class Daemon:
         accept_scope.cancel()
         with trio.move_on_after(self.settings.shutdown_grace):
             await self.activity.wait_idle()
+        open_connections = len(self.connections)
         for conn in list(self.connections):
             conn.end()
-        with trio.move_on_after(min(2.0, self.settings.shutdown_grace)):
+        with trio.move_on_after(min(2.0, self.settings.shutdown_grace)) as flushing:
             await clients_done.wait()
+        log.info(
+            "connections closed",
+            connections=open_connections,
+            cut_off=len(self.connections) if flushing.cancelled_caught else 0,
+        )
 
     async def _accept(
         self, listener: socket.socket, connections: trio.Nursery, dispatcher: Dispatcher
