@@ -63,6 +63,7 @@ async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[DaemonFactory]:
         layout = SourceLayout(
             policy=(str(policy),),
             user=(str(user),),
+            claude_settings=False,
             plugin_dirs=("{project}/.claude/plugins", str(home / ".claude" / "plugins")),
             skill_dirs=("{project}/.claude/skills", str(home / ".claude" / "skills")),
         )

@@ -18,7 +18,7 @@ from hookd.config.assemble import load_config, load_named_settings, named_settin
 from hookd.config.model import HookConfig, HookSpec
 from hookd.config.sources import SourceLayout
 from hookd.daemon.options import command_runner, engine_settings, handler_options
-from hookd.daemon.settings import DaemonSettings, load_settings
+from hookd.daemon.settings import DaemonSettings, load_settings, source_layout
 from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.engine.claude_output import render_claude
 from hookd.engine.engine import Engine, SessionState
@@ -58,7 +58,7 @@ async def _fire_local(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"hookctl fire: --settings: {problem}", file=sys.stderr)
         return EXIT_ERROR
-    layout = None if args.settings and not args.with_defaults else SourceLayout()
+    layout = None if args.settings and not args.with_defaults else source_layout(DaemonSettings())
     project = os.environ.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
     config = load_config(layout, project, named=named)
     for error in config.errors:

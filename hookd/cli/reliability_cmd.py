@@ -26,7 +26,7 @@ import msgspec
 
 from hookd.config.sources import SourceLayout
 from hookd.daemon.audit import AuditEvent, AuditRecord, AuditRun, json_diff, read_records
-from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings
+from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings, source_layout
 from hookd.daemon.trust import TrustGate, TrustStore, canonical
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
 from hookd_client.results import FireResult
@@ -43,11 +43,7 @@ def _settings(args: argparse.Namespace) -> DaemonSettings:
 
 def _layout(settings: DaemonSettings) -> SourceLayout:
     """The daemon's project layout (the fingerprint must cover the same files)."""
-    return SourceLayout(
-        policy=tuple(settings.policy_files),
-        user=tuple(settings.user_files),
-        claude_settings=settings.claude_settings,
-    )
+    return source_layout(settings)
 
 
 def _store(settings: DaemonSettings) -> TrustStore:

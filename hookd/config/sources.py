@@ -25,7 +25,7 @@ from typing import Literal
 
 from hookd.config.model import Scope
 
-__all__ = ["SourceLayout", "SourceSpec", "default_layout"]
+__all__ = ["SourceLayout", "SourceSpec"]
 
 SourceKind = Literal["settings", "toml", "skill"]
 
@@ -45,16 +45,23 @@ def _config_home() -> Path:
     return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SourceLayout:
-    """The file locations for each scope; ``{project}`` stands for the project dir."""
+    """The file locations for each scope; ``{project}`` stands for the project dir.
 
-    policy: tuple[str, ...] = ("/etc/hookd/policy.json",)
-    user: tuple[str, ...] = ()
+    ``policy``, ``user`` and ``claude_settings`` are the daemon's settings
+    (``policy_files``, ``user_files``, ``claude_settings``), so they have no
+    defaults here: ``hookd.daemon.options.source_layout`` builds a layout from
+    them.  The rest is where Claude Code keeps project, local, plugin and skill
+    hooks.
+    """
+
+    policy: tuple[str, ...]
+    user: tuple[str, ...]
+    claude_settings: bool
     project: tuple[str, ...] = ("{project}/.claude/hooks.json",)
     local: tuple[str, ...] = ("{project}/.claude/hooks.local.json",)
     plugin_dirs: tuple[str, ...] = ("{project}/.claude/plugins", "~/.claude/plugins")
-    claude_settings: bool = False
     extra: tuple[tuple[str, Scope], ...] = field(default=())
     skill_dirs: tuple[str, ...] = ("{project}/.claude/skills", "~/.claude/skills")
     """Where skills (``<name>/SKILL.md``) are found, in lookup order (config/skills.py)."""
@@ -136,7 +143,3 @@ def _kind(path: Path) -> Literal["settings", "toml", "skill"]:
 
 def _fill(template: str, project: str) -> Path:
     return Path(template.replace("{project}", project)).expanduser()
-
-
-def default_layout() -> SourceLayout:
-    return SourceLayout()

@@ -64,8 +64,8 @@ class Connection:
         max_frame: int,
         send_queue: int,
         send_timeout: float,
-        hello_timeout: float = 10.0,
-        frame_timeout: float = 30.0,
+        hello_timeout: float,
+        frame_timeout: float,
         budget: BufferBudget | None = None,
     ) -> None:
         self.stream = stream

@@ -75,7 +75,7 @@ def _digest(source: LoadedSource) -> str:
 
 
 class ConfigRegistry:
-    def __init__(self, layout: SourceLayout, project_idle_seconds: float = 300.0) -> None:
+    def __init__(self, layout: SourceLayout, project_idle_seconds: float) -> None:
         self.layout = layout
         self.project_idle_seconds = project_idle_seconds
         self.generation = 0

@@ -47,7 +47,7 @@ from hookd.daemon.requests.dispatch import Dispatcher
 from hookd.daemon.requests.events import EventRequests
 from hookd.daemon.requests.inspection import InspectionRequests
 from hookd.daemon.sessions import SessionTable
-from hookd.daemon.settings import DaemonSettings
+from hookd.daemon.settings import DaemonSettings, source_layout
 from hookd.daemon.status import StatusSources
 from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.daemon.watcher import watch_sources
@@ -75,11 +75,7 @@ class UnsafeSocketPath(RuntimeError):
 class Daemon:
     def __init__(self, settings: DaemonSettings, layout: SourceLayout | None = None) -> None:
         self.settings = settings
-        self.layout = layout or SourceLayout(
-            policy=tuple(settings.policy_files),
-            user=tuple(settings.user_files),
-            claude_settings=settings.claude_settings,
-        )
+        self.layout = layout or source_layout(settings)
         self.registry = ConfigRegistry(self.layout, settings.project_idle_seconds)
         self.sessions = SessionTable()
         self.command_runner = command_runner(settings)

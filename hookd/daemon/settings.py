@@ -15,10 +15,11 @@ from typing import Any, Literal
 
 import msgspec
 
+from hookd.config.sources import SourceLayout
 from hookd.dirs import config_dir
 from hookd_client import sockpath
 
-__all__ = ["DaemonSettings", "SettingsError", "load_settings", "state_dir"]
+__all__ = ["DaemonSettings", "SettingsError", "load_settings", "source_layout", "state_dir"]
 
 
 class SettingsError(ValueError):
@@ -161,6 +162,16 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     def state_path(self) -> Path:
         return Path(self.state_dir).expanduser() if self.state_dir else state_dir()
+
+
+def source_layout(settings: DaemonSettings) -> SourceLayout:
+    """Where the configuration files are: the settings' policy and user files, Claude
+    Code's own settings files when ``claude_settings`` is on, and Claude Code's places."""
+    return SourceLayout(
+        policy=tuple(settings.policy_files),
+        user=tuple(settings.user_files),
+        claude_settings=settings.claude_settings,
+    )
 
 
 def load_settings(

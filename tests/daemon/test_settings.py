@@ -10,7 +10,7 @@ import pytest
 from hookd.cli.hookd_main import build_parser
 from hookd.daemon.async_supervisor import AsyncLimits
 from hookd.daemon.options import command_runner, engine_settings, handler_options
-from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings
+from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings, source_layout
 
 
 def overrides(argv: list[str]) -> dict[str, Any]:
@@ -125,3 +125,14 @@ def test_async_limits_come_from_the_settings() -> None:
         limits.housekeeping_seconds,
         limits.keep_delivered,
     ) == (9, 4, 3, 12.5, 6, 2.0, 11)
+
+
+def test_the_source_layout_comes_from_the_settings() -> None:
+    layout = source_layout(
+        DaemonSettings(policy_files=["/p.json"], user_files=["/u.json"], claude_settings=True)
+    )
+    assert (layout.policy, layout.user, layout.claude_settings) == (
+        ("/p.json",),
+        ("/u.json",),
+        True,
+    )
