@@ -39,6 +39,11 @@ log = structlog.get_logger("hookd.handlers.statusline")
 
 OUTPUT_CAP = 64 * 1024
 DEFAULT_SUGGESTION_LIMIT = 15
+KILL_GRACE = 0.5
+"""TERM → KILL for a status command past its timeout.  Shorter than a hook's
+(``kill_grace``) on purpose: the agent redraws its prompt while it waits."""
+PIPE_GRACE = 0.2
+"""How long output is still read after the command exits (a hook's: ``pipe_grace``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +70,8 @@ async def _run(
         env=dict(os.environ if env is None else env),
         timeout=timeout,
         output_cap=OUTPUT_CAP,
-        kill_grace=0.5,
-        pipe_grace=0.2,
+        kill_grace=KILL_GRACE,
+        pipe_grace=PIPE_GRACE,
     )
     stdout = result.stdout.decode("utf-8", errors="replace")
     error: str | None = None
