@@ -19,6 +19,7 @@ from hookd.daemon.server import AlreadyRunning, Daemon
 from hookd.daemon.settings import DaemonSettings
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonError
+from hookd_client.trio_client import open_client
 from support.events import fixture_event as event
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -502,3 +503,40 @@ async def test_a_bug_in_the_inline_path_answers_internal_and_keeps_serving(
     code, reply = await trio.to_thread.run_sync(run)
     assert code == "internal"
     assert reply.result.event == "PreToolUse"
+
+
+async def test_a_stopping_daemon_refuses_new_events_and_finishes_running_ones(
+    daemon_factory: Any,
+) -> None:
+    """``shutting_down`` is decided in one place (the event route): while the grace runs, a new
+    event on a live connection is refused, and the event already running still gets its answer."""
+    handle = await daemon_factory(shutdown_grace=30.0)
+    waits = 'touch "$HOOKD_T_STARTED"; while [ ! -e "$HOOKD_T_RELEASE" ]; do sleep 0.01; done'
+    hooks = {"PreToolUse": [{"hooks": [{"type": "command", "command": waits}]}]}
+    handle.user_config.write_text(json.dumps({"hooks": hooks}))
+    handle.daemon.reload()
+    started, release = handle.root / "started", handle.root / "release"
+    env = {**os.environ, "HOOKD_T_STARTED": str(started), "HOOKD_T_RELEASE": str(release)}
+    replies: list[protocol.FireReply] = []
+    async with (
+        open_client(handle.socket, connect=True) as running,
+        open_client(handle.socket, connect=True) as other,
+        trio.open_nursery() as nursery,
+    ):
+
+        async def slow() -> None:
+            replies.append(await running.fire("PreToolUse", event(session_id="stopping"), env=env))
+
+        nursery.start_soon(slow)
+        with trio.fail_after(30):
+            while not started.exists():  # the hook is running now
+                await trio.sleep(0.01)
+            handle.daemon.lifecycle.request_stop()
+            while not handle.daemon.lifecycle.stopping:
+                await trio.sleep(0.01)
+        with pytest.raises(DaemonError) as refused:
+            await other.fire("PostToolUse", event("PostToolUse-Bash", session_id="late"))
+        assert refused.value.code == "shutting_down"
+        release.touch()
+    (reply,) = replies
+    assert [run.outcome for run in reply.result.hooks] == ["success"]
