@@ -1,4 +1,4 @@
-"""The trio flavour against a real daemon: fires, concurrency, retry, policy, callbacks."""
+"""The trio flavour against a real daemon: what only it has (test_flavours.py: both flavours)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 import trio
 
 from hookd_client import protocol
-from hookd_client.client import DaemonUnavailable
 from hookd_client.trio_client import CallbackHook, open_client
 
 HANG_GUARD = 30
@@ -40,90 +38,6 @@ def _context(text: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}}
 
 
-async def test_fire_returns_a_typed_result_from_config_hooks(
-    daemon_factory: Any, make_event: Any
-) -> None:
-    handle = await daemon_factory()
-    handle.user_config.write_text(
-        json.dumps(
-            {
-                "hooks": {
-                    "PreToolUse": [
-                        {
-                            "matcher": "Bash",
-                            "hooks": [{"type": "command", "command": "echo nope >&2; exit 2"}],
-                        }
-                    ]
-                }
-            }
-        )
-    )
-    handle.daemon.reload()
-    async with open_client(handle.socket) as client:
-        reply = await client.fire("PreToolUse", make_event("PreToolUse-Bash"), claude=True)
-    assert isinstance(reply, protocol.FireReply)
-    assert reply.result.decision == "deny"
-    assert reply.result.hooks[0].outcome == "blocking"
-    assert reply.claude is not None and reply.claude.exit_code == 0
-
-
-async def test_progress_messages_reach_the_callback(daemon_factory: Any, make_event: Any) -> None:
-    handle = await daemon_factory()
-    handle.user_config.write_text(
-        json.dumps({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]}})
-    )
-    handle.daemon.reload()
-    seen: list[tuple[str, str | None]] = []
-    async with open_client(handle.socket) as client:
-        reply = await client.fire(
-            "PreToolUse",
-            make_event("PreToolUse-Bash"),
-            on_progress=lambda p: seen.append((p.phase, p.outcome)),
-        )
-    assert reply.result.hooks[0].outcome == "success"
-    assert seen == [("started", None), ("finished", "success")]
-
-
-async def test_many_requests_in_flight_get_their_own_replies(
-    daemon_factory: Any, make_event: Any
-) -> None:
-    """Replies come back in reverse order of the requests; each still finds its caller.
-
-    Callback ``i`` answers only after callback ``i+1`` has, so the test can only
-    finish if all fires are in flight on the one connection at once.
-    """
-    handle = await daemon_factory()
-    count = 12
-    answered = [trio.Event() for _ in range(count + 1)]
-    answered[count].set()
-    session = "11111111-2222-3333-4444-555555555555"
-
-    async def ordered(payload: dict[str, Any], _tid: str | None) -> dict[str, Any]:
-        index = int(payload["tool_input"]["command"])
-        await answered[index + 1].wait()
-        answered[index].set()
-        return _context(f"reply-{index}")
-
-    async with open_client(handle.socket) as client:
-        await client.register_session_hooks(
-            session, {"PreToolUse": [{"hooks": [ordered]}]}, project=str(handle.project())
-        )
-        results: dict[int, list[str]] = {}
-
-        async def one(index: int) -> None:
-            event = make_event(
-                "PreToolUse-Bash", session_id=session, tool_input={"command": str(index)}
-            )
-            reply = await client.fire("PreToolUse", event)
-            results[index] = reply.result.additional_context
-
-        with trio.fail_after(HANG_GUARD):
-            async with trio.open_nursery() as nursery:
-                for index in range(count):
-                    nursery.start_soon(one, index)
-    assert results == {i: [f"reply-{i}"] for i in range(count)}
-
-
 async def test_connects_to_a_daemon_that_starts_a_moment_later(
     daemon_factory: Any, make_event: Any, unused_socket: Path
 ) -> None:
@@ -144,108 +58,10 @@ async def test_connects_to_a_daemon_that_starts_a_moment_later(
     assert client.connect_attempts >= 2
 
 
-async def test_no_daemon_raises_or_applies_the_failure_policy(
-    make_event: Any, unused_socket: Path
-) -> None:
-    event = make_event("PreToolUse-Bash")
-    async with open_client(unused_socket, retries=1, backoff=0.001) as client:
-        with pytest.raises(DaemonUnavailable) as raised:
-            await client.fire("PreToolUse", event)
-        assert raised.value.path == unused_socket
-        opened = await client.fire("PreToolUse", event, on_unavailable="open")
-        closed = await client.fire("PreToolUse", event, on_unavailable="closed")
-        with pytest.raises(DaemonUnavailable):
-            await client.status()
-    assert opened.result.decision is None
-    assert opened.result.system_messages[0].startswith("hookd unavailable")
-    assert closed.result.decision == "deny"
-    assert closed.result.blocked
-
-
 async def test_client_default_policy_applies_to_fire(make_event: Any, unused_socket: Path) -> None:
     async with open_client(unused_socket, retries=0, on_unavailable="closed") as client:
         reply = await client.fire("Stop", make_event("Stop"))
     assert reply.result.decision == "block"
-
-
-async def test_python_callback_denies_a_bash_call(daemon_factory: Any, make_event: Any) -> None:
-    handle = await daemon_factory()
-    event = make_event("PreToolUse-Bash")
-    seen: list[tuple[str, str | None]] = []
-
-    def no_echo(payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
-        seen.append((payload["tool_input"]["command"], tool_use_id))
-        return _deny("no echo here")
-
-    async with open_client(handle.socket) as client:
-        count = await client.register_session_hooks(
-            event["session_id"],
-            {"PreToolUse": [{"matcher": "Bash", "hooks": [no_echo]}]},
-            project=str(handle.project()),
-        )
-        reply = await client.fire("PreToolUse", event)
-        other = await client.fire(
-            "PreToolUse", {**make_event("PreToolUse-Read"), "session_id": event["session_id"]}
-        )
-    assert count == 1
-    assert reply.result.decision == "deny"
-    assert reply.result.reason == "no echo here"
-    assert seen == [("echo from-sub", event["tool_use_id"])]
-    assert other.result.decision is None  # the matcher kept it to Bash
-
-
-async def test_slow_async_callback_is_cancelled_at_the_hook_timeout(
-    daemon_factory: Any, make_event: Any
-) -> None:
-    handle = await daemon_factory()
-    event = make_event("PreToolUse-Bash")
-    started, observed = trio.Event(), trio.Event()
-
-    async def slow(_payload: dict[str, Any], _tid: str | None) -> dict[str, Any]:
-        started.set()
-        try:
-            await trio.sleep_forever()
-        except trio.Cancelled:
-            observed.set()
-            raise
-        raise AssertionError("unreachable")
-
-    async with open_client(handle.socket) as client:
-        await client.register_session_hooks(
-            event["session_id"],
-            {"PreToolUse": [{"hooks": [CallbackHook(slow, timeout=0.5, name="slow")]}]},
-            project=str(handle.project()),
-        )
-        with trio.fail_after(HANG_GUARD):
-            reply = await client.fire("PreToolUse", event)
-            await observed.wait()
-    assert started.is_set()
-    # Reference §4.7: a callback that times out on PreToolUse blocks the call.
-    assert reply.result.decision == "deny"
-    (run,) = reply.result.hooks
-    assert run.hook.name == "slow"
-    assert run.timed_out and run.outcome == "blocking"
-    assert reply.result.reason == "[slow]: callback did not answer within 0.5s"
-
-
-async def test_callback_that_raises_is_a_non_blocking_error(
-    daemon_factory: Any, make_event: Any
-) -> None:
-    handle = await daemon_factory()
-    event = make_event("PreToolUse-Bash")
-
-    async def broken(_payload: dict[str, Any], _tid: str | None) -> dict[str, Any]:
-        raise ValueError("policy file missing")
-
-    async with open_client(handle.socket) as client:
-        await client.register_session_hooks(
-            event["session_id"], {"PreToolUse": [{"hooks": [broken]}]}
-        )
-        reply = await client.fire("PreToolUse", event)
-    (run,) = reply.result.hooks
-    assert run.outcome == "non_blocking_error"
-    assert run.error is not None and "ValueError: policy file missing" in run.error
-    assert reply.result.decision is None
 
 
 async def test_callback_returning_a_non_dict_is_a_non_blocking_error(
