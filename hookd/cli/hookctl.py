@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reset": ("hookd.cli.reliability_cmd", "resume hooks paused by the circuit breaker"),
     "claude": ("hookd.cli.claude_cmd", "run Claude Code's hooks through hookd"),
     "systemd": ("hookd.cli.systemd_cmd", "run hookd as a socket-activated user service"),
+    "top": ("hookd.cli.top", "a live full-screen view: sessions, running hooks, latency"),
     "completion": (_OWN_NAME, "print a shell completion script (bash, zsh, fish)"),
 }
 
@@ -62,6 +63,7 @@ _REGISTRARS = {
     "hookd.cli.reliability_cmd": "add_commands",
     "hookd.cli.claude_cmd": "add_claude_command",
     "hookd.cli.systemd_cmd": "add_systemd_command",
+    "hookd.cli.top": "add_top_command",
 }
 
 
