@@ -127,6 +127,7 @@ def test_legacy_colon_star_is_a_prefix(rule: str, command: str, expected: bool) 
         ("Bash(git push *)", "$CMD push origin", True),
         ("Bash(git push *)", "git $SUB origin", True),
         ("Bash(git push --force*)", "echo $HOME", True),
+        ("Bash(git push*)", "$CMD push", True),  # two words are already "more than the command"
         # A one-word pattern is judged on the words as written.
         ("Bash(git*)", "echo $HOME", False),
         ("Bash(rm)", "echo $(date)", False),
@@ -147,6 +148,7 @@ def test_legacy_colon_star_is_a_prefix(rule: str, command: str, expected: bool) 
         ("Bash(rm *)", "ls && echo rm", False),
         ("Bash(rm *)", "ls && ; && rm x", True),  # empty subcommands are skipped
         ("Bash(rm *)", "ls && ;", False),
+        ("Bash(rm *)", "FOO=1 && rm x", True),  # a subcommand of assignments only is skipped
     ],
 )
 def test_substitutions_assignments_and_lists(rule: str, command: str, expected: bool) -> None:
