@@ -93,6 +93,20 @@ class RunTree:
     """Inodes of the run's stdout/stderr pipes: an orphan holding one is the run's."""
     seen: dict[int, int] = field(default_factory=dict)
     """Descendants seen on sweeps: pid → start time."""
+    root_reaped: bool = False
+    """The root was reaped: its pid (and so its group's number) may now belong to a newcomer
+    — pids wrap quickly where ``pid_max`` is 32768 — and must not be used as the run's."""
+
+    def group(self, table: dict[int, proctree.ProcInfo]) -> int | None:
+        """The run's process group number while it still names the run's group, else None.
+
+        Before the root is reaped its pid is held by it.  After, the number stays the
+        group's while any member lives (the kernel does not hand out a pid still in use
+        as a group id); a process *with that pid* then means the number was reused.
+        """
+        if self.root_reaped and self.root in table:
+            return None
+        return self.root
 
 
 def _prctl() -> Callable[..., int] | None:
@@ -119,6 +133,8 @@ class Subreaper:
         """Adopted orphans alive at the last sweep (status)."""
         self.reaped = 0
         """Adopted zombies reaped so far (status)."""
+        self._by_root: dict[int, RunTree] = {}
+        """Tracked runs by root pid, until the root is reaped."""
         self.killed: dict[str, tuple[RunTree, float]] = {}
         """Runs killed recently (run id → (tree, watch deadline)): see ``KILLED_WATCH``."""
         self.late_kills = 0
@@ -168,6 +184,18 @@ class Subreaper:
     def waited(self, pid: int) -> None:
         """That child has been reaped by its owner."""
         self.own.discard(pid)
+        run = self._by_root.pop(pid, None)
+        if run is not None:
+            run.root_reaped = True
+
+    def group_of(self, run_id: str, pgid: int) -> int | None:
+        """``pgid`` if it may still be signalled as the run's group (see :meth:`RunTree.group`)."""
+        run = self.runs.get(run_id)
+        if run is None and run_id in self.killed:
+            run = self.killed[run_id][0]
+        if run is None or not run.root_reaped:
+            return pgid
+        return None if proctree.info(pgid) is not None else pgid
 
     def track(self, run_id: str, root: int, pipe_fds: Iterable[int] = ()) -> None:
         """A run started: ``root`` is its first process, ``pipe_fds`` our ends of its pipes."""
@@ -179,7 +207,8 @@ class Subreaper:
                 pass
         # One tick of slack: start times are counted in whole ticks.
         born = proctree.boot_ticks_now() - 1
-        self.runs[run_id] = RunTree(run_id, root, born, frozenset(pipes))
+        run = self.runs[run_id] = RunTree(run_id, root, born, frozenset(pipes))
+        self._by_root[root] = run
         self._changed = True
 
     def untrack(self, run_id: str, *, killed: bool = False) -> None:
@@ -188,6 +217,8 @@ class Subreaper:
         run = self.runs.pop(run_id, None)
         if run is None:
             return
+        if self._by_root.get(run.root) is run:
+            del self._by_root[run.root]
         self._changed = True
         if killed:
             self.killed[run_id] = (run, time.monotonic() + KILLED_WATCH)
@@ -200,10 +231,13 @@ class Subreaper:
         me = os.getpid()
         mine = table.get(me)
         my_sid = mine.sid if mine is not None else os.getsid(0)
-        roots, markers = _marked_roots(table, me, run_id, root)
         run = self.runs.get(run_id)
         if run is None and run_id in self.killed:
             run = self.killed[run_id][0]
+        group = run.group(table) if run is not None else root
+        roots, markers = _marked_roots(table, me, run_id, group)
+        if run is None or not run.root_reaped:
+            roots.add(root)
         if run is not None:
             for pid, start in run.seen.items():
                 seen = table.get(pid)
@@ -336,16 +370,16 @@ class Subreaper:
 
 
 def _marked_roots(
-    table: dict[int, proctree.ProcInfo], me: int, run_id: str, root: int
+    table: dict[int, proctree.ProcInfo], me: int, run_id: str, group: int | None
 ) -> tuple[set[int], dict[int, str | None]]:
-    """The run's root, its process group and every process carrying its marker; and
-    each live process's marker, read once for the later steps."""
+    """The run's process group (``group``: None when its number was reused) and every
+    process carrying its marker; and each live process's marker, read once for later."""
     markers: dict[int, str | None] = {}
-    roots = {root}
+    roots: set[int] = set()
     for proc in table.values():
         if proc.pid == me or proc.state == "Z":
             continue
-        if proc.pgid == root:
+        if group is not None and proc.pgid == group:
             roots.add(proc.pid)
         marker = markers[proc.pid] = proctree.run_marker(proc.pid)
         if marker == run_id:
@@ -356,6 +390,8 @@ def _marked_roots(
 def _remember_tree(run: RunTree, table: dict[int, proctree.ProcInfo]) -> None:
     """Keep the run's still-live processes (same start time) and add what is below its
     root or in its process group now, so a process that later escapes is still known."""
+    if run.root_reaped:
+        return  # the root's pid may be a newcomer's now: nothing below it is the run's
     below = proctree.descendants(table, (run.root,))
     below.update(p.pid for p in table.values() if p.pgid == run.root)
     below.discard(run.root)

@@ -511,7 +511,9 @@ async def kill_tree(proc: HookProcess | trio.Process, run_id: str, grace: float)
         end = time.monotonic() + grace
         while time.monotonic() < end and _living(targets):
             await trio.sleep(0.02)
-    _signal_group(pgid, signal.SIGKILL)
+    group = SUBREAPER.group_of(run_id, pgid)  # None: the root was reaped and its pid reused
+    if group is not None:
+        _signal_group(group, signal.SIGKILL)
     # Look again: a process may have forked (or been orphaned) during the grace.
     targets.update(SUBREAPER.processes_of(run_id, proc.pid))
     _signal_known(targets, signal.SIGKILL)
