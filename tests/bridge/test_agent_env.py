@@ -8,15 +8,17 @@ through ``/proc`` exactly as the endpoint does for its TCP peer.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from hookd.agent_process import claude_version
+from hookd.agent_process import claude_version, read_environ
 from hookd.bridge.agent_env import read_agent
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
@@ -25,13 +27,26 @@ SLEEP = shutil.which("sleep") or "/bin/sleep"
 
 
 @contextmanager
-def _process(exe: Path, env: dict[str, str], cwd: Path, *args: str) -> Iterator[int]:
-    proc = subprocess.Popen([str(exe), "60", *args], env=env, cwd=cwd)
+def _process(exe: Path, env: dict[str, str], cwd: Path) -> Iterator[int]:
+    """A running ``exe`` whose exec is complete: /proc shows its new image and environment
+    (waited for, as the endpoint's peer — a long-running Claude Code — always is)."""
+    proc = subprocess.Popen([str(exe), "60"], env=env, cwd=cwd)
     try:
+        deadline = time.monotonic() + 10
+        while not _exec_done(proc.pid, exe, env):
+            assert time.monotonic() < deadline, "the test process never showed its new image"
+            time.sleep(0.01)
         yield proc.pid
     finally:
         proc.kill()
         proc.wait()
+
+
+def _exec_done(pid: int, exe: Path, env: dict[str, str]) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/exe") == str(exe.resolve()) and read_environ(pid) == env
+    except OSError:
+        return False
 
 
 def _npm_layout(root: Path, version: str) -> Path:
