@@ -22,7 +22,7 @@ The SessionEnd budget itself is a property of the configuration
 (:func:`session_end_budget`), worked out when a generation is built.
 
 This module belongs to the configuration package because every input of the
-rule is configuration; the engine and the async supervisor only ask it.
+rule is configuration; the engine and the async runner only ask it.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def hook_timeout(
 ) -> float:
     """The timeout of one run of ``spec`` on ``event`` (the table above).
 
-    ``background``: a config async hook handed to the async supervisor.
+    ``background``: a config async hook handed to the async runner.
     ``budget_left``: what remains of the SessionEnd budget, when the event has one.
     """
     if background:

@@ -100,7 +100,7 @@ class Activity:
         )
 
     def async_finished(self, entry: AsyncEntry) -> None:
-        """An async hook's run ended (the supervisor calls this): it goes to ``tail`` too.
+        """An async hook's run ended (the async runner calls this): it goes to ``tail`` too.
 
         The event that started it was answered long ago (its own record says the
         hook went async); this record is the run itself, marked ``async``.

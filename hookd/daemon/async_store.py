@@ -63,7 +63,7 @@ class AsyncEntry(msgspec.Struct, kw_only=True, rename="camel"):
     command: str = ""
     source: str = ""
     queued_time: float
-    """Wall-clock time the hook was handed to the supervisor."""
+    """Wall-clock time the hook was handed to the async runner."""
     start_time: float | None = None
     """Wall-clock time its process started (None while queued)."""
     end_time: float | None = None

@@ -30,7 +30,8 @@ import structlog
 from hookd.config.model import HookConfig
 from hookd.config.skills import find_skill, invoked_skill, load_skill
 from hookd.daemon.activity import Activity
-from hookd.daemon.async_supervisor import AsyncSupervisor
+from hookd.daemon.async_delivery import AsyncDelivery
+from hookd.daemon.async_runner import AsyncRunner
 from hookd.daemon.audit import AuditLog, EventAudit
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import Session, SessionTable
@@ -81,7 +82,8 @@ class EventPipeline:
         trust: TrustGate,
         breaker: CircuitBreaker,
         audit: AuditLog,
-        async_supervisor: AsyncSupervisor,
+        async_runner: AsyncRunner,
+        async_delivery: AsyncDelivery,
         activity: Activity,
     ) -> None:
         self.engine = engine
@@ -90,7 +92,8 @@ class EventPipeline:
         self.trust = trust
         self.breaker = breaker
         self.audit = audit
-        self.async_supervisor = async_supervisor
+        self.async_runner = async_runner
+        self.async_delivery = async_delivery
         self.activity = activity
 
     async def fire(
@@ -213,7 +216,7 @@ class EventPipeline:
                 extra_groups=session.extra_groups(),
                 env=prepared.env,
                 context=context,
-                async_sink=self.async_supervisor.sink(prepared.agent_pid),
+                async_sink=self.async_runner.sink(prepared.agent_pid),
                 progress=self._progress(session, progress, prepared.audit),
                 plan=prepared.plan,
                 cap_stop=not prepared.agent_caps_stop,
@@ -230,7 +233,7 @@ class EventPipeline:
         held_back = _held_back(prepared.full_config, prepared.config, event_name)
         self.audit.event(prepared.audit, result, held_back)
         if deliver_async:
-            self.async_supervisor.attach(result, session.session_id)
+            self.async_delivery.attach(result, session.session_id)
         session.events += 1
         session.last_event = event_name
         session.last_event_at = time.time()

@@ -31,8 +31,8 @@ from hookd.bridge.http_endpoint import HttpLimits, start_http_endpoint
 from hookd.config.sources import SourceLayout
 from hookd.daemon import systemd
 from hookd.daemon.activity import Activity
+from hookd.daemon.async_runner import AsyncLimits, AsyncRunner
 from hookd.daemon.async_store import AsyncStore
-from hookd.daemon.async_supervisor import AsyncLimits, AsyncSupervisor
 from hookd.daemon.audit import AuditLog
 from hookd.daemon.connection import Connection, PeerCred, peer_credentials
 from hookd.daemon.faults import FaultLog, supervise
@@ -93,12 +93,13 @@ class Daemon:
             input_cap=settings.audit_input_cap,
             enabled=settings.audit,
         )
-        self.async_supervisor = AsyncSupervisor(
+        self.async_runner = AsyncRunner(
             AsyncLimits.from_settings(settings),
             AsyncStore(state / "async", fsync=settings.async_fsync),
         )
+        self.async_delivery = self.async_runner.delivery
         self.activity = Activity(settings.tail_buffer)
-        self.async_supervisor.on_finished = self.activity.async_finished
+        self.async_runner.on_finished = self.activity.async_finished
         self.lifecycle = Lifecycle()
         self.socket_path = settings.socket_path()
         self.limits = ConnectionLimits(settings)
@@ -130,7 +131,8 @@ class Daemon:
             trust=self.trust,
             breaker=self.breaker,
             audit=self.audit,
-            async_supervisor=self.async_supervisor,
+            async_runner=self.async_runner,
+            async_delivery=self.async_delivery,
             activity=self.activity,
         )
         status = StatusSources(
@@ -139,19 +141,19 @@ class Daemon:
             sessions=self.sessions,
             activity=self.activity,
             connections=self.connections,
-            async_supervisor=self.async_supervisor,
+            async_runner=self.async_runner,
             breaker=self.breaker,
             trust=self.trust,
             faults=self.faults,
         )
         return Dispatcher(
             self.settings,
-            events=EventRequests(self.pipeline, self.async_supervisor, self.lifecycle),
+            events=EventRequests(self.pipeline, self.async_delivery, self.lifecycle),
             config=ConfigRequests(
                 self.registry, self.sessions, self.trust, self.breaker, self.reload
             ),
             inspection=InspectionRequests(
-                status, self.sessions, self.activity, self.connections, self.async_supervisor
+                status, self.sessions, self.activity, self.connections, self.async_runner
             ),
             control=ControlRequests(
                 self.lifecycle, self.pipeline.reset_breakers, self.registry, self.trust
@@ -200,7 +202,7 @@ class Daemon:
             ):
                 self.handlers = handlers
                 dispatcher = self._assemble(handlers)
-                await nursery.start(self.async_supervisor.run)
+                await nursery.start(self.async_runner.run)
                 nursery.start_soon(
                     supervise, "signals", self.faults, self._signals, nursery.cancel_scope
                 )
@@ -265,7 +267,7 @@ class Daemon:
                 await self._shutdown(accept_scope, clients_done)
                 # Still-running async hooks are killed by this cancel and journaled
                 # as cancelled for their sessions (docs/async.md).
-                self.async_supervisor.stop()
+                self.async_runner.stop()
                 nursery.cancel_scope.cancel()
             log.info("stopped", detail="hook processes, python workers and the http client closed")
         finally:

@@ -18,7 +18,7 @@ import msgspec
 
 import hookd
 from hookd.daemon.activity import Activity, RunningHookInfo
-from hookd.daemon.async_supervisor import AsyncSupervisor
+from hookd.daemon.async_runner import AsyncRunner
 from hookd.daemon.faults import Fault, FaultLog
 from hookd.daemon.registry import ConfigRegistry, SourceStatus
 from hookd.daemon.sessions import SessionInfo, SessionTable
@@ -96,7 +96,7 @@ class StatusSources:
     sessions: SessionTable
     activity: Activity
     connections: Collection[AgentConnection]
-    async_supervisor: AsyncSupervisor
+    async_runner: AsyncRunner
     breaker: CircuitBreaker
     trust: TrustGate
     faults: FaultLog
@@ -121,7 +121,7 @@ def build_status(parts: StatusSources) -> DaemonStatus:
         counters=dict(parts.activity.counters),
         connections=len(parts.connections),
         in_flight=parts.activity.in_flight,
-        async_hooks=parts.async_supervisor.listing(None),
+        async_hooks=parts.async_runner.listing(None),
         breakers=parts.breaker.states(),
         http_port=parts.server.http_port,
         faults=parts.faults.all(),

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 RunAdopter = Callable[["Invocation", "AsyncHandoff"], "str | None"]
 """Takes over the run of a command hook that backgrounded itself (first stdout line
 ``{"async": true}``): given the invocation and the still-running process, returns None
-when it adopted it or the reason it refused (the async supervisor's ``adopt``)."""
+when it adopted it or the reason it refused (the async runner's ``adopt``)."""
 
 __all__ = ["NO_JSON", "HandlerFn", "HandlerResult", "HttpPolicy", "Invocation"]
 

@@ -43,7 +43,7 @@ async def test_beyond_the_per_session_count_the_oldest_results_are_dropped(
     daemon_factory: Any, wire: Any, tmp_path: Path
 ) -> None:
     handle = await daemon_factory(async_retention_per_session=2)
-    supervisor = handle.daemon.async_supervisor
+    supervisor = handle.daemon.async_runner
     gates = [tmp_path / f"go{i}" for i in range(4)]
     configure(
         handle,
@@ -78,7 +78,7 @@ async def test_results_older_than_the_retention_age_are_dropped(
     configure(handle, {"PostToolUse": [{"hooks": [_async(script("late_context.sh", "OLD"))]}]})
     conn = await wire(handle.socket)
     await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-age"))
-    supervisor = handle.daemon.async_supervisor
+    supervisor = handle.daemon.async_runner
     await wait_until(lambda: supervisor.counters["finished"] == 1)
     # Nothing else happens in the session: only housekeeping can drop it.
     await wait_until(lambda: supervisor.counters["expired"] == 1)
@@ -90,7 +90,7 @@ async def test_results_younger_than_the_retention_age_survive_housekeeping(
     daemon_factory: Any, wire: Any
 ) -> None:
     handle = await daemon_factory(async_housekeeping_seconds=0.02)
-    supervisor = handle.daemon.async_supervisor
+    supervisor = handle.daemon.async_runner
     configure(handle, {"PostToolUse": [{"hooks": [_async(script("late_context.sh", "YOUNG"))]}]})
     conn = await wire(handle.socket)
     await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-young"))

@@ -60,7 +60,7 @@ async def test_result_rides_on_the_sessions_next_fire_reply_as_bare_context(
     )
     conn = await wire(handle.socket)
     await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-next"))
-    supervisor = handle.daemon.async_supervisor
+    supervisor = handle.daemon.async_runner
     await wait_until(lambda: supervisor.stats()["undelivered"] == 1)
     reply = await conn.fire("UserPromptSubmit", event("UserPromptSubmit", "s-next"))
     assert isinstance(reply, protocol.FireReply)
@@ -154,7 +154,7 @@ async def test_results_outlive_the_agent_connection_and_session_end(
     await agent.fire("PostToolUse", event("PostToolUse-Bash", "s-gone"))
     await agent.fire("SessionEnd", event("SessionEnd-other", "s-gone"))
     await agent.aclose()
-    rows = handle.daemon.async_supervisor.listing(None)
+    rows = handle.daemon.async_runner.listing(None)
     assert [(r["agent_pid"], r["session_id"], r["state"]) for r in rows] == [
         (424242, "s-gone", "running")
     ]
@@ -206,7 +206,7 @@ async def test_async_rewake_without_a_subscriber_waits_for_a_poll(
     )
     agent = await wire(handle.socket)
     await agent.fire("PostToolUse", event("PostToolUse-Bash", "s-nosub"))
-    await wait_until(lambda: handle.daemon.async_supervisor.stats()["undelivered"] == 1)
+    await wait_until(lambda: handle.daemon.async_runner.stats()["undelivered"] == 1)
     # A subscriber that arrives later gets the waiting wake-up pushed once.
     await agent.subscribe("s-nosub")
     with trio.fail_after(20):
@@ -225,4 +225,4 @@ async def test_async_rewake_in_batch_context_is_waited_for(daemon_factory: Any, 
     reply = await agent.fire("PostToolUse", event("PostToolUse-Bash", "s-batch"), "batch")
     assert isinstance(reply, protocol.FireReply)
     assert reply.result.decision == "block"
-    assert handle.daemon.async_supervisor.listing(None) == []
+    assert handle.daemon.async_runner.listing(None) == []

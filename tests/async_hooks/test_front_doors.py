@@ -25,7 +25,7 @@ async def test_a_first_line_that_is_not_an_ack_is_read_as_usual(
     assert isinstance(reply, protocol.FireReply)
     assert not reply.result.hooks[0].is_async
     assert reply.result.additional_context == ["NOW"]
-    assert handle.daemon.async_supervisor.listing(None) == []
+    assert handle.daemon.async_runner.listing(None) == []
 
 
 async def test_relay_puts_waiting_results_into_additional_context(
@@ -53,7 +53,7 @@ async def test_relay_puts_waiting_results_into_additional_context(
         return reply
 
     await relay()
-    await wait_until(lambda: handle.daemon.async_supervisor.stats()["undelivered"] == 1)
+    await wait_until(lambda: handle.daemon.async_runner.stats()["undelivered"] == 1)
     out = json.loads((await relay()).stdout)
     context = out["hookSpecificOutput"]["additionalContext"]
     assert context == "VIA-RELAY\nSYS-VIA-RELAY"

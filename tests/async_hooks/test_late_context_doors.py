@@ -49,7 +49,7 @@ async def waiting(daemon_factory: Any, wire: Any) -> AsyncIterator[Any]:
     configure(handle, {"PostToolUse": [{"matcher": "Bash", "hooks": [async_hook]}]})
     conn = await wire(handle.socket)
     await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-late"))
-    await wait_until(lambda: handle.daemon.async_supervisor.stats()["undelivered"] == 1)
+    await wait_until(lambda: handle.daemon.async_runner.stats()["undelivered"] == 1)
     handle.wire = conn
     yield handle
 
@@ -62,7 +62,7 @@ def _context(stdout: str) -> str:
 
 async def _nothing_left(handle: Any) -> None:
     assert await handle.wire.check("s-late") == []
-    assert handle.daemon.async_supervisor.stats()["undelivered"] == 0
+    assert handle.daemon.async_runner.stats()["undelivered"] == 0
 
 
 async def _still_waiting(handle: Any) -> None:

@@ -105,7 +105,7 @@ async def test_graceful_restart_keeps_undelivered_results_and_reports_cancelled_
         third = await daemon_factory(state_dir=str(state))
         conn3 = await wire(third.socket)
         assert await conn3.check("s-graceful") == []
-        assert third.daemon.async_supervisor.listing(None) == []
+        assert third.daemon.async_runner.listing(None) == []
     finally:
         kill_quietly(read_pids(tmp_path / "pids"))
 

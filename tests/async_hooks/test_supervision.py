@@ -152,7 +152,7 @@ async def test_500_async_hooks_fired_at_once_stay_inside_the_caps(
     # Each run says who it is (a fresh uuid), so every delivery can be counted.
     unique = 'sleep 0.2; printf \'{"systemMessage":"%s"}\' "$(cat /proc/sys/kernel/random/uuid)"'
     configure(handle, {"PostToolUse": [{"hooks": [{**command_hook(unique), "async": True}]}]})
-    supervisor = handle.daemon.async_supervisor
+    supervisor = handle.daemon.async_runner
     sessions = [f"s-load-{i}" for i in range(5)]
     peak = {"running": 0, "session": 0}
     delivered: list[str] = []

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hookd.cli.hookd_main import build_parser
-from hookd.daemon.async_supervisor import AsyncLimits
+from hookd.daemon.async_runner import AsyncLimits
 from hookd.daemon.options import command_runner, engine_settings, handler_options
 from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings, source_layout
 

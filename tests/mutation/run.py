@@ -94,7 +94,11 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "async": (
-        ["hookd/daemon/async_supervisor.py", "hookd/daemon/async_store.py"],
+        [
+            "hookd/daemon/async_runner.py",
+            "hookd/daemon/async_delivery.py",
+            "hookd/daemon/async_store.py",
+        ],
         [
             "tests/async_hooks/test_bookkeeping.py",
             "tests/async_hooks/test_persistence.py",

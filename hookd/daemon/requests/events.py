@@ -15,8 +15,8 @@ from typing import Any
 import msgspec
 
 from hookd.agent_process import agent_context
+from hookd.daemon.async_delivery import AsyncDelivery
 from hookd.daemon.async_store import AsyncEntry
-from hookd.daemon.async_supervisor import AsyncSupervisor
 from hookd.daemon.connection import Connection
 from hookd.daemon.lifecycle import Lifecycle
 from hookd.daemon.pipeline import EventPipeline, PreparedEvent
@@ -36,10 +36,10 @@ EventRequest = protocol.Fire | protocol.Relay
 
 class EventRequests:
     def __init__(
-        self, pipeline: EventPipeline, async_supervisor: AsyncSupervisor, lifecycle: Lifecycle
+        self, pipeline: EventPipeline, async_delivery: AsyncDelivery, lifecycle: Lifecycle
     ) -> None:
         self.pipeline = pipeline
-        self.async_supervisor = async_supervisor
+        self.async_delivery = async_delivery
         self.lifecycle = lifecycle
 
     # --- fire and relay: one route ----------------------------------------------------
@@ -95,7 +95,7 @@ class EventRequests:
 
     def check_async(self, conn: Connection, msg: protocol.CheckAsync) -> Answer:
         return protocol.AsyncResultsReply(
-            id=msg.id, data=self.async_supervisor.collect(msg.session_id)
+            id=msg.id, data=self.async_delivery.collect(msg.session_id)
         )
 
     def subscribe_async(self, conn: Connection, msg: protocol.SubscribeAsync) -> Answer:
@@ -124,9 +124,7 @@ class EventRequests:
             return not conn.closed
 
         conn.send(protocol.SubscribeReply(id=msg.id, data=protocol.Subscribed(subscribed=True)))
-        self.async_supervisor.subscribe(
-            conn.agent_pid, msg.session_id, push, lambda: not conn.closed
-        )
+        self.async_delivery.subscribe(conn.agent_pid, msg.session_id, push, lambda: not conn.closed)
         return None
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import trio
 
 from hookd.daemon.activity import Activity
-from hookd.daemon.async_supervisor import AsyncSupervisor
+from hookd.daemon.async_runner import AsyncRunner
 from hookd.daemon.connection import Connection
 from hookd.daemon.sessions import SessionTable
 from hookd.daemon.status import StatusSources, build_status
@@ -30,13 +30,13 @@ class InspectionRequests:
         sessions: SessionTable,
         activity: Activity,
         connections: Collection[Connection],
-        async_supervisor: AsyncSupervisor,
+        async_runner: AsyncRunner,
     ) -> None:
         self.status_sources = status
         self.sessions = sessions
         self.activity = activity
         self.connections = connections
-        self.async_supervisor = async_supervisor
+        self.async_runner = async_runner
 
     def status(self, conn: Connection, msg: protocol.Status) -> Answer:
         return protocol.StatusReply(id=msg.id, data=build_status(self.status_sources))
@@ -52,9 +52,7 @@ class InspectionRequests:
         )
 
     def async_list(self, conn: Connection, msg: protocol.AsyncList) -> Answer:
-        return protocol.AsyncResultsReply(
-            id=msg.id, data=self.async_supervisor.listing(msg.session_id)
-        )
+        return protocol.AsyncResultsReply(id=msg.id, data=self.async_runner.listing(msg.session_id))
 
     def tail(self, conn: Connection, msg: protocol.Tail) -> Answer:
         """The last ``last`` runs; with ``follow``, every new one until cancelled."""

@@ -1,16 +1,16 @@
-"""Background (async) hooks: run them under limits, remember them, deliver each result once.
+"""Background (async) hooks: run them under limits, supervise them, journal their states.
 
-Three kinds reach the supervisor (reference §8):
+Three kinds reach the runner (reference §8):
 
 * ``async: true`` in config — the engine hands the hook over before starting
-  it (:meth:`AsyncSupervisor.submit`); decisions are ignored, and its
+  it (:meth:`AsyncRunner.submit`); decisions are ignored, and its
   ``additionalContext`` / ``systemMessage`` are delivered later;
 * ``asyncRewake: true`` — the same, except in batch context, where the engine
   waits for it (observed in ``-p``); exit 2 wakes the agent: its text is
   pushed at once to a subscribed connection of that agent;
 * output-level ``{"async": true, "asyncTimeout": ms}`` as the hook's *first*
   stdout line — the command runner hands the still-running process over
-  (:meth:`AsyncSupervisor.adopt`); like Claude Code, only its side effects
+  (:meth:`AsyncRunner.adopt`); like Claude Code, only its side effects
   count, so it delivers no text.
 
 Which timeout applies (Claude Code's documents disagree, reference §1.4):
@@ -20,7 +20,7 @@ output-level async gets ``asyncTimeout`` (ms) or 15 s from the ack
 (``hookd/config/timeouts.py`` states the rule; the engine builds a background
 hook's invocation with its timeout already).
 
-Ownership: every run is a task in the one nursery :meth:`AsyncSupervisor.run`
+Ownership: every run is a task in the one nursery :meth:`AsyncRunner.run`
 opens, which the daemon starts in its own nursery.  A run outlives the
 connection and the session that fired it (SessionEnd does not end it); only
 the daemon stopping cancels it, and then its tree is killed and it is
@@ -30,12 +30,17 @@ Limits: at most ``max_running`` runs overall and ``max_running_per_session``
 per session; behind them a per-session queue of ``max_queued_per_session``;
 a hook beyond that is refused, and the event says so in its errors.
 
-Delivery happens once per result, by whichever comes first: ``check_async``
-(:meth:`collect`), the session's next fire reply (:meth:`attach`), or — for
-an asyncRewake wake-up — a push.  Each take marks and journals the results
-before it returns, with no ``await`` in between, so two concurrent polls can
-never both see one result, and the journal's delivery mark keeps a restart
-from repeating it (:mod:`hookd.daemon.async_store`).
+Journal: every state change (queued, running, finished) is written to
+:mod:`hookd.daemon.async_store` as it happens, the end durably; after a crash
+:meth:`AsyncRunner.run` replays it, kills orphaned processes by their
+``HOOKD_RUN_ID`` and reports their runs cancelled.
+
+Delivery is not here: each run that ends is offered to
+:class:`~hookd.daemon.async_delivery.AsyncDelivery` (``self.delivery``), which
+holds the one index of finished, undelivered results and states the
+exactly-once argument.  The runner keeps only what its views need: every run
+it knows by process id, until it has been delivered (the last
+``keep_delivered`` stay listed) or dropped.
 """
 
 from __future__ import annotations
@@ -56,21 +61,17 @@ import trio
 from hookd.config.model import HookSpec
 from hookd.config.schema import CommandHandler, handler_label
 from hookd.config.timeouts import output_async_timeout
+from hookd.daemon.async_delivery import AsyncDelivery, Retention
 from hookd.daemon.async_store import AsyncEntry, AsyncKind, AsyncState, AsyncStore
 from hookd.handlers.base import Invocation
 from hookd.handlers.process import AsyncHandoff, marked_processes
-from hookd_client.results import FireResult, HookRun
+from hookd_client.results import HookRun
 
 if TYPE_CHECKING:
     from hookd.daemon.settings import DaemonSettings
     from hookd.engine.engine import Engine
 
-__all__ = [
-    "AgentRegistry",
-    "AsyncLimits",
-    "AsyncListing",
-    "AsyncSupervisor",
-]
+__all__ = ["AsyncLimits", "AsyncListing", "AsyncRunner"]
 
 log = structlog.get_logger("hookd.async")
 
@@ -82,7 +83,7 @@ INTERRUPTED = "cancelled: hookd exited before it finished (found in the journal 
 
 @dataclass(frozen=True)
 class AsyncLimits:
-    """The supervisor's limits; their defaults are the daemon's ``async_*`` settings."""
+    """The runner's limits; their defaults are the daemon's ``async_*`` settings."""
 
     max_running: int
     max_running_per_session: int
@@ -90,7 +91,7 @@ class AsyncLimits:
     retention_seconds: float
     retention_per_session: int
     housekeeping_seconds: float
-    """How often :meth:`AsyncSupervisor.run` applies the retention limits."""
+    """How often :meth:`AsyncRunner.run` applies the retention limits."""
     keep_delivered: int
     """Delivered results kept in memory (not on disk) so that listings can show them."""
 
@@ -127,46 +128,11 @@ class AsyncListing(msgspec.Struct, kw_only=True):
     pid: int | None
 
 
-class AgentRegistry:
-    """The async hooks of one agent process, grouped by session."""
-
-    def __init__(self, agent_pid: int | None) -> None:
-        self.agent_pid = agent_pid
-        self.sessions: dict[str, dict[str, AsyncEntry]] = {}
-
-    def add(self, entry: AsyncEntry) -> None:
-        self.sessions.setdefault(entry.session_id, {})[entry.process_id] = entry
-
-    def remove(self, entry: AsyncEntry) -> None:
-        entries = self.sessions.get(entry.session_id)
-        if entries is not None:
-            entries.pop(entry.process_id, None)
-            if not entries:
-                del self.sessions[entry.session_id]
-
-    def __len__(self) -> int:
-        return sum(len(e) for e in self.sessions.values())
-
-
 @dataclass
 class _Job:
     entry: AsyncEntry
     body: Callable[[], Awaitable[None]]
     live: Invocation | AsyncHandoff | None = None
-
-
-@dataclass
-class _Subscriber:
-    agent_pid: int | None
-    session_id: str | None
-    send: Callable[[AsyncEntry], bool]
-    """Queue a push; False when the subscriber is gone."""
-    alive: Callable[[], bool]
-
-    def wants(self, entry: AsyncEntry) -> bool:
-        if self.session_id is not None:
-            return self.session_id == entry.session_id
-        return self.agent_pid is not None and self.agent_pid == entry.agent_pid
 
 
 @dataclass
@@ -176,23 +142,28 @@ class _Counts:
     queued: collections.Counter[str] = field(default_factory=collections.Counter)
 
 
-class AsyncSupervisor:
-    """Runs, registers and delivers async hooks; the daemon starts :meth:`run`."""
+class AsyncRunner:
+    """Runs and supervises async hooks and journals them; the daemon starts :meth:`run`."""
 
     def __init__(self, limits: AsyncLimits, store: AsyncStore) -> None:
         self.limits = limits
         self.store = store
-        self.agents: dict[int | None, AgentRegistry] = {}
         self.counters: collections.Counter[str] = collections.Counter()
-        self._index: dict[str, AsyncEntry] = {}
+        self.delivery = AsyncDelivery(
+            Retention(limits.retention_seconds, limits.retention_per_session),
+            self._journal,
+            self._settled,
+            self.counters,
+            store,
+        )
+        self._known: dict[str, AsyncEntry] = {}
+        """Every run the views show, by process id: queued, running, waiting for
+        delivery, and the last ``keep_delivered`` delivered ones."""
         self._jobs: dict[str, _Job] = {}
         """Queued and running jobs by process id."""
         self._queue: collections.deque[_Job] = collections.deque()
         self._counts = _Counts()
-        self._undelivered: dict[str, dict[str, None]] = {}
-        """Finished, undelivered results per session, oldest first."""
         self._delivered: collections.deque[str] = collections.deque()
-        self._subscribers: list[_Subscriber] = []
         self._nursery: trio.Nursery | None = None
         self._stopping = False
         self.on_finished: Callable[[AsyncEntry], None] | None = None
@@ -205,10 +176,10 @@ class AsyncSupervisor:
         for entry in self.store.load(INTERRUPTED):
             if entry.error == INTERRUPTED and entry.run_id:
                 _kill_orphans(entry)
-            self._register(entry)
-            self._mark_undelivered(entry)
-        if self._index:
-            log.info("async results carried over from the last run", results=len(self._index))
+            self._known[entry.process_id] = entry
+            self.delivery.restore(entry)
+        if self._known:
+            log.info("async results carried over from the last run", results=len(self._known))
         try:
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -216,7 +187,7 @@ class AsyncSupervisor:
                 try:
                     while True:
                         await trio.sleep(self.limits.housekeeping_seconds)
-                        self._prune(time.time())
+                        self.delivery.prune(time.time())
                         self.counters["housekeeping"] += 1
                 finally:
                     self._stopping = True
@@ -258,7 +229,7 @@ class AsyncSupervisor:
             self._finish_run(entry, run)
 
         job = _Job(entry, body, live=inv)
-        self._register(entry)
+        self._known[entry.process_id] = entry
         self._jobs[entry.process_id] = job
         if self._has_slot(entry.session_id) and not self._counts.queued[entry.session_id]:
             self._launch(job)
@@ -293,7 +264,7 @@ class AsyncSupervisor:
             )
 
         job = _Job(entry, body, live=handoff)
-        self._register(entry)
+        self._known[entry.process_id] = entry
         self._jobs[entry.process_id] = job
         self._launch(job)
         return None
@@ -377,7 +348,7 @@ class AsyncSupervisor:
             await job.body()
         except trio.Cancelled:
             raise
-        except Exception as exc:  # a bug here must not take the supervisor down
+        except Exception as exc:  # a bug here must not take the runner down
             log.exception("async hook crashed", hook=entry.hook_name, process_id=entry.process_id)
             self._finish(entry, state="finished", error=f"hookd error: {exc!r}")
         finally:
@@ -484,134 +455,24 @@ class AsyncSupervisor:
         )
         if self.on_finished is not None:
             self.on_finished(entry)
-        if rewake and self._push(entry):
-            self._mark_delivered([entry])
-            return
-        self._mark_undelivered(entry)
-        self._prune_session(entry.session_id, time.time())
+        self.delivery.offer(entry)
 
-    def _mark_undelivered(self, entry: AsyncEntry) -> None:
-        self._undelivered.setdefault(entry.session_id, {})[entry.process_id] = None
+    # --- what delivery settled --------------------------------------------------------
 
-    # --- delivery ----------------------------------------------------------------------
-
-    def _take(self, session_id: str) -> list[AsyncEntry]:
-        """Every finished, undelivered result of the session, marked delivered.  Atomic."""
-        ids = self._undelivered.pop(session_id, None)
-        if not ids:
-            return []
-        entries = [self._index[i] for i in ids if i in self._index]
-        self._mark_delivered(entries)
-        return entries
-
-    def _mark_delivered(self, entries: list[AsyncEntry]) -> None:
-        now = time.time()
+    def _settled(self, entries: list[AsyncEntry]) -> None:
+        """Entries that left the delivery index: keep the delivered ones listed (up to
+        ``keep_delivered``), forget the dropped ones, and compact the journal when due."""
         for entry in entries:
-            entry.response_attachment_sent = True
-            entry.delivered_time = now
-            self._delivered.append(entry.process_id)
-        self.counters["delivered"] += len(entries)
-        self._journal(self.store.delivered, [e.process_id for e in entries], now)
+            if entry.response_attachment_sent:
+                self._delivered.append(entry.process_id)
+            else:
+                self._known.pop(entry.process_id, None)
         while len(self._delivered) > self.limits.keep_delivered:
-            self._forget(self._delivered.popleft())
+            self._known.pop(self._delivered.popleft(), None)
         self._maybe_compact()
-
-    def collect(self, session_id: str) -> list[dict[str, Any]]:
-        """``check_async``: the session's new results, each returned exactly once."""
-        return [msgspec.to_builtins(e) for e in self._take(session_id)]
-
-    def attach(self, result: FireResult, session_id: str) -> None:
-        """Put the session's new results on a fire reply, as Claude Code does at its next request.
-
-        Text goes to ``async_results`` (bare context); runs that timed out, were
-        cancelled or failed become lines in ``errors``.
-        """
-        for entry in self._take(session_id):
-            result.async_results.extend(entry.messages)
-            if entry.state != "finished" or entry.error:
-                result.errors.append(
-                    f"{entry.hook_name}: async hook {entry.state}: {entry.error or entry.state}"
-                )
-
-    def subscribe(
-        self,
-        agent_pid: int | None,
-        session_id: str | None,
-        send: Callable[[AsyncEntry], bool],
-        alive: Callable[[], bool],
-    ) -> None:
-        """Push wake-ups to ``send`` while ``alive``; any already waiting are pushed now."""
-        subscriber = _Subscriber(agent_pid, session_id, send, alive)
-        self._subscribers.append(subscriber)
-        for sid, ids in list(self._undelivered.items()):
-            waiting = [self._index[i] for i in ids if i in self._index and self._index[i].rewake]
-            pushed = [e for e in waiting if subscriber.wants(e) and subscriber.send(e)]
-            for entry in pushed:
-                ids.pop(entry.process_id, None)
-            if not ids:
-                self._undelivered.pop(sid, None)
-            if pushed:
-                self._mark_delivered(pushed)
-
-    def _push(self, entry: AsyncEntry) -> bool:
-        for subscriber in list(self._subscribers):
-            if not subscriber.alive():
-                self._subscribers.remove(subscriber)
-                continue
-            if not subscriber.wants(entry):
-                continue
-            if subscriber.send(entry):
-                return True
-            self._subscribers.remove(subscriber)
-        return False
-
-    # --- retention ---------------------------------------------------------------------
-
-    def _prune(self, now: float) -> None:
-        for session in list(self._undelivered):
-            self._prune_session(session, now)
-        self._subscribers = [s for s in self._subscribers if s.alive()]
-
-    def _prune_session(self, session: str, now: float) -> None:
-        ids = self._undelivered.get(session)
-        if not ids:
-            return
-        horizon = now - self.limits.retention_seconds
-        expired = [i for i in ids if (self._index[i].end_time or now) < horizon]
-        over = len(ids) - len(expired) - self.limits.retention_per_session
-        if over > 0:
-            expired.extend([i for i in ids if i not in expired][:over])
-        if not expired:
-            return
-        for process_id in expired:
-            ids.pop(process_id, None)
-            self._forget(process_id)
-        if not ids:
-            del self._undelivered[session]
-        self.counters["expired"] += len(expired)
-        log.warning("undelivered async results dropped", session=session, results=len(expired))
-        self._journal(self.store.dropped, expired)
-        self._maybe_compact()
-
-    def _forget(self, process_id: str) -> None:
-        entry = self._index.pop(process_id, None)
-        if entry is None:
-            return
-        agent = self.agents.get(entry.agent_pid)
-        if agent is not None:
-            agent.remove(entry)
-            if not len(agent):
-                del self.agents[entry.agent_pid]
-
-    def _register(self, entry: AsyncEntry) -> None:
-        self._index[entry.process_id] = entry
-        agent = self.agents.get(entry.agent_pid)
-        if agent is None:
-            agent = self.agents[entry.agent_pid] = AgentRegistry(entry.agent_pid)
-        agent.add(entry)
 
     def _maybe_compact(self) -> None:
-        live = [e for e in self._index.values() if not e.response_attachment_sent]
+        live = [e for e in self._known.values() if not e.response_attachment_sent]
         if self.store.records > 2 * len(live) + 1000:
             self._journal(self.store.compact, live)
 
@@ -626,10 +487,9 @@ class AsyncSupervisor:
     # --- views -------------------------------------------------------------------------
 
     def entries(self, session_id: str | None = None) -> Iterator[AsyncEntry]:
-        for agent in self.agents.values():
-            for sid, entries in agent.sessions.items():
-                if session_id is None or sid == session_id:
-                    yield from entries.values()
+        for entry in self._known.values():
+            if session_id is None or entry.session_id == session_id:
+                yield entry
 
     def listing(self, session_id: str | None) -> list[dict[str, Any]]:
         """Rows for ``hookctl status`` and ``hookctl async``: every known run, oldest first."""
@@ -667,7 +527,7 @@ class AsyncSupervisor:
         return {
             "running": self._counts.running,
             "queued": len(self._queue),
-            "undelivered": sum(len(ids) for ids in self._undelivered.values()),
+            "undelivered": self.delivery.waiting(),
             **self.counters,
         }
 
@@ -675,16 +535,16 @@ class AsyncSupervisor:
 class _Sink:
     """The engine's sink for one fire: remembers which agent process fired it."""
 
-    def __init__(self, supervisor: AsyncSupervisor, agent_pid: int | None) -> None:
-        self.supervisor = supervisor
+    def __init__(self, runner: AsyncRunner, agent_pid: int | None) -> None:
+        self.runner = runner
         self.agent_pid = agent_pid
 
     def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> str | None:
-        return self.supervisor.submit(spec, invocation, engine, self.agent_pid)
+        return self.runner.submit(spec, invocation, engine, self.agent_pid)
 
     def adopt(self, invocation: Invocation, handoff: AsyncHandoff) -> str | None:
         """The engine's :data:`~hookd.handlers.base.RunAdopter` for this fire's command hooks."""
-        return self.supervisor.adopt(invocation.spec, invocation, self.agent_pid, handoff)
+        return self.runner.adopt(invocation.spec, invocation, self.agent_pid, handoff)
 
 
 def _kill_orphans(entry: AsyncEntry) -> None:
