@@ -34,7 +34,6 @@ __all__ = [
     "CallbackHook",
     "CallbackTable",
     "FailurePolicy",
-    "FrameBuffer",
     "HookCallbackFn",
     "Interim",
     "ProgressFn",
@@ -251,32 +250,6 @@ async def maybe_await(value: Any) -> None:
     """Await ``value`` if a user's callable returned an awaitable."""
     if inspect.isawaitable(value):
         await value
-
-
-class FrameBuffer:
-    """Reassemble frames from a byte stream that arrives in arbitrary chunks."""
-
-    def __init__(self, max_frame: int = protocol.MAX_FRAME) -> None:
-        self._buf = bytearray()
-        self.max_frame = max_frame
-
-    def feed(self, data: bytes) -> list[protocol.ServerMessage]:
-        """Add bytes; return every whole message now available (FrameError if corrupt)."""
-        self._buf += data
-        messages: list[protocol.ServerMessage] = []
-        header = protocol.HEADER.size
-        while len(self._buf) >= header:
-            (length,) = protocol.HEADER.unpack_from(self._buf)
-            if length > self.max_frame:
-                raise protocol.FrameError(
-                    f"frame of {length} bytes exceeds the maximum of {self.max_frame} bytes"
-                )
-            if len(self._buf) < header + length:
-                break
-            body = bytes(self._buf[header : header + length])
-            del self._buf[: header + length]
-            messages.append(protocol.decode_server(body))
-        return messages
 
 
 Interim: TypeAlias = protocol.Progress | protocol.TailItem

@@ -32,6 +32,7 @@ import msgspec
 from hookd_client import _core, protocol
 from hookd_client._core import CallbackHook, FailurePolicy, HookCallbackFn
 from hookd_client.client import DaemonError, DaemonUnavailable
+from hookd_client.framing import FrameReader
 
 __all__ = [
     "AsyncClient",
@@ -52,7 +53,7 @@ class _Connection:
     ) -> None:
         self.reader = reader
         self.writer = writer
-        self.max_frame = max_frame
+        self.frames = FrameReader(max_frame)
         self.pending: dict[int, asyncio.Queue[protocol.ServerMessage | None]] = {}
         self.callbacks: dict[int, asyncio.Task[None]] = {}
         self.cancelled_by_daemon: set[int] = set()
@@ -74,17 +75,17 @@ class _Connection:
 
     async def receive(self) -> protocol.ServerMessage | None:
         """The next message; None at EOF."""
-        try:
-            header = await self.reader.readexactly(protocol.HEADER.size)
-            (length,) = protocol.HEADER.unpack(header)
-            if length > self.max_frame:
-                raise protocol.FrameError(
-                    f"frame of {length} bytes exceeds the maximum of {self.max_frame} bytes"
-                )
-            body = await self.reader.readexactly(length)
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return None
-        return protocol.decode_server(body)
+        while True:
+            body = self.frames.next_frame()
+            if body is not None:
+                return protocol.decode_server(body)
+            try:
+                data = await self.reader.read(65536)
+            except ConnectionError:
+                return None
+            if not data:
+                return None
+            self.frames.feed(data)
 
     def close(self) -> None:
         """Fail every waiting request (they raise DaemonUnavailable) and stop callbacks."""
@@ -149,9 +150,7 @@ class AsyncClient(_core.RequestMethods):
         return task
 
     async def _dial(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        return await asyncio.open_unix_connection(
-            str(self.path), limit=self.max_frame + protocol.HEADER.size
-        )
+        return await asyncio.open_unix_connection(str(self.path))
 
     async def _greet(self, raw: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> _Connection:
         reader, writer = raw
@@ -177,7 +176,7 @@ class AsyncClient(_core.RequestMethods):
             raise DaemonUnavailable(self.path, "the daemon closed the connection")
         welcome = _core.expect(message, protocol.Welcome)
         conn.welcome = welcome
-        conn.max_frame = max(conn.max_frame, welcome.max_frame)
+        conn.frames.max_frame = max(conn.frames.max_frame, welcome.max_frame)
 
     async def _reader(self, conn: _Connection) -> None:
         try:

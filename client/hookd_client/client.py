@@ -22,6 +22,7 @@ import msgspec
 
 from hookd_client import protocol
 from hookd_client.events import BaseHookInput, event_payload
+from hookd_client.framing import FrameReader
 from hookd_client.results import FireResult
 from hookd_client.sockpath import default_socket_path, unsafe_reason
 
@@ -141,6 +142,8 @@ class Client:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self._sock: socket.socket | None = None
+        self._frames = FrameReader(protocol.MAX_FRAME)
+        """Bytes read past the last reply stay here for the next (a new connection, a new one)."""
         self._ids = itertools.count(1)
         self.welcome: protocol.Welcome | None = None
 
@@ -167,6 +170,7 @@ class Client:
                     delay = min(delay * 2, self.max_backoff)
                 continue
             self._sock = sock
+            self._frames = FrameReader(protocol.MAX_FRAME)
             try:
                 self._send(
                     protocol.Hello(client=self.name, pid=os.getpid(), env=agent_environment())
@@ -183,6 +187,9 @@ class Client:
             except OSError as exc:
                 self.close()
                 raise DaemonUnavailable(self.path, str(exc)) from None
+            except protocol.FrameError as exc:
+                self.close()
+                raise DaemonError("bad_reply", str(exc)) from None
             if isinstance(reply, protocol.Error):
                 self.close()
                 raise DaemonError(reply.code, reply.message)
@@ -190,6 +197,7 @@ class Client:
                 self.close()
                 raise DaemonError("bad_reply", f"expected welcome, got {type(reply).__name__}")
             self.welcome = reply
+            self._frames.max_frame = max(self._frames.max_frame, reply.max_frame)
             return self
         raise DaemonUnavailable(self.path, str(last.strerror if last else "unknown"))
 
@@ -211,19 +219,16 @@ class Client:
         assert self._sock is not None, "not connected"
         self._sock.sendall(protocol.encode(message))
 
-    def _receive_exactly(self, n: int) -> bytes:
+    def _receive(self) -> protocol.ServerMessage:
         assert self._sock is not None, "not connected"
-        buf = bytearray()
-        while len(buf) < n:
-            chunk = self._sock.recv(n - len(buf))
+        while True:
+            body = self._frames.next_frame()
+            if body is not None:
+                return protocol.decode_server(body)
+            chunk = self._sock.recv(65536)
             if not chunk:
                 raise DaemonUnavailable(self.path, "the daemon closed the connection")
-            buf += chunk
-        return bytes(buf)
-
-    def _receive(self) -> protocol.ServerMessage:
-        (length,) = protocol.HEADER.unpack(self._receive_exactly(protocol.HEADER.size))
-        return protocol.decode_server(self._receive_exactly(length))
+            self._frames.feed(chunk)
 
     def request(self, message: Any, timeout: float | None = None) -> protocol.ServerMessage:
         """Send one request and return its reply (raises DaemonError on an error reply).
@@ -249,6 +254,9 @@ class Client:
         except OSError as exc:
             self.close()
             raise DaemonUnavailable(self.path, str(exc)) from None
+        except protocol.FrameError as exc:  # framing is lost: the connection is useless
+            self.close()
+            raise DaemonError("bad_reply", str(exc)) from None
         finally:
             if self._sock is not None:
                 self._sock.settimeout(self.timeout)

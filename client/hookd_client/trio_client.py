@@ -32,6 +32,7 @@ import trio
 from hookd_client import _core, protocol
 from hookd_client._core import CallbackHook, FailurePolicy, HookCallbackFn
 from hookd_client.client import DaemonError, DaemonUnavailable
+from hookd_client.framing import FrameReader
 
 __all__ = [
     "CallbackHook",
@@ -50,7 +51,7 @@ class _Connection:
 
     def __init__(self, stream: trio.SocketStream, max_frame: int) -> None:
         self.stream = stream
-        self.frames = _core.FrameBuffer(max_frame)
+        self.frames = FrameReader(max_frame)
         self.outbox, self._outbox_receive = trio.open_memory_channel[bytes](math.inf)
         self.pending: dict[int, trio.MemorySendChannel[protocol.ServerMessage]] = {}
         self.callbacks: dict[int, trio.CancelScope] = {}
@@ -64,14 +65,19 @@ class _Connection:
         self.outbox.send_nowait(protocol.encode(message))
 
     async def receive(self) -> list[protocol.ServerMessage]:
-        """The next whole messages; [] at EOF."""
+        """The next whole messages (every one already buffered); [] at EOF."""
         while True:
+            messages: list[protocol.ServerMessage] = []
+            body = self.frames.next_frame()
+            while body is not None:
+                messages.append(protocol.decode_server(body))
+                body = self.frames.next_frame()
+            if messages:
+                return messages
             data = await self.stream.receive_some(65536)
             if not data:
                 return []
-            messages = self.frames.feed(data)
-            if messages:
-                return messages
+            self.frames.feed(data)
 
     async def writer(self) -> None:
         async with self._outbox_receive:

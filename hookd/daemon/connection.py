@@ -27,6 +27,7 @@ import trio
 from hookd.daemon.limits import BufferBudget, LimitExceeded
 from hookd.fdio import read_when_ready, write_nowait
 from hookd_client import protocol
+from hookd_client.framing import FrameReader
 from hookd_client.protocol import HEADER
 
 __all__ = ["Connection", "PeerCred", "peer_credentials"]
@@ -218,59 +219,48 @@ class Connection:
     async def frames(self) -> AsyncIterator[bytes]:
         """Yield frame bodies until EOF; raise FrameError when framing is lost.
 
-        Reads in large chunks and cuts frames out of a buffer: one ``recv``
-        usually brings a whole frame (often several), where reading header and
-        body separately cost a system call each — on these VMs a system call is
-        a good part of a no-hook event's cost.  Each read waits for readability
-        first (:func:`hookd.fdio.read_when_ready`): a client that fires one event
-        at a time has sent nothing yet when its reply goes out.
+        Reads in large chunks and lets the client package's sans-IO
+        :class:`~hookd_client.framing.FrameReader` cut frames out of them: one
+        ``recv`` usually brings a whole frame (often several), where reading
+        header and body separately cost a system call each — on these VMs a
+        system call is a good part of a no-hook event's cost.  Each read waits
+        for readability first (:func:`hookd.fdio.read_when_ready`): a client
+        that fires one event at a time has sent nothing yet when its reply goes
+        out.
         """
-        buf = bytearray()
+        frames = FrameReader(self.max_frame)
         frame_started = self._opened
         while True:
-            while True:
-                if len(buf) >= HEADER.size:
-                    (length,) = HEADER.unpack_from(buf)
-                    if length > self.max_frame:
-                        raise protocol.FrameError(
-                            f"frame of {length} bytes exceeds the maximum of {self.max_frame} bytes"
-                        )
-                    end = HEADER.size + length
-                    if len(buf) >= end:
-                        body = bytes(buf[HEADER.size : end])
-                        del buf[:end]
-                        self.release_buffer()
-                        frame_started = trio.current_time()
-                        yield body
-                        if len(buf) >= HEADER.size:
-                            # More frames already buffered (a pipelining or flooding
-                            # client): let other connections run between them.
-                            await trio.lowlevel.checkpoint()
-                        continue
-                    if end > _READ_CHUNK and not self.reserved:
-                        self._reserve(end)
-                break
+            body = frames.next_frame()
+            while body is not None:
+                self.release_buffer()
+                frame_started = trio.current_time()
+                yield body
+                if frames.buffered() >= HEADER.size:
+                    # More frames already buffered (a pipelining or flooding
+                    # client): let other connections run between them.
+                    await trio.lowlevel.checkpoint()
+                body = frames.next_frame()
             want = _READ_CHUNK
-            if len(buf) >= HEADER.size:
-                (length,) = HEADER.unpack_from(buf)
-                want = min(max(want, HEADER.size + length - len(buf)), 1 << 20)
+            size = frames.frame_size()
+            if size is not None:
+                if size > _READ_CHUNK and not self.reserved:
+                    self._reserve(size)
+                want = min(max(want, size - frames.buffered()), 1 << 20)
             try:
-                if buf or not self.greeted:
+                if frames.buffered() or not self.greeted:
                     # A frame under way, or no hello yet: the peer has a deadline.
-                    chunk = await self._read_by(frame_started, bool(buf), want)
+                    chunk = await self._read_by(frame_started, bool(frames.buffered()), want)
                 else:
                     chunk = await read_when_ready(self._fd, want)
             except OSError as exc:  # reset by the peer, and the like
                 raise trio.BrokenResourceError(str(exc)) from exc
             if not chunk:
-                if buf:
-                    raise protocol.FrameError(
-                        f"connection closed in the middle of a frame ({len(buf)} bytes pending)"
-                    )
+                frames.eof()
                 return
-            if not buf:
+            if not frames.buffered():
                 frame_started = trio.current_time()
-            buf += chunk
+            frames.feed(chunk)
 
     async def _read_by(self, frame_started: float, mid_frame: bool, want: int) -> bytes:
         """Read, or raise :class:`LimitExceeded` when the peer's deadline passes first."""

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hookd_client import protocol
-from hookd_client._core import FrameBuffer
+from hookd_client.framing import FrameReader
 
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -79,6 +79,17 @@ def _msgpack_values() -> st.SearchStrategy[Any]:
     )
 
 
+def _feed(reader: FrameReader, data: bytes) -> list[protocol.ServerMessage]:
+    """Feed bytes; decode every whole frame now available (as each client's reader does)."""
+    reader.feed(data)
+    messages: list[protocol.ServerMessage] = []
+    body = reader.next_frame()
+    while body is not None:
+        messages.append(protocol.decode_server(body))
+        body = reader.next_frame()
+    return messages
+
+
 @FAST
 @given(st.binary(max_size=200))
 def test_any_body_decodes_to_a_message_or_a_frame_error(body: bytes) -> None:
@@ -127,11 +138,11 @@ def test_frames_split_anywhere_reassemble_in_order(
 ) -> None:
     stream = b"".join(protocol.encode(m) for m in messages)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=8)))
-    buffer = FrameBuffer()
+    buffer = FrameReader(protocol.MAX_FRAME)
     got: list[protocol.ServerMessage] = []
     start = 0
     for cut in [*cuts, len(stream)]:
-        got += buffer.feed(stream[start:cut])
+        got += _feed(buffer, stream[start:cut])
         start = cut
     assert got == messages
 
@@ -139,10 +150,10 @@ def test_frames_split_anywhere_reassemble_in_order(
 @FAST
 @given(st.lists(st.binary(max_size=64), max_size=6), st.integers(8, 1 << 20))
 def test_junk_streams_give_messages_or_a_frame_error(chunks: list[bytes], max_frame: int) -> None:
-    buffer = FrameBuffer(max_frame=max_frame)
+    buffer = FrameReader(max_frame=max_frame)
     for chunk in chunks:
         try:
-            for message in buffer.feed(chunk):
+            for message in _feed(buffer, chunk):
                 assert isinstance(message, msgspec.Struct)
         except protocol.FrameError as exc:
             assert str(exc)
@@ -152,21 +163,55 @@ def test_junk_streams_give_messages_or_a_frame_error(chunks: list[bytes], max_fr
 @FAST
 @given(st.integers(1, 1 << 20), st.integers(0, 1 << 21))
 def test_a_frame_over_the_limit_is_refused_from_its_header(max_frame: int, length: int) -> None:
-    buffer = FrameBuffer(max_frame=max_frame)
+    buffer = FrameReader(max_frame=max_frame)
     header = protocol.HEADER.pack(length)
     if length > max_frame:
         try:
-            buffer.feed(header)
+            _feed(buffer, header)
         except protocol.FrameError as exc:
             assert f"frame of {length} bytes exceeds the maximum of {max_frame} bytes" == str(exc)
         else:
             raise AssertionError("an oversized header was accepted")
     elif length == 0:
         try:
-            buffer.feed(header)  # an empty body is no message
+            _feed(buffer, header)  # an empty body is no message
         except protocol.FrameError as exc:
             assert str(exc)
         else:
             raise AssertionError("an empty frame was accepted")
     else:
-        assert buffer.feed(header) == []  # waits for the body
+        assert _feed(buffer, header) == []  # waits for the body
+
+
+@FAST
+@given(st.lists(st.binary(max_size=40), max_size=5), st.data())
+def test_the_frame_reader_returns_whole_bodies_and_knows_a_cut_frame(
+    bodies: list[bytes], data: st.DataObject
+) -> None:
+    """The one sans-IO reader (daemon and clients): bodies in order, the rest buffered;
+    the stream ending inside a frame is a FrameError, between frames it is not."""
+    stream = b"".join(protocol.HEADER.pack(len(b)) + b for b in bodies)
+    cut = data.draw(st.integers(0, len(stream)))
+    reader = FrameReader(protocol.MAX_FRAME)
+    reader.feed(stream[:cut])
+    got: list[bytes] = []
+    body = reader.next_frame()
+    while body is not None:
+        got.append(body)
+        body = reader.next_frame()
+    assert got == bodies[: len(got)]
+    rest = cut - sum(protocol.HEADER.size + len(b) for b in got)
+    assert reader.buffered() == rest
+    if rest >= protocol.HEADER.size:
+        assert reader.frame_size() == protocol.HEADER.size + len(bodies[len(got)])
+    else:
+        assert reader.frame_size() is None
+    if rest:
+        try:
+            reader.eof()
+        except protocol.FrameError as exc:
+            assert f"({rest} bytes pending)" in str(exc)
+        else:
+            raise AssertionError("a cut frame passed for a whole one")
+    else:
+        reader.eof()
