@@ -61,6 +61,20 @@ def my_zombies(since: int) -> list[int]:
     ]
 
 
+async def settled(since: int, alive: Any = None) -> tuple[list[int], list[int]]:
+    """(processes still alive, unreaped zombies) once both are gone, or after 20 s.
+
+    The kill is over when the reply comes, but a process that appeared between the
+    kill's looks is killed by the subreaper's next sweep (within a second) and reaped
+    by the one after: wait for that observable end rather than for a fixed time.
+    """
+    find = alive or escapees
+    with trio.move_on_after(20):
+        while find(since) or my_zombies(since):
+            await trio.sleep(0.05)
+    return find(since), my_zombies(since)
+
+
 def cleanup(pids: list[int]) -> None:
     for pid in pids:
         try:
@@ -95,12 +109,12 @@ async def test_setsid_plus_env_i_is_killed_at_the_timeout(daemon_factory: Any) -
     reaped_before = (await trio.to_thread.run_sync(status))["subreaper"]["reaped"]
     since = proctree.boot_ticks_now()
     reply = await fire(handle.socket)
-    left = escapees(since)
+    left, zombies = await settled(since)
     cleanup(left)
     (run,) = reply.result.hooks
     assert run.outcome == "cancelled" and run.timed_out
     assert left == [], "the setsid + env -i grandchild survived the timeout"
-    assert my_zombies(since) == []
+    assert zombies == []
     # The orphan was the daemon's to reap, and status counts it.
     assert (await trio.to_thread.run_sync(status))["subreaper"]["reaped"] > reaped_before
 
@@ -112,6 +126,9 @@ async def test_without_the_subreaper_the_same_escape_survives(daemon_factory: An
     )
     since = proctree.boot_ticks_now()
     await fire(handle.socket)
+    with trio.move_on_after(20):  # wait for it to show (it survives: no wait to end)
+        while not escapees(since):
+            await trio.sleep(0.05)
     left = escapees(since)
     cleanup(left)
     assert left, "expected the escape to survive without the subreaper"
@@ -131,10 +148,10 @@ async def test_an_async_hook_that_escapes_is_killed_at_its_timeout(daemon_factor
     with trio.fail_after(30):
         while any(e["state"] == "running" for e in await trio.to_thread.run_sync(listing)):
             await trio.sleep(0.1)
-    left = escapees(since)
+    left, zombies = await settled(since)
     cleanup(left)
     assert left == []
-    assert my_zombies(since) == []
+    assert zombies == []
 
 
 async def test_a_python_hook_that_escapes_is_killed_with_its_worker(
@@ -151,7 +168,7 @@ async def test_a_python_hook_that_escapes_is_killed_with_its_worker(
     handle = await setup(daemon_factory, [hook])
     since = proctree.boot_ticks_now()
     reply = await fire(handle.socket)
-    left = escapees(since)
+    left, _zombies = await settled(since)
     cleanup(left)
     assert reply.result.hooks[0].outcome == "cancelled"
     assert left == []
@@ -164,11 +181,11 @@ async def test_300_children_and_a_timeout_leave_nothing(daemon_factory: Any) -> 
     mark = f"FORK_MARK={uuid.uuid4().hex}"
     env = {**os.environ, mark.split("=")[0]: mark.split("=")[1]}
     reply = await fire(handle.socket, env=env)
-    left = processes_with(mark)
+    left, zombies = await settled(since, lambda _since: processes_with(mark))
     cleanup(left)
     assert reply.result.hooks[0].outcome == "cancelled"
     assert left == []
-    assert my_zombies(since) == []
+    assert zombies == []
 
 
 @pytest.mark.parametrize(
