@@ -82,6 +82,7 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
         ["hookd/config/matching.py"],
         [
             "tests/engine/test_if_rules.py",
+            "tests/engine/test_dedup.py",
             "tests/engine/test_narrow_matchers.py",
             "tests/properties/test_matchers.py",
         ],
