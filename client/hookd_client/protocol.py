@@ -598,7 +598,7 @@ def _decode(decoder: msgspec.msgpack.Decoder[Any], kinds: frozenset[str], body: 
     except msgspec.ValidationError as exc:
         kind = _kind_of(body)
         if isinstance(kind, str) and kind not in kinds:
-            raise UnknownKind(f"unknown message kind {kind!r}: {exc}") from None
+            raise UnknownKind(f"invalid message: unknown kind {kind!r}: {exc}") from None
         raise InvalidMessage(f"invalid message: {exc}") from None
     except msgspec.DecodeError as exc:
         raise InvalidMessage(f"frame is not valid MessagePack: {exc}") from None
