@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,6 +19,24 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 CC_FIXTURES = DATA / "cc-fixtures"
 """Real hook inputs as Claude Code 2.1.330 sent them (copied from shared/fixtures)."""
+
+
+@pytest.fixture(scope="session")
+def compiled_relay(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """relay/hookd-relay.c built for this session by ``scripts/build-relay``, as setup builds it.
+
+    Built here rather than taken from ``.venv/bin`` so that the tests judge the
+    source as it is.  Without a C compiler the tests that need it are skipped on
+    a developer's machine, and fail under CI (``$CI`` set): CI must prove it.
+    """
+    if shutil.which(os.environ.get("CC", "cc")) is None:
+        if os.environ.get("CI"):
+            pytest.fail("no C compiler: CI must build and test the compiled hookd-relay")
+        pytest.skip("no C compiler: the compiled hookd-relay cannot be built here")
+    out = tmp_path_factory.mktemp("relay-c") / "hookd-relay-c"
+    subprocess.run([str(ROOT / "scripts" / "build-relay"), str(out)], check=True)
+    assert out.exists(), "scripts/build-relay built nothing"
+    return out
 
 
 @pytest.fixture

@@ -1,4 +1,9 @@
-"""hookd-relay run as Claude Code runs it (``python3 -I -S relay.py EVENT``), real daemon."""
+"""hookd-relay run as Claude Code runs it, real daemon: every case against both relays.
+
+``python`` is ``python3 -I -S relay.py EVENT``; ``compiled`` is relay/hookd-relay.c
+built for the session (the ``compiled_relay`` fixture).  The two must be
+indistinguishable to the agent: same output, exit codes and failure messages.
+"""
 
 from __future__ import annotations
 
@@ -23,12 +28,20 @@ def _input(name: str) -> bytes:
     return (DATA / "cc-fixtures" / f"{name}.json").read_bytes()
 
 
+@pytest.fixture(params=["python", "compiled"])
+def relay_cmd(request: pytest.FixtureRequest) -> list[str]:
+    """The command that starts one relay, before its arguments."""
+    if request.param == "python":
+        return [sys.executable, "-I", "-S", str(RELAY)]
+    return [str(request.getfixturevalue("compiled_relay"))]
+
+
 async def _run_relay(
-    *args: str, stdin: bytes, env: dict[str, str] | None = None
+    cmd: list[str], *args: str, stdin: bytes, env: dict[Any, Any] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **(env or {})}
     return await trio.run_process(
-        [sys.executable, "-I", "-S", str(RELAY), *args],
+        [*cmd, *args],
         stdin=stdin,
         env=base,
         capture_stdout=True,
@@ -37,12 +50,14 @@ async def _run_relay(
     )
 
 
-async def test_relay_prints_what_the_hooks_decided(daemon_factory: Any) -> None:
+async def test_relay_prints_what_the_hooks_decided(
+    daemon_factory: Any, relay_cmd: list[str]
+) -> None:
     handle = await daemon_factory()
     handle.user_config.write_text((DATA / "bridge" / "endpoint-hooks.json").read_text())
     handle.daemon.reload()
     proc = await _run_relay(
-        "PreToolUse", "--socket", str(handle.socket), stdin=_input("PreToolUse-Bash")
+        relay_cmd, "PreToolUse", "--socket", str(handle.socket), stdin=_input("PreToolUse-Bash")
     )
     assert proc.returncode == 0, proc.stderr
     answer = json.loads(proc.stdout)
@@ -50,11 +65,14 @@ async def test_relay_prints_what_the_hooks_decided(daemon_factory: Any) -> None:
     assert "BLOCKED-BY-HOOK" in answer["hookSpecificOutput"]["permissionDecisionReason"]
 
 
-async def test_relay_finds_the_socket_through_hookd_socket(daemon_factory: Any) -> None:
+async def test_relay_finds_the_socket_through_hookd_socket(
+    daemon_factory: Any, relay_cmd: list[str]
+) -> None:
     handle = await daemon_factory()
     handle.user_config.write_text((DATA / "bridge" / "endpoint-hooks.json").read_text())
     handle.daemon.reload()
     proc = await _run_relay(
+        relay_cmd,
         "UserPromptSubmit",
         stdin=_input("UserPromptSubmit"),
         env={"HOOKD_SOCKET": str(handle.socket), "CLAUDE_PID": str(os.getpid())},
@@ -63,17 +81,22 @@ async def test_relay_finds_the_socket_through_hookd_socket(daemon_factory: Any) 
     assert proc.stdout == b"PLAIN-UPS-CONTEXT\n"  # plain context stays plain through a command
 
 
-async def test_daemon_down_fails_open_with_a_visible_message(tmp_path: Path) -> None:
+async def test_daemon_down_fails_open_with_a_visible_message(
+    tmp_path: Path, relay_cmd: list[str]
+) -> None:
     missing = tmp_path / "nobody.sock"
-    proc = await _run_relay("PreToolUse", "--socket", str(missing), stdin=_input("PreToolUse-Bash"))
+    proc = await _run_relay(
+        relay_cmd, "PreToolUse", "--socket", str(missing), stdin=_input("PreToolUse-Bash")
+    )
     assert proc.returncode == 0
     message = json.loads(proc.stdout)["systemMessage"]
     assert message.startswith("hookd is not running:")
     assert str(missing) in message
 
 
-async def test_daemon_down_with_fail_closed_blocks(tmp_path: Path) -> None:
+async def test_daemon_down_with_fail_closed_blocks(tmp_path: Path, relay_cmd: list[str]) -> None:
     proc = await _run_relay(
+        relay_cmd,
         "PreToolUse",
         "--socket",
         str(tmp_path / "nobody.sock"),
@@ -85,9 +108,13 @@ async def test_daemon_down_with_fail_closed_blocks(tmp_path: Path) -> None:
     assert b"hookd is not running" in proc.stderr
 
 
-async def test_daemon_error_reply_fails_open_naming_the_error(daemon_factory: Any) -> None:
+async def test_daemon_error_reply_fails_open_naming_the_error(
+    daemon_factory: Any, relay_cmd: list[str]
+) -> None:
     handle = await daemon_factory()
-    proc = await _run_relay("PreToolUse", "--socket", str(handle.socket), stdin=b"[1, 2]")
+    proc = await _run_relay(
+        relay_cmd, "PreToolUse", "--socket", str(handle.socket), stdin=b"[1, 2]"
+    )
     assert proc.returncode == 0
     message = json.loads(proc.stdout)["systemMessage"]
     assert "bad_input" in message
@@ -148,7 +175,7 @@ def test_relay_imports_nothing_heavy() -> None:
 
 
 async def test_stop_loops_through_the_relay_are_capped_by_claude_code_alone(
-    daemon_factory: Any,
+    daemon_factory: Any, relay_cmd: list[str]
 ) -> None:
     """Claude Code overrides the 9th consecutive Stop block itself.  hookd's own
     ``stop_block_cap`` (8) cut the loop first, with another result and turn count
@@ -159,7 +186,9 @@ async def test_stop_loops_through_the_relay_are_capped_by_claude_code_alone(
     handle.user_config.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [always]}]}}))
     handle.daemon.reload()
     for _ in range(10):
-        proc = await _run_relay("Stop", "--socket", str(handle.socket), stdin=_input("Stop"))
+        proc = await _run_relay(
+            relay_cmd, "Stop", "--socket", str(handle.socket), stdin=_input("Stop")
+        )
         assert b"AGAIN" in proc.stdout + proc.stderr
         assert b"consecutive" not in proc.stdout + proc.stderr
 
@@ -173,3 +202,70 @@ async def test_stop_loops_through_the_relay_are_capped_by_claude_code_alone(
 
     decisions = await trio.to_thread.run_sync(fire_ten)
     assert decisions == ["block"] * 8 + [None, "block"]
+
+
+async def test_big_input_and_the_agents_environment_reach_the_hook(
+    daemon_factory: Any, relay_cmd: list[str]
+) -> None:
+    """A 300 KB input (bin32) and the relay's environment arrive intact; an entry that
+    is not UTF-8 (no msgpack str can hold it) is left out rather than failing the event."""
+    handle = await daemon_factory()
+    report = (
+        "python3 -c 'import json,os,sys; d=json.load(sys.stdin); "
+        'print(len(d["prompt"]), os.environ.get("RELAY_VAR"), "NOT_UTF8" in os.environ)\''
+    )
+    hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": report}]}]}
+    handle.user_config.write_text(json.dumps({"hooks": hooks}))
+    handle.daemon.reload()
+    raw = json.loads(_input("UserPromptSubmit"))
+    raw["prompt"] = "é→" * 60_000
+    proc = await _run_relay(
+        relay_cmd,
+        "UserPromptSubmit",
+        "--socket=" + str(handle.socket),
+        stdin=json.dumps(raw, ensure_ascii=False).encode(),
+        env={"RELAY_VAR": "ü→✓ " * 100, b"NOT_UTF8": b"\xff\xfe"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.decode() == f"120000 {'ü→✓ ' * 100} False\n"
+
+
+async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_relay: Path) -> None:
+    """The agent sees one relay whichever is installed: same message, same code."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    compiled = [str(compiled_relay)]
+    quote = tmp_path / 'say "hi"\\\tthere.sock'  # JSON escaping of quote, backslash, control
+    cases: list[tuple[str, ...]] = [
+        ("PreToolUse", "--socket", str(quote)),
+        ("Stop", "--socket", str(tmp_path / "x.sock"), "--fail-closed"),
+        ("PreToolUse", "--socket", str(tmp_path / ("long" * 40) / "hookd.sock")),
+    ]
+    for args in cases:
+        want = await _run_relay(python, *args, stdin=b"{}")
+        got = await _run_relay(compiled, *args, stdin=b"{}")
+        assert (got.returncode, got.stdout, got.stderr) == (
+            want.returncode,
+            want.stdout,
+            want.stderr,
+        ), args
+    for bad in [(), ("--nope",), ("A", "B"), ("--socket",)]:
+        assert (await _run_relay(python, *bad, stdin=b"")).returncode == 1
+        got = await _run_relay(compiled, *bad, stdin=b"")
+        assert got.returncode == 1 and got.stderr.startswith(b"usage: hookd-relay EVENT"), bad
+
+
+async def test_socket_path_order_as_the_process_sees_it(
+    tmp_path: Path, relay_cmd: list[str]
+) -> None:
+    """``$HOOKD_SOCKET``, else ``$XDG_RUNTIME_DIR/hookd`` when that directory exists
+    (read back from the fail-open message, which names the socket it tried)."""
+
+    async def tried(env: dict[Any, Any], *args: str) -> str:
+        proc = await _run_relay(relay_cmd, "Stop", *args, stdin=b"{}", env=env)
+        message: str = json.loads(proc.stdout)["systemMessage"]
+        return message.rsplit("(socket ", 1)[1].rstrip(")")
+
+    env = {"HOOKD_SOCKET": str(tmp_path / "env.sock"), "XDG_RUNTIME_DIR": str(tmp_path)}
+    assert await tried(env, "--socket", str(tmp_path / "flag.sock")) == f"{tmp_path}/flag.sock"
+    assert await tried(env) == f"{tmp_path}/env.sock"
+    assert await tried({**env, "HOOKD_SOCKET": ""}) == f"{tmp_path}/hookd/hookd.sock"
