@@ -18,8 +18,10 @@ the loopback endpoint, or — for the events where Claude Code runs no http hook
 code carries (TeammateIdle, TaskCompleted, WorktreeCreate failures; Stop and
 SubagentStop, where an exit-2 block continues the turn without the system
 message a JSON block adds) — a
-``command`` hook running hookd-relay with an absolute interpreter and file
-path (no console-script wrapper: it costs a second interpreter start-up).
+``command`` hook running hookd-relay: the compiled one (relay/hookd-relay.c,
+built into the venv's ``bin/hookd-relay-c`` by the setup scripts; ~1 ms an
+event) when it is there, else the Python one with an absolute interpreter and
+file path (no console-script wrapper: it costs a second interpreter start-up).
 
 Everything here is pure planning (:func:`plan_install` and friends return the
 files' old and new text); :func:`apply_plan` writes them, keeping a backup of
@@ -58,6 +60,7 @@ __all__ = [
     "ScopeName",
     "apply_plan",
     "bridge_hooks",
+    "compiled_relay",
     "is_bridge_handler",
     "paths_for",
     "plan_import",
@@ -100,6 +103,17 @@ def relay_script() -> Path:
     return Path(relay.__file__).resolve()
 
 
+COMPILED_RELAY_NAME = "hookd-relay-c"
+
+
+def compiled_relay() -> str | None:
+    """The compiled relay next to this interpreter (``scripts/build-relay`` puts it in
+    the venv's ``bin``), or None when it was not built (no C compiler): then the
+    installed hooks run the Python relay, which behaves the same, ~10x slower to start."""
+    path = os.path.join(os.path.dirname(sys.executable), COMPILED_RELAY_NAME)
+    return path if os.access(path, os.X_OK) and os.path.isfile(path) else None
+
+
 def relay_bootstrap(relay_file: str) -> str:
     """The ``-c`` program that runs the relay from its cached bytecode.
 
@@ -119,6 +133,8 @@ class Bridge:
     token: str
     python: str = field(default_factory=lambda: sys.executable)
     relay: str = field(default_factory=lambda: str(relay_script()))
+    relay_binary: str | None = field(default_factory=compiled_relay)
+    """The compiled relay to install; None: the Python relay (``python -I -S``)."""
     socket: str | None = None
     token_in_env: bool = False
     """Reference the token as ``$HOOKD_HTTP_TOKEN`` instead of writing it: for
@@ -199,12 +215,16 @@ def bridge_handler(
 ) -> dict[str, Any]:
     handler: dict[str, Any]
     if event in RELAY_EVENTS:
-        args = ["-I", "-S", "-c", relay_bootstrap(bridge.relay), event]
+        args = [event]
         if bridge.socket:
             args += ["--socket", bridge.socket]
         if fail_closed:
             args.append("--fail-closed")
-        handler = {"type": "command", "command": bridge.python, "args": args}
+        if bridge.relay_binary:
+            handler = {"type": "command", "command": bridge.relay_binary, "args": args}
+        else:
+            python_args = ["-I", "-S", "-c", relay_bootstrap(bridge.relay), *args]
+            handler = {"type": "command", "command": bridge.python, "args": python_args}
     else:
         token = f"${TOKEN_ENV}" if bridge.token_in_env else bridge.token
         handler = {

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from hookd.bridge import DEFAULT_HTTP_PORT, load_or_create_token, token_path
 from hookd.bridge.claude_settings import (
@@ -21,6 +22,7 @@ from hookd.bridge.claude_settings import (
     Plan,
     ScopeName,
     apply_plan,
+    compiled_relay,
     plan_import,
     plan_install,
     plan_uninstall,
@@ -105,6 +107,29 @@ def _print_json(plan: Plan, written: list[Path], door: DoorCheck | None, *, dry_
     print(json.dumps(data, indent=2))
 
 
+def _relay_binary(args: argparse.Namespace) -> str | Literal[False] | None:
+    """The compiled relay to write into the settings, None for the Python one, False on error."""
+    if args.python_relay:
+        return None
+    if not args.relay:
+        return compiled_relay()
+    path = os.path.abspath(str(args.relay))
+    if "hookd-relay" not in os.path.basename(path):
+        # uninstall recognises hookd's own entries by that name
+        print(
+            f"hookctl claude install: --relay {args.relay}: the file name must contain "
+            "'hookd-relay' (so that uninstall recognises the entries)",
+            file=sys.stderr,
+        )
+        return False
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        print(
+            f"hookctl claude install: --relay {args.relay}: not an executable file", file=sys.stderr
+        )
+        return False
+    return path
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     scope = _scope(args)
     # Project settings are usually committed: never write the secret there.
@@ -118,11 +143,15 @@ def cmd_install(args: argparse.Namespace) -> int:
         print(f"hookctl claude install: token: {exc}", file=sys.stderr)
         return 1
     port: int = args.port or configured_port() or DEFAULT_HTTP_PORT
+    relay_binary = _relay_binary(args)
+    if relay_binary is False:
+        return 1
     bridge = Bridge(
         port=port,
         token=token,
         socket=args.socket,
         token_in_env=token_in_env,
+        relay_binary=relay_binary,
         **({"python": args.python} if args.python else {}),
     )
     try:
@@ -184,7 +213,19 @@ def add_claude_command(sub: Any) -> None:
         f"{DEFAULT_HTTP_PORT})",
     )
     install.add_argument("--socket", help="daemon socket for the relay (default: its own search)")
-    install.add_argument("--python", help="interpreter for the relay (default: this one)")
+    install.add_argument("--python", help="interpreter for the Python relay (default: this one)")
+    relay = install.add_mutually_exclusive_group()
+    relay.add_argument(
+        "--relay",
+        metavar="PATH",
+        help="the compiled relay to install (default: hookd-relay-c beside this interpreter, "
+        "built by scripts/build-relay; its name must contain hookd-relay)",
+    )
+    relay.add_argument(
+        "--python-relay",
+        action="store_true",
+        help="install the Python relay even where the compiled one is built",
+    )
     install.add_argument(
         "--literal-token",
         action="store_true",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from hookd.bridge.claude_settings import (
     BACKUP_SUFFIX,
     MOVED_SUFFIX,
     RELAY_EVENTS,
+    compiled_relay,
     is_bridge_handler,
 )
 from hookd.cli.hookctl import main as hookctl
@@ -46,7 +49,7 @@ def _handler(settings: dict[str, Any], event: str) -> dict[str, Any]:
 
 def test_install_sends_every_event_to_hookd_and_moves_the_users_hooks(home: Path) -> None:
     original = _json(DATA / "claude-settings-user.json")
-    assert hookctl(["claude", "install", "--user", "--port", "47999"]) == 0
+    assert hookctl(["claude", "install", "--user", "--port", "47999", "--python-relay"]) == 0
 
     settings = _json(home / ".claude" / "settings.json")
     assert settings["model"] == "opus" and settings["permissions"] == original["permissions"]
@@ -67,6 +70,64 @@ def test_install_sends_every_event_to_hookd_and_moves_the_users_hooks(home: Path
     # A literal token in the file: only the owner may read it.
     assert (home / ".claude" / "settings.json").stat().st_mode & 0o777 == 0o600
     assert _json(home / ".claude" / ("settings.json" + BACKUP_SUFFIX)) == original
+
+
+def test_install_wires_the_compiled_relay_and_runs_through_it(
+    home: Path, compiled_relay: Path, tmp_path: Path
+) -> None:
+    """With a compiled relay, the relay events run it directly (no interpreter), with
+    the same arguments; uninstall recognises and removes those entries too; and the
+    command as written, run the way Claude Code runs it, reaches the (absent) daemon."""
+    assert hookctl(["claude", "install", "--relay", str(compiled_relay)]) == 0
+    settings = _json(home / ".claude" / "settings.json")
+    for event in RELAY_EVENTS:
+        handler = _handler(settings, event)
+        assert handler == {"type": "command", "command": str(compiled_relay), "args": [event]}
+        assert is_bridge_handler(handler)
+    pre = _handler(settings, "PreToolUse")
+    assert pre["type"] == "http"  # only the relay events change door
+    start = _handler(settings, "SessionStart")
+    proc = subprocess.run(
+        [start["command"], *start["args"]],
+        input=b"{}",
+        capture_output=True,
+        env={"HOOKD_SOCKET": str(tmp_path / "none.sock")},
+        check=False,
+    )
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["systemMessage"].startswith("hookd is not running:")
+    assert hookctl(["claude", "uninstall"]) == 0
+    assert "hooks" not in _json(home / ".claude" / "settings.json") or not any(
+        is_bridge_handler(h)
+        for groups in _json(home / ".claude" / "settings.json")["hooks"].values()
+        for g in groups
+        for h in g["hooks"]
+    )
+
+
+def test_install_finds_the_compiled_relay_beside_its_interpreter(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where scripts/build-relay puts it (the venv's bin): used by default, and
+    ``--python-relay`` still writes the Python one; a --relay that uninstall would
+    not recognise is refused."""
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "hookd-relay-c").write_text("#!/bin/sh\n")
+    (venv_bin / "hookd-relay-c").chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(venv_bin / "python3"))
+    assert compiled_relay() == str(venv_bin / "hookd-relay-c")
+    assert hookctl(["claude", "install"]) == 0
+    start = _handler(_json(home / ".claude" / "settings.json"), "SessionStart")
+    assert start["command"] == str(venv_bin / "hookd-relay-c")
+    assert hookctl(["claude", "install", "--python-relay"]) == 0
+    start = _handler(_json(home / ".claude" / "settings.json"), "SessionStart")
+    assert start["command"] == str(venv_bin / "python3") and start["args"][:2] == ["-I", "-S"]
+    other = tmp_path / "myrelay"
+    other.write_text("")
+    assert hookctl(["claude", "install", "--relay", str(other)]) == 1
+    (venv_bin / "hookd-relay-c").unlink()
+    assert compiled_relay() is None
 
 
 def test_install_carries_fail_closed_and_long_timeouts_over(home: Path) -> None:
