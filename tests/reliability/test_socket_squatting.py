@@ -21,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -193,6 +194,39 @@ def test_relay_refuses_a_squatted_fallback(
     )
     said = (proc.stderr if fail_closed else proc.stdout).decode()
     assert proc.returncode == (2 if fail_closed else 0)
+    assert f"hookd-relay refused to connect to {squat.socket}: " in said
+    assert why in said
+    assert squat.nobody_connected()
+
+
+@pytest.mark.parametrize("fail_closed", [False, True])
+@pytest.mark.parametrize("prepare", CASES)
+@pytest.mark.skipif(os.geteuid() != 0, reason="running the relay as another uid needs root")
+def test_compiled_relay_refuses_a_squatted_fallback(
+    squat: Squat, prepare: object, fail_closed: bool, compiled_relay: Path, tmp_path: Path
+) -> None:
+    """relay/hookd-relay.c makes the same checks with the same words.  A C program
+    cannot be handed a fake ``getuid``, so it runs as the fake uid for real."""
+    why = prepare(squat)  # type: ignore[operator]
+    shared = Path(tempfile.mkdtemp(prefix="hookd-relay-c-"))  # the uid must reach the binary
+    try:
+        shared.chmod(0o755)
+        binary = shared / "hookd-relay-c"
+        shutil.copy(compiled_relay, binary)
+        args = ["PreToolUse", "--fail-closed"] if fail_closed else ["PreToolUse"]
+        proc = subprocess.run(
+            [str(binary), *args],
+            input=b'{"hook_event_name": "PreToolUse"}',
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            capture_output=True,
+            check=False,
+            timeout=60,
+            user=squat.uid,
+        )
+    finally:
+        shutil.rmtree(shared)
+    said = (proc.stderr if fail_closed else proc.stdout).decode()
+    assert proc.returncode == (2 if fail_closed else 0), said
     assert f"hookd-relay refused to connect to {squat.socket}: " in said
     assert why in said
     assert squat.nobody_connected()
