@@ -510,6 +510,46 @@ def relay(plan: Plan) -> Row:
     )
 
 
+# --- 8b. compiled relay ------------------------------------------------------------------
+
+
+def relay_compiled(plan: Plan) -> Row:
+    """relay/hookd-relay.c as ``hookctl claude install`` writes it, against the cheapest
+    native command hook (``sh -c true``), interleaved sample by sample with the Python
+    relay and the bare interpreter so that all four see the same machine."""
+    sys.path.insert(0, str(BENCH))
+    import relay_startup
+
+    with hookd_daemon() as d:
+        compiled = relay_startup.build_compiled(d.root)
+        if compiled is None:
+            return _row("8b", "compiled hookd-relay", skipped="no C compiler")
+        python = os.path.realpath(sys.executable)
+        commands = relay_startup.relay_commands(
+            python, compiled, str(d.socket), str(d.root / "down.sock")
+        )
+        env = d.env()
+        relay_startup.interleaved(commands, 5, env)
+        samples = relay_startup.interleaved(commands, max(40, plan.relay_n * 2), env)
+    stats = {name: relay_startup.summary(values) for name, values in samples.items()}
+    c50 = stats["compiled relay -> daemon"]["p50_ms"]
+    sh50 = stats["sh -c true"]["p50_ms"]
+    return _row(
+        "8b",
+        "compiled hookd-relay per event (whole process, as installed) vs sh -c true",
+        hookd=stats["compiled relay -> daemon"],
+        baseline={"name": "sh -c true", **stats["sh -c true"]},
+        side={
+            name: s
+            for name, s in stats.items()
+            if name not in ("compiled relay -> daemon", "sh -c true")
+        },
+        ratio_p50=ratio(c50, sh50),
+        goal="≤ 2× sh -c true",
+        met=c50 / sh50 <= 2.0,
+    )
+
+
 # --- 9. memory --------------------------------------------------------------------------
 
 
@@ -664,6 +704,7 @@ __all__ = [
     "parallel_hooks",
     "python_hook",
     "relay",
+    "relay_compiled",
     "scaling",
     "throughput",
 ]

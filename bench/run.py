@@ -38,6 +38,7 @@ ROWS: dict[str, Callable[[cases.Plan], Row]] = {
     "6": lambda plan: __import__("claude_cli").claude_row(plan),
     "7": cases.hot_reload,
     "8": cases.relay,
+    "8b": cases.relay_compiled,
     "9": cases.memory,
     "10": cases.scaling,
 }
