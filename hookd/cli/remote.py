@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from hookd.cli.fire_io import InputError, read_json_object
+from hookd.cli.style import Style
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
 
@@ -246,6 +247,24 @@ def _status_counters(st: dict[str, Any]) -> list[str]:
     return ["", "counters: " + "  ".join(f"{k}={v}" for k, v in sorted(counters.items()))]
 
 
+def _coloured(text: str, style: Style) -> str:
+    """Errors red, warnings yellow, section titles bold (a no-op without colour)."""
+    if not style.enabled:
+        return text
+    out, section = [], ""
+    for line in text.split("\n"):
+        if line and not line.startswith(" ") and line.endswith(":"):
+            section = line
+            out.append(style.bold(line))
+        elif line.startswith("  ") and section == "config errors:":
+            out.append(style.red(line))
+        elif line.startswith("  ") and section == "config warnings:":
+            out.append(style.yellow(line))
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 @_guard
 def cmd_status(args: argparse.Namespace) -> int:
     with _client(args) as client:
@@ -253,7 +272,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(status)
     else:
-        print(render_status(status))
+        print(_coloured(render_status(status), Style.for_stream(sys.stdout, args.color)))
     # Like `systemctl status` of a failed unit: scripts can tell a broken config apart.
     return EXIT_ERROR if status.get("config_errors") else EXIT_OK
 

@@ -34,6 +34,10 @@ async def test_status_exits_1_while_the_config_has_errors(daemon_factory: Any) -
     assert json.loads(out)["errors"]
     code, out = await _hookctl(handle.socket, "status")
     assert code == 1 and "config errors:" in out
+    assert "\033[" not in out  # not a terminal: plain
+    code, out = await _hookctl(handle.socket, "--color", "always", "status")
+    assert "\033[1mconfig errors:\033[0m" in out
+    assert any(line.startswith("\033[31m  ") for line in out.splitlines())
 
 
 async def test_tail_has_a_header_and_stop_speaks_json(daemon_factory: Any) -> None:
