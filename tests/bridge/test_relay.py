@@ -269,3 +269,153 @@ async def test_socket_path_order_as_the_process_sees_it(
     assert await tried(env, "--socket", str(tmp_path / "flag.sock")) == f"{tmp_path}/flag.sock"
     assert await tried(env) == f"{tmp_path}/env.sock"
     assert await tried({**env, "HOOKD_SOCKET": ""}) == f"{tmp_path}/hookd/hookd.sock"
+
+
+# --- a peer that is not a well-behaved hookd ------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def sanitized_relay(compiled_relay: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The compiled relay under AddressSanitizer and UBSan: an out-of-bounds read or
+    write, or undefined behaviour, on any hostile reply below aborts it (exit != 0/2)."""
+    out = tmp_path_factory.mktemp("relay-asan") / "hookd-relay-asan"
+    source = Path(__file__).resolve().parents[2] / "relay" / "hookd-relay.c"
+    flags = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+    proc = subprocess.run(
+        [os.environ.get("CC", "cc"), *flags, "-Wall", "-Wextra", "-Werror", "-o", str(out), source],
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"this C compiler cannot build with sanitizers: {proc.stderr[-300:]!r}")
+    return out
+
+
+@pytest.fixture(params=["python", "compiled", "sanitized"])
+def any_relay(request: pytest.FixtureRequest) -> list[str]:
+    if request.param == "python":
+        return [sys.executable, "-I", "-S", str(RELAY)]
+    return [str(request.getfixturevalue(f"{request.param}_relay"))]
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    body = msgspec.msgpack.encode(message)
+    return len(body).to_bytes(4, "big") + body
+
+
+def _serve_once(path: Path, reply: bytes, got: list[bytes], listening: trio.Event) -> None:
+    """Accept one relay, read its two frames, answer ``reply`` verbatim, close."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(path))
+        listener.listen(1)
+        trio.from_thread.run_sync(listening.set)
+        listener.settimeout(60)
+        conn, _ = listener.accept()
+        with conn:
+            data = b""
+            frames = 0
+            while frames < 2:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+                frames, at = 0, 0
+                while len(data) >= at + 4 and len(data) >= at + 4 + int.from_bytes(
+                    data[at : at + 4], "big"
+                ):
+                    at += 4 + int.from_bytes(data[at : at + 4], "big")
+                    frames += 1
+            got.append(data)
+            conn.sendall(reply)
+
+
+WELCOME = _frame({"kind": "welcome", "version": 1, "server": "x", "pid": 1, "max_frame": 1 << 24})
+NESTED = bytes([0x81, 0xA4]) + b"deep" + bytes([0x91] * 5000) + bytes([0xC0])
+HOSTILE = {
+    "huge-length": (b"\x7f\xff\xff\xff", "reply frame too large (2147483647 bytes)"),
+    "closed-mid-frame": (b"\x00\x00\x00\x64" + b"\x80" * 10, "closed the connection"),
+    "not-a-map": (b"\x00\x00\x00\x02\x91\x01", "reply is not a map"),
+    "truncated-map": (b"\x00\x00\x00\x03\x83\xa1k", "hookd failed to answer: "),
+    "str-past-the-end": (b"\x00\x00\x00\x06\x81\xa1k\xdb\xff\xff", "hookd failed to answer: "),
+    "nested-5000": (len(NESTED).to_bytes(4, "big") + NESTED, "hookd failed to answer: "),
+    "other-id-then-eof": (
+        WELCOME + _frame({"kind": "relay_reply", "id": 2, "stdout": "NOT-MINE"}),
+        "closed the connection",
+    ),
+    "error": (
+        _frame({"kind": "error", "code": "busy", "message": "over max_connections", "id": None}),
+        "hookd refused the event (busy): over max_connections",
+    ),
+}
+
+
+async def _relay_against(
+    reply: bytes, cmd: list[str], sock: Path, *args: str, stdin: bytes, env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
+    """Run one relay against a scripted peer; its answer and what the peer received."""
+    got: list[bytes] = []
+    listening = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.to_thread.run_sync, _serve_once, sock, reply, got, listening)
+        await listening.wait()
+        proc = await _run_relay(
+            cmd,
+            *args,
+            "--socket",
+            str(sock),
+            stdin=stdin,
+            env={"ASAN_OPTIONS": "detect_leaks=0", **env},
+        )
+    return proc, got[0] if got else b""
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+async def test_a_hostile_reply_fails_open_without_crashing(
+    case: str, any_relay: list[str], tmp_path: Path
+) -> None:
+    reply, said = HOSTILE[case]
+    proc, _ = await _relay_against(
+        reply, any_relay, tmp_path / "peer.sock", "PreToolUse", stdin=b"{}", env={}
+    )
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+    assert proc.stderr == b""
+    assert said in json.loads(proc.stdout)["systemMessage"]
+    assert b"NOT-MINE" not in proc.stdout
+
+
+async def test_unknown_fields_and_types_in_the_reply_are_skipped(
+    any_relay: list[str], tmp_path: Path
+) -> None:
+    """Forward compatibility: extra keys of every MessagePack type around the fields read."""
+    extra = {"f": 1.5, "n": None, "b": True, "bin": b"\x00" * 300, "neg": -70000, "m": {"x": [1]}}
+    reply = WELCOME + _frame(
+        {
+            **extra,
+            "kind": "relay_reply",
+            "id": 1,
+            "stdout": "OUT é\n",
+            "stderr": "ERR",
+            "exit_code": 3,
+        }
+    )
+    proc, got = await _relay_against(
+        reply,
+        any_relay,
+        tmp_path / "peer.sock",
+        "Stop",
+        stdin=b'{"a": 1}',
+        env={"CLAUDE_PID": "4242"},
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, "OUT é\n".encode(), b"ERR")
+    at = 4 + int.from_bytes(got[:4], "big")
+    assert msgspec.msgpack.decode(got[4:at]) == {
+        "kind": "hello",
+        "version": 1,
+        "client": "hookd-relay",
+        "pid": 4242,
+    }
+    request = protocol.decode_client(got[at + 4 :])
+    assert isinstance(request, protocol.Relay)
+    assert (request.event, request.input, request.pid, request.id) == ("Stop", b'{"a": 1}', 4242, 1)
