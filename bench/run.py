@@ -96,6 +96,15 @@ def cells(row: Row) -> tuple[str, str, str]:
         )
     if n == "8":
         return _ms(h), f"bare {_ms(b)}", f"{row['ratio_p50']}× p50"
+    if n == "8b":
+        side = row["side"]
+        return (
+            f"{_ms(h)} (spread {h['p10_ms']:.2f}..{h['p90_ms']:.2f}); daemon down "
+            f"{_ms(side['compiled relay, daemon down'])}",
+            f"`sh -c true` {_ms(b)}; Python relay {_ms(side['python relay -> daemon'])}, "
+            f"`python3 -I -S -c pass` {_ms(side['python3 -I -S -c pass'])}",
+            f"{row['ratio_p50']}× p50",
+        )
     if n == "9":
         return (
             f"idle {h['idle_mb']} MB; 100 sessions {h['sessions_100_mb']} MB; "
