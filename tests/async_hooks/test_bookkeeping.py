@@ -16,6 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import trio
+
 from hookd_client import protocol
 
 from .helpers import Wire, command_hook, configure, event, script, wait_until, wait_until_async
@@ -28,11 +30,17 @@ def _async(command: str, **extra: Any) -> dict[str, Any]:
 async def _wait_state(conn: Wire, session: str, states: list[str]) -> list[dict[str, Any]]:
     """Wait until the session's runs are in ``states`` (in listing order)."""
 
+    seen: list[str] = []
+
     async def reached() -> list[dict[str, Any]] | None:
         rows = await conn.listing(session)
-        return rows if [r["state"] for r in rows] == states else None
+        seen[:] = [r["state"] for r in rows]
+        return rows if seen == states else None
 
-    rows: list[dict[str, Any]] = await wait_until_async(reached)
+    try:
+        rows: list[dict[str, Any]] = await wait_until_async(reached)
+    except trio.TooSlowError:
+        raise AssertionError(f"wanted {states}, last saw {seen}") from None
     return rows
 
 
@@ -250,3 +258,67 @@ async def test_identical_sync_command_hooks_run_once(
     reply = await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-sync"))
     assert isinstance(reply, protocol.FireReply) and len(reply.result.hooks) == 1
     assert len(pids.read_text().split()) == 1
+
+
+# --- queue accounting ---------------------------------------------------------------
+
+
+async def test_a_drained_queue_keeps_the_per_session_limits(
+    daemon_factory: Any, wire: Any, tmp_path: Path
+) -> None:
+    """One running per session: finishing one starts exactly one queued hook, and the
+    queue's room is counted right afterwards (one more fits, the next is refused)."""
+    handle = await daemon_factory(
+        async_max_running=10, async_max_running_per_session=1, async_max_queued_per_session=2
+    )
+    gates = [tmp_path / f"go{i}" for i in range(5)]
+
+    def gated(*indexes: int) -> dict[str, Any]:
+        """Hook ``i`` marks that it started, then waits for its gate."""
+        hooks = [
+            _async(
+                f"cat >/dev/null; touch {tmp_path}/started{i}; "
+                f"while [ ! -e {gates[i]} ]; do sleep 0.02; done"
+            )
+            for i in indexes
+        ]
+        return {"PostToolUse": [{"hooks": hooks}]}
+
+    async def states(*wanted: str) -> list[dict[str, Any]]:
+        """The session's runs in these states, in any order (hooks are submitted at once)."""
+        seen: list[str] = []
+
+        async def reached() -> list[dict[str, Any]] | None:
+            rows = await conn.listing("s-queue")
+            seen[:] = sorted(r["state"] for r in rows)
+            return rows if seen == sorted(wanted) else None
+
+        try:
+            found: list[dict[str, Any]] = await wait_until_async(reached)
+        except trio.TooSlowError:
+            raise AssertionError(f"wanted {sorted(wanted)}, last saw {seen}") from None
+        return found
+
+    async def release_running(_rows: list[dict[str, Any]]) -> None:
+        def started() -> list[int]:
+            return [i for i in range(len(gates)) if (tmp_path / f"started{i}").exists()]
+
+        (running,) = await wait_until(started)
+        gates[running].touch()
+
+    configure(handle, gated(0, 1, 2))
+    conn = await wire(handle.socket)
+    try:
+        await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-queue"))
+        await release_running(await states("running", "queued", "queued"))
+        await states("finished", "running", "queued")
+        configure(handle, gated(3, 4))
+        reply = await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-queue"))
+        assert isinstance(reply, protocol.FireReply)
+        refused = [e for e in reply.result.errors if "async hook refused" in e]
+        assert len(refused) == 1, reply.result.errors
+        # The reply took the finished result along (delivered); one runs, two wait.
+        await states("delivered", "running", "queued", "queued")
+    finally:
+        for gate in gates:
+            gate.touch()
