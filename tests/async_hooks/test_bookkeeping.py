@@ -322,3 +322,15 @@ async def test_a_drained_queue_keeps_the_per_session_limits(
     finally:
         for gate in gates:
             gate.touch()
+
+
+async def test_the_journal_directory_is_private(daemon_factory: Any, wire: Any) -> None:
+    """The journal holds hook outputs (stdout, stderr): only the user may read it."""
+    handle = await daemon_factory()
+    configure(handle, {"PostToolUse": [{"hooks": [_async(script("late_context.sh", "P"))]}]})
+    conn = await wire(handle.socket)
+    await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-private"))
+    await _wait_state(conn, "s-private", ["finished"])
+    directory = handle.daemon.settings.state_path() / "async"
+    assert directory.stat().st_mode & 0o777 == 0o700
+    assert any(directory.iterdir())
