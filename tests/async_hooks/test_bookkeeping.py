@@ -20,7 +20,16 @@ import trio
 
 from hookd_client import protocol
 
-from .helpers import Wire, command_hook, configure, event, script, wait_until, wait_until_async
+from .helpers import (
+    Wire,
+    alive,
+    command_hook,
+    configure,
+    event,
+    script,
+    wait_until,
+    wait_until_async,
+)
 
 
 def _async(command: str, **extra: Any) -> dict[str, Any]:
@@ -334,3 +343,25 @@ async def test_the_journal_directory_is_private(daemon_factory: Any, wire: Any) 
     directory = handle.daemon.settings.state_path() / "async"
     assert directory.stat().st_mode & 0o777 == 0o700
     assert any(directory.iterdir())
+
+
+async def test_a_backgrounded_hook_still_running_when_hookd_stops_is_killed(
+    daemon_factory: Any, wire: Any, tmp_path: Path
+) -> None:
+    """Output-level async: the supervisor owns the handed-over process, so stopping the
+    daemon (a cancellation, not a timeout) must kill it too."""
+    handle = await daemon_factory()
+    go, done = tmp_path / "go", tmp_path / "done"
+    hook = command_hook(script("ack_then_wait.sh", go, done))
+    configure(handle, {"PreToolUse": [{"hooks": [hook]}]})
+    conn = await wire(handle.socket)
+    await conn.fire("PreToolUse", event("PreToolUse-Bash", "s-stop"))
+    (row,) = await _wait_state(conn, "s-stop", ["running"])
+    pid = row["pid"]
+    assert pid is not None and alive(pid)
+    handle.daemon.stop_requested.set()
+    try:
+        await wait_until(lambda: not alive(pid), timeout=20)
+    finally:
+        go.touch()
+    assert not done.exists()
