@@ -92,6 +92,8 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
         [
             "tests/engine/test_kill_nets.py",
             "tests/engine/test_runtime.py",
+            "tests/async_hooks/test_bookkeeping.py",  # the output-level async handoff
+            "tests/async_hooks/test_supervision.py",
         ],
     ),
     "async": (
