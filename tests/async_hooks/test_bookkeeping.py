@@ -365,3 +365,16 @@ async def test_a_backgrounded_hook_still_running_when_hookd_stops_is_killed(
     finally:
         go.touch()
     assert not done.exists()
+
+
+async def test_a_backgrounded_hooks_exit_code_is_reported(daemon_factory: Any, wire: Any) -> None:
+    """After the ack the supervisor waits for the process: its real exit status is kept."""
+    handle = await daemon_factory()
+    hook = command_hook("""cat >/dev/null; echo '{"async": true}'; echo late >&2; exit 3""")
+    configure(handle, {"PreToolUse": [{"hooks": [hook]}]})
+    conn = await wire(handle.socket)
+    reply = await conn.fire("PreToolUse", event("PreToolUse-Bash", "s-exit"))
+    assert isinstance(reply, protocol.FireReply) and reply.result.hooks[0].is_async
+    await _wait_state(conn, "s-exit", ["finished"])
+    (result,) = await conn.check("s-exit")
+    assert (result["exitCode"], result["stderr"]) == (3, "late\n")
