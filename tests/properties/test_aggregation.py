@@ -43,6 +43,8 @@ def _hook(decision: str | None, *, rewrite: bool = False, sleep: float = 0) -> d
 
 def _behaviour(i: int, hook: dict[str, Any]) -> dict[str, Any]:
     behaviour: dict[str, Any] = {"sleep": hook["sleep"]}
+    if hook["decision"] == "silent":  # exit 0, nothing on stdout: no output at all
+        return behaviour
     if hook["decision"] == "exit2":
         behaviour.update(stderr=f"R{i}", exit=2)
         return behaviour
@@ -56,7 +58,7 @@ def _behaviour(i: int, hook: dict[str, Any]) -> dict[str, Any]:
 
 
 def _expected(plan: list[dict[str, Any]]) -> dict[str, Any]:
-    verdicts = ["deny" if h["decision"] == "exit2" else h["decision"] for h in plan]
+    verdicts = [{"exit2": "deny", "silent": None}.get(h["decision"], h["decision"]) for h in plan]
     ranked = [d for d in verdicts if d is not None]
     best = max(ranked, key=RANK.__getitem__) if ranked else None
 
@@ -72,7 +74,9 @@ def _expected(plan: list[dict[str, Any]]) -> dict[str, Any]:
             (
                 {"command": f"rewritten by {i}"}
                 for i, h in enumerate(plan)
-                if h["rewrite"] and h["decision"] != "exit2" and verdicts[i] in (None, best)
+                if h["rewrite"]
+                and h["decision"] not in ("exit2", "silent")
+                and verdicts[i] in (None, best)
             ),
             None,
         )
@@ -91,6 +95,7 @@ def _expected(plan: list[dict[str, Any]]) -> dict[str, Any]:
 @example([_hook(None, rewrite=True, sleep=0.06), _hook("ask")])
 @example([_hook("allow", rewrite=True), _hook("ask", rewrite=True, sleep=0.06)])
 @example([_hook("ask", rewrite=True, sleep=0.03), _hook("exit2")])
+@example([_hook("silent"), _hook("allow", rewrite=True)])
 async def test_the_verdict_depends_on_configuration_order_never_on_timing(
     plan: list[dict[str, Any]],
 ) -> None:
