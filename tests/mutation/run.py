@@ -63,6 +63,7 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
     "aggregate": (
         ["hookd/engine/aggregate.py", "hookd/engine/claude_output.py"],
         [
+            "tests/engine/test_claude_output.py",
             "tests/properties/test_aggregation.py",
             "tests/engine/test_failure_policy.py",
             "tests/engine/test_vectors.py",

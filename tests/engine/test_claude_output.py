@@ -1,0 +1,39 @@
+"""Where the Claude-format rendering may put context (reference §4.4).
+
+``additionalContext`` goes into ``hookSpecificOutput`` only for events whose
+output has that field — or that have no specific output at all, where Claude
+Code reads the field generically; an event whose specific output lacks it
+(PermissionRequest, CwdChanged, …) must not get one.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hookd.engine.claude_output import render_claude
+from hookd_client.results import FireResult
+
+
+def _specific(event: str) -> dict[str, object]:
+    rendered = render_claude(FireResult(event=event, additional_context=["LATE-CONTEXT"]))
+    out: dict[str, object] = json.loads(rendered.stdout) if rendered.stdout.strip() else {}
+    specific = out.get("hookSpecificOutput", {})
+    assert isinstance(specific, dict)
+    return specific
+
+
+@pytest.mark.parametrize("event", ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"])
+def test_context_goes_where_the_event_has_the_field(event: str) -> None:
+    assert _specific(event).get("additionalContext") == "LATE-CONTEXT"
+
+
+@pytest.mark.parametrize("event", ["TeammateIdle", "ConfigChange", "PostCompact"])
+def test_context_goes_through_for_events_without_a_specific_output(event: str) -> None:
+    assert _specific(event).get("additionalContext") == "LATE-CONTEXT"
+
+
+@pytest.mark.parametrize("event", ["PermissionRequest", "CwdChanged", "MessageDisplay"])
+def test_no_context_where_the_events_output_has_no_such_field(event: str) -> None:
+    assert "additionalContext" not in _specific(event)
