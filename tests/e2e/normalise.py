@@ -23,6 +23,10 @@ lists them):
    forms) → ``<DATE>``, and Claude Code's ``The date has changed. Today's date
    is now …`` reminder is dropped: the native and the hookd run of a scenario
    may straddle midnight, and then only the later one carries that reminder.
+7. Consecutive ``<Event>:<Tool> hook blocking error from command:`` paragraphs
+   are sorted: natively Claude Code writes one per blocking hook in
+   *completion* order (a race between parallel hooks), hookd in configuration
+   order (deterministic); each paragraph's text is still compared.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ _DATE_CHANGED = re.compile(
     r"(?:<system-reminder>\s*)?The date has changed\. Today's date is now [^.\n]+\."
     r"[^\n]*?the user's own clock shows it\.(?:\s*</system-reminder>)?\s*"
 )
+_BLOCKING_PARAGRAPH = re.compile(r"^\S+ hook blocking error from command: ")
 _CONTEXT_PARAGRAPH = re.compile(r"(hook additional context: )([^\n]*(?:\n(?!\n)[^\n]*)*)")
 
 
@@ -59,7 +64,26 @@ def normalise_text(text: str, run_dir: Path, session_id: str | None) -> str:
     text = text.replace(
         "UserPromptSubmit hook success: ", "UserPromptSubmit hook additional context: "
     )
+    text = _sort_blocking_paragraphs(text)
     return _CONTEXT_PARAGRAPH.sub(_sort_lines, text)
+
+
+def _sort_blocking_paragraphs(text: str) -> str:
+    """Sort each run of adjacent blocking-error paragraphs (normalisation 7)."""
+    if "hook blocking error from command: " not in text:
+        return text
+    parts = text.split("\n\n")
+    out: list[str] = []
+    run: list[str] = []
+    for part in [*parts, None]:
+        if part is not None and _BLOCKING_PARAGRAPH.match(part):
+            run.append(part)
+            continue
+        out.extend(sorted(run))
+        run = []
+        if part is not None:
+            out.append(part)
+    return "\n\n".join(out)
 
 
 def _walk(value: Any, run_dir: Path, session_id: str | None) -> Any:

@@ -96,3 +96,14 @@ def test_the_hook_name_in_exit_two_stop_feedback_is_normalised() -> None:
     assert normalise_text(native, RUN_DIR, None) == normalise_text(relayed, RUN_DIR, None)
     other = "Stop hook feedback:\n[e2e-hook stop_exit2_once]: ANOTHER-STDERR"
     assert normalise_text(other, RUN_DIR, None) != normalise_text(relayed, RUN_DIR, None)
+
+
+def test_adjacent_blocking_error_paragraphs_compare_in_any_order() -> None:
+    """Claude Code writes one per blocking hook in completion order; hookd in config order."""
+    a = 'PostToolUse:Bash hook blocking error from command: "<cmd>": POST-BLOCK-A'
+    b = 'PostToolUse:Bash hook blocking error from command: "<cmd>": [e2e-hook b]: POST-EXIT2-B'
+    native = f"result\n\n{b}\n\n{a}"
+    hookd = f"result\n\n{a}\n\n{b}"
+    assert normalise_text(native, RUN_DIR, None) == normalise_text(hookd, RUN_DIR, None)
+    other = f"result\n\n{a}\n\n{a}"
+    assert normalise_text(other, RUN_DIR, None) != normalise_text(hookd, RUN_DIR, None)
