@@ -15,15 +15,13 @@ from __future__ import annotations
 import argparse
 import curses
 import statistics
-import sys
 import time
 from typing import Any
 
-from hookd_client.client import Client, DaemonError, DaemonUnavailable
+from hookd.cli.remote import EXIT_OK, _guard
+from hookd_client.client import Client
 
 __all__ = ["add_top_command", "cmd_top", "render"]
-
-EXIT_OK, EXIT_ERROR, EXIT_NO_DAEMON = 0, 1, 3
 
 
 def _bar(elapsed: float, timeout: float, width: int = 10) -> str:
@@ -122,17 +120,12 @@ def _loop(screen: Any, client: Client, interval: float, last: int) -> None:
                 interval = max(0.25, interval / 2)
 
 
+@_guard  # a missing or refusing daemon: the same message and exit code as every remote command
 def cmd_top(args: argparse.Namespace) -> int:
     client = Client(args.socket, name="hookctl-top", retries=0)
     try:
         client.connect()  # before the screen switches: a missing daemon is a plain message
         curses.wrapper(_loop, client, args.interval, args.last)
-    except DaemonUnavailable as exc:
-        print(f"hookctl: {exc}", file=sys.stderr)
-        return EXIT_NO_DAEMON
-    except DaemonError as exc:
-        print(f"hookctl: the daemon refused: {exc}", file=sys.stderr)
-        return EXIT_ERROR
     except KeyboardInterrupt:
         pass
     finally:
