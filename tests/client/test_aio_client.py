@@ -28,16 +28,6 @@ async def run_asyncio(main: Callable[[], Awaitable[T]]) -> T:
     return await trio.to_thread.run_sync(asyncio.run, guarded())
 
 
-def _deny(reason: str) -> dict[str, Any]:
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }
-    }
-
-
 async def test_connects_to_a_daemon_that_starts_a_moment_later(
     daemon_factory: Any, make_event: Any, unused_socket: Path
 ) -> None:

@@ -23,6 +23,7 @@ import trio
 
 from hookd_client import aio, protocol, trio_client
 from hookd_client.client import DaemonUnavailable
+from support.events import context_output, deny_output
 
 T = TypeVar("T")
 HANG_GUARD = 30
@@ -94,20 +95,6 @@ def flavour(request: pytest.FixtureRequest) -> Flavour:
     return chosen
 
 
-def _deny(reason: str) -> dict[str, Any]:
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }
-    }
-
-
-def _context(text: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}}
-
-
 async def test_fire_returns_a_typed_result_with_progress(
     flavour: Flavour, daemon_factory: Any, make_event: Any
 ) -> None:
@@ -162,7 +149,7 @@ async def test_many_requests_in_flight_get_their_own_replies(
             index = int(payload["tool_input"]["command"])
             await answered[index + 1].wait()
             answered[index].set()
-            return _context(f"reply-{index}")
+            return context_output(f"reply-{index}")
 
         await client.register_session_hooks(
             session, {"PreToolUse": [{"hooks": [ordered]}]}, project=str(handle.project())
@@ -215,7 +202,7 @@ async def test_python_callback_denies_a_bash_call(
 
     async def no_echo(payload: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
         seen.append((payload["tool_input"]["command"], tool_use_id))
-        return _deny(f"not {payload['tool_input']['command']!r}")
+        return deny_output(f"not {payload['tool_input']['command']!r}")
 
     async def body(client: Any) -> tuple[int, protocol.FireReply, protocol.FireReply]:
         count = await client.register_session_hooks(

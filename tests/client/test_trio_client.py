@@ -10,6 +10,7 @@ import trio
 
 from hookd_client import protocol
 from hookd_client.trio_client import CallbackHook, open_client
+from support.events import context_output, deny_output
 
 HANG_GUARD = 30
 """Seconds before a stuck test fails instead of hanging; never a timing assertion."""
@@ -22,20 +23,6 @@ async def _accepts(path: Path) -> bool:
         return False
     await stream.aclose()
     return True
-
-
-def _deny(reason: str) -> dict[str, Any]:
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }
-    }
-
-
-def _context(text: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}}
 
 
 async def test_connects_to_a_daemon_that_starts_a_moment_later(
@@ -244,7 +231,8 @@ async def test_reconnect_after_a_daemon_restart_replays_callback_registrations(
     event = make_event("PreToolUse-Bash")
     async with open_client(first.socket, retries=60, backoff=0.02, max_backoff=0.2) as client:
         await client.register_session_hooks(
-            event["session_id"], {"PreToolUse": [{"hooks": [lambda _p, _t: _deny("still here")]}]}
+            event["session_id"],
+            {"PreToolUse": [{"hooks": [lambda _p, _t: deny_output("still here")]}]},
         )
         assert (await client.fire("PreToolUse", event)).result.decision == "deny"
         first.cancel()
@@ -269,11 +257,11 @@ async def test_two_connections_with_callbacks_for_one_session_each_get_their_own
 
     def first(_payload: dict[str, Any], _tid: str | None) -> dict[str, Any]:
         calls.append("first")
-        return _context("from first")
+        return context_output("from first")
 
     def second(_payload: dict[str, Any], _tid: str | None) -> dict[str, Any]:
         calls.append("second")
-        return _context("from second")
+        return context_output("from second")
 
     async with open_client(handle.socket) as a, open_client(handle.socket) as b:
         # Distinct sources: registering the same source again would replace the set.
