@@ -1,0 +1,214 @@
+"""What an agent adapter is: one coding agent's hook dialect, translated at its door.
+
+hookd runs every hook with Claude Code's semantics, on Claude Code's event
+names and input fields (the *canonical* event).  Other agents fire the same
+kind of events under other names, with other fields, other tool names, other
+timeout units, and obey other output shapes.  An :class:`Adapter` is the whole
+of one agent's difference, in one module (``hookd/agents/<agent>.py``):
+
+* **in**: the agent's native event and stdin → :class:`AgentEvent` (canonical
+  name and input; the agent's own extra fields kept for hooks that want them,
+  the native tool name under ``native_tool_name``), so one matcher ``Bash``
+  means "the shell" for every agent;
+* **out**: hookd's aggregated :class:`~hookd_client.results.FireResult` →
+  :class:`AgentReply`, exactly what that agent obeys (stdout, stderr, exit
+  code) — after :func:`hookd.agents.capabilities.degrade` has made the result
+  safe for what the agent can do (a rewrite it cannot apply becomes a block
+  with a reason, never an unsanitised call);
+* **install**: where the agent keeps its hook files, how its own hooks read in
+  hookd's (Claude Code's) config shape, and how to wire one hookd entry per
+  event into the file (``hookctl agents install``), plus the trust steps the
+  user must take.
+
+Why one class per agent rather than a table of renames: the differences are
+not only names (Gemini denies with a top-level ``decision``, Copilot's native
+format has no event name in its input, Codex rejects ``ask``); each agent's
+module reads as that agent's documentation in code, and its tests run the
+real agent.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import msgspec
+
+from hookd_client.results import FireResult
+
+__all__ = [
+    "Adapter",
+    "AgentEvent",
+    "AgentReply",
+    "Capabilities",
+    "EventSpec",
+    "Installation",
+    "NativeHooks",
+    "Scope",
+    "UnknownAgentEvent",
+]
+
+Scope = Literal["user", "project"]
+
+
+class UnknownAgentEvent(ValueError):
+    """An event name the agent's adapter does not know (a newer agent, or a typo in a wiring)."""
+
+
+class Capabilities(msgspec.Struct, frozen=True, kw_only=True):
+    """What an agent does with a hook's answer on one event.
+
+    Declared per event by each adapter from what the real agent was seen to do
+    (``../shared/reference/agents.md``) or, for agents not run here, from its
+    documentation.  :mod:`hookd.agents.capabilities` decides, for every hook ×
+    agent, what happens to an answer the agent cannot carry out.
+    """
+
+    block: bool = False
+    """A block/deny stops the action (the tool call, the prompt, the stop)."""
+    rewrite_input: bool = False
+    """``updatedInput`` is applied to the tool call."""
+    add_context: bool = False
+    """``additionalContext`` reaches the model."""
+    ask: bool = False
+    """``permissionDecision: "ask"`` asks the user."""
+    continue_stop: bool = False
+    """A block on a stop event makes the agent go on working."""
+    system_message: bool = False
+    """``systemMessage`` is shown to the user."""
+    matchers: bool = True
+    """The agent applies a group's matcher itself (else hookd filters in the daemon)."""
+    parallel: bool = True
+    """The agent runs the hooks of one event in parallel (else one after another)."""
+
+
+class EventSpec(msgspec.Struct, frozen=True, kw_only=True):
+    native: str
+    """The agent's own event name (``BeforeTool``, ``preToolUse``)."""
+    canonical: str
+    """Claude Code's name for it (``PreToolUse``): the event hookd's config is written for."""
+    caps: Capabilities
+    note: str = ""
+    """What differs from Claude Code on this event, in a sentence (docs, explain)."""
+
+
+class AgentEvent(msgspec.Struct, kw_only=True):
+    """One native event, translated: what the pipeline runs and the adapter answers."""
+
+    agent: str
+    native_event: str
+    event: str
+    """The canonical (Claude Code) event name."""
+    input: dict[str, Any]
+    """Claude Code's field names (``session_id``, ``tool_name``, ``tool_input``, …),
+    the agent's extra fields kept as they came, ``native_tool_name`` when the tool
+    name was mapped."""
+    spec: EventSpec
+
+
+class AgentReply(msgspec.Struct, kw_only=True):
+    """Exactly what the agent reads from a command hook."""
+
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+
+
+class Installation(msgspec.Struct, kw_only=True):
+    """Is the agent on this machine, and which version (``hookctl agents list``)."""
+
+    installed: bool
+    binary: str | None = None
+    version: str | None = None
+
+
+class NativeHooks(msgspec.Struct, kw_only=True):
+    """The user's own hooks read from one of the agent's files, in hookd's config shape.
+
+    ``hooks`` is Claude Code's ``{"PreToolUse": [{"matcher": …, "hooks": [...]}]}``
+    (canonical event names, tool names in matchers mapped, timeouts in seconds);
+    ``warnings`` says what could not be carried over exactly and why.
+    """
+
+    hooks: dict[str, list[dict[str, Any]]] = msgspec.field(default_factory=dict)
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
+class Adapter(abc.ABC):
+    """One agent's hook dialect.  Subclasses are stateless; one instance serves every event."""
+
+    name: ClassVar[str]
+    """The door's name: ``hookd-relay --agent <name>``, ``hookctl agents install <name>``."""
+    title: ClassVar[str]
+    """The agent's own name, for people (``OpenAI Codex CLI``)."""
+    verified: ClassVar[bool]
+    """True: run for real in hookd's tests (pinned version in ``tested_version``);
+    False: built from the agent's documentation, with fixtures written from it (marked so)."""
+    tested_version: ClassVar[str | None] = None
+    events: ClassVar[Sequence[EventSpec]]
+    tools: ClassVar[Mapping[str, str]] = {}
+    """Native tool name → Claude Code's (``run_shell_command`` → ``Bash``)."""
+    timeout_unit: ClassVar[float] = 1.0
+    """Seconds per unit of the agent's hook timeout field (Gemini: 0.001)."""
+
+    # --- runtime ------------------------------------------------------------------
+
+    def event_spec(self, native: str) -> EventSpec:
+        for spec in self.events:
+            if spec.native == native:
+                return spec
+        raise UnknownAgentEvent(f"{self.title} has no hook event {native!r}")
+
+    def canonical_tool(self, native: str) -> str:
+        return self.tools.get(native, native)
+
+    def native_tools(self, canonical: str) -> list[str]:
+        """Every native name that maps to ``canonical`` (for doctor and explain)."""
+        return [n for n, c in self.tools.items() if c == canonical]
+
+    @abc.abstractmethod
+    def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
+        """The agent's stdin for ``native_event`` → the canonical event.
+
+        Raises :class:`UnknownAgentEvent` or
+        :class:`hookd_client.events.EventInputError` (with the field) on bad input.
+        """
+
+    @abc.abstractmethod
+    def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
+        """hookd's answer → what the agent obeys (already degraded to its capabilities)."""
+
+    # --- install --------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def detect(self) -> Installation:
+        """Is the agent installed (on ``PATH``), and its version."""
+
+    @abc.abstractmethod
+    def hook_files(self, scope: Scope, home: Path, project: Path | None) -> list[Path]:
+        """Where the agent reads hooks for ``scope`` (install writes the first)."""
+
+    @abc.abstractmethod
+    def read_hooks(self, path: Path) -> NativeHooks:
+        """The user's hooks in ``path`` (not hookd's own entries), in hookd's config shape."""
+
+    @abc.abstractmethod
+    def wire(self, text: str | None, command: Callable[[EventSpec], str]) -> str:
+        """``text`` of a hook file (None: no file yet) with every hook replaced by one hookd
+        entry per event (no matcher: hookd matches), each running ``command(spec)`` — the
+        installer's shell command line, ``<relay> --agent <name> <native event>`` with
+        ``--fail-closed`` where a hook asks for it.
+
+        Pure and idempotent: wiring a wired text gives the same text.  Settings that are
+        not hooks are kept as they were.
+        """
+
+    @abc.abstractmethod
+    def is_wired(self, text: str) -> bool:
+        """Does this file's text already send the agent's events to hookd?"""
+
+    def trust_steps(self, scope: Scope) -> list[str]:
+        """What the user must approve for the wired hooks to run (the agent's trust gate)."""
+        return []
