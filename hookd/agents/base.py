@@ -44,6 +44,7 @@ __all__ = [
     "AgentReply",
     "Capabilities",
     "EventSpec",
+    "Finding",
     "Installation",
     "NativeHooks",
     "Scope",
@@ -136,6 +137,25 @@ class NativeHooks(msgspec.Struct, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
 
 
+class Finding(msgspec.Struct, frozen=True, kw_only=True):
+    """One silent failure mode found in an agent's hook file (``hookctl doctor``).
+
+    "Silent" is the point: each finding is something the agent itself would not
+    report — a disabled hooks feature, a hook it skips for want of trust, a
+    timeout in the wrong unit, a matcher that never matches its tool names, a
+    parse error that makes it drop the whole file.
+    """
+
+    severity: Literal["error", "warning", "info"]
+    """error: hooks in this file will not run (or not as written); warning: some may
+    not; info: worth knowing, nothing is lost."""
+    message: str
+    path: str = ""
+    """The file (empty: the agent as a whole, e.g. a setting elsewhere)."""
+    where: str = ""
+    """Where in the file, as a JSON path (``hooks.BeforeTool[0].matcher``) or ``line N``."""
+
+
 class Adapter(abc.ABC):
     """One agent's hook dialect.  Subclasses are stateless; one instance serves every event."""
 
@@ -211,4 +231,18 @@ class Adapter(abc.ABC):
 
     def trust_steps(self, scope: Scope) -> list[str]:
         """What the user must approve for the wired hooks to run (the agent's trust gate)."""
+        return []
+
+    def lint(self, path: Path, text: str) -> list[Finding]:
+        """This agent's own silent failure modes in one of its hook files (``hookctl doctor``).
+
+        Optional: the driver (:mod:`hookd.bridge.agent_install`) already reports what
+        it can see for every agent through the contract — a file ``read_hooks`` cannot
+        parse, a timeout that is under a second once converted from the agent's unit,
+        a matcher naming a Claude Code tool the agent calls something else.  An
+        adapter adds what only it knows: a setting that turns hooks off
+        (Gemini's ``hooksConfig.enabled: false``), a trust gate the file's hooks
+        will not pass, a field the agent silently ignores.
+        """
+        del path, text
         return []
