@@ -8,8 +8,41 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-__all__ = ["agent_context", "claude_version", "read_cwd", "read_environ"]
+__all__ = [
+    "AgentInfo",
+    "AgentLookup",
+    "agent_context",
+    "claude_version",
+    "read_cwd",
+    "read_environ",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentInfo:
+    """What a door learned about the agent behind one event."""
+
+    pid: int | None
+    context: str
+    """``batch`` (``claude -p``) or ``interactive``: :func:`agent_context`."""
+    env: dict[str, str] | None
+    """The hook environment for this event (None: the daemon's own)."""
+
+
+class AgentLookup(Protocol):
+    """The agent behind a door, found only when the event pipeline needs it.
+
+    Finding it can cost a search of ``/proc`` (the http door: TCP has no peer
+    credentials), and most events — a tool call of a known session that no
+    hook matches — need nothing of it.  A door's lookup finds the agent at
+    most once per connection and derives each event's environment from that.
+    """
+
+    async def resolve(self, event: str, raw: Mapping[str, Any]) -> AgentInfo: ...
 
 
 def agent_context(pid: int | None) -> str:

@@ -21,26 +21,29 @@ input of its choosing.
 Which agent sent a request: Claude Code puts ``CLAUDE_PID`` only in its hook
 *subprocess* environment, so ``$CLAUDE_PID`` in an http hook's headers is
 interpolated to an empty string (observed with 2.1.330).  The endpoint
-therefore finds the peer process of the TCP connection from ``/proc`` (Linux;
-one lookup per connection, in a worker thread) and passes its pid as
-``agent_pid``; elsewhere, or when it cannot, the pid is ``None``.
+therefore finds the peer process of the TCP connection (Linux:
+:mod:`hookd.bridge.tcp_peer`, in a worker thread) and passes its pid as
+``agent_pid``; elsewhere, or when it cannot, the pid is ``None``.  It does so
+only when the event pipeline asks — a new session, or hooks to run — and at
+most once per connection: a known session's tool call that no hook matches,
+most of the traffic, costs no search at all.
 
 Which environment its hooks get: the agent's, as natively — read from the
-peer's ``/proc/<pid>/environ`` once per connection, with the variables Claude
+peer's ``/proc/<pid>/environ`` in the same search, with the variables Claude
 Code adds for its hook subprocesses (:mod:`hookd.bridge.agent_env`), never the
 daemon's own (a service manager's plain ``PATH``).
 """
 
 from __future__ import annotations
 
-import errno
 import hmac
 import ipaddress
 import json
 import math
 import os
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
@@ -51,8 +54,9 @@ import msgspec
 import structlog
 import trio
 
-from hookd.agent_process import agent_context
+from hookd.agent_process import AgentInfo, AgentLookup, agent_context
 from hookd.bridge.agent_env import ClaudeAgentEnv, read_agent
+from hookd.bridge.tcp_peer import PeerFinder
 from hookd.dirs import config_dir
 from hookd.engine.claude_output import carries_late_context, render_claude
 from hookd_client.events import EVENT_NAMES, EventInputError
@@ -107,9 +111,7 @@ class FireFn(Protocol):
         raw: dict[str, Any],
         /,
         *,
-        env: dict[str, str] | None,
-        agent_pid: int | None,
-        context: str = "interactive",
+        agent: AgentLookup,
         client: str = "",
         deliver_async: bool = False,
         agent_caps_stop: bool = False,
@@ -122,6 +124,7 @@ async def start_http_endpoint(
     nursery: trio.Nursery,
     limits: HttpLimits = HttpLimits(),
     serve_under: Callable[..., Awaitable[None]] | None = None,
+    counters: Counter[str] | None = None,
 ) -> int:
     """The daemon's hook: serve http hooks in its nursery; returns the bound port.
 
@@ -131,13 +134,16 @@ async def start_http_endpoint(
     ``serve_under``: a supervisor the listener runs under (the daemon's
     ``supervise``: a listener that raises is restarted and reported, not
     allowed to stop the daemon), called as ``serve_under(serve_http, *args)``.
+    ``counters``: where the endpoint counts its connections and agent lookups
+    (the daemon's activity counters, shown by ``hookctl status``).
     """
     token = load_or_create_token()
     listeners = await open_http_listeners(port)
+    args = (listeners, fire, token, limits, counters)
     if serve_under is None:
-        await nursery.start(serve_http, listeners, fire, token, limits)
+        await nursery.start(serve_http, *args)
     else:
-        await nursery.start(serve_under, serve_http, listeners, fire, token, limits)
+        await nursery.start(serve_under, serve_http, *args)
     bound = int(listeners[0].socket.getsockname()[1])
     log.info(
         "http hook endpoint listening", host="127.0.0.1", port=bound, token_file=str(token_path())
@@ -236,6 +242,7 @@ async def serve_http(
     fire: FireFn,
     token: str,
     limits: HttpLimits = HttpLimits(),
+    counters: Counter[str] | None = None,
     *,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -244,10 +251,14 @@ async def serve_http(
     Meant for ``await nursery.start(serve_http, listeners, pipeline.fire, token)``:
     ``started()`` fires once every listener is accepting.  A connection over
     ``limits.max_connections`` is answered ``503`` (a JSON error naming the
-    setting) and closed.
+    setting) and closed.  ``counters`` gets ``http_connections`` (accepted and
+    served) and ``http_agent_lookups`` (peer searches: at most one per
+    connection, none for one whose events need nothing of the agent).
     """
     expected = token.encode()
     open_connections = 0
+    finder = PeerFinder()
+    counted: Counter[str] = Counter() if counters is None else counters
 
     async def handler(stream: trio.SocketStream) -> None:
         nonlocal open_connections
@@ -266,9 +277,10 @@ async def serve_http(
                 await trio.aclose_forcefully(stream)
             return
         open_connections += 1
-        peer_pid = _PeerPid(stream)
+        counted["http_connections"] += 1
+        agent = _HttpAgent(stream, finder, counted)
         try:
-            await _serve_connection(stream, fire, expected, peer_pid, limits)
+            await _serve_connection(stream, fire, expected, agent, limits)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             log.debug("http client went away")
         except Exception:
@@ -286,7 +298,7 @@ async def _serve_connection(
     stream: trio.SocketStream,
     fire: FireFn,
     token: bytes,
-    peer_pid: _PeerPid,
+    agent: _HttpAgent,
     limits: HttpLimits = HttpLimits(),
 ) -> None:
     conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
@@ -304,7 +316,7 @@ async def _serve_connection(
         if request is None:
             return
         try:
-            status, payload = await _dispatch(stream, conn, request, body, fire, token, peer_pid)
+            status, payload = await _dispatch(stream, conn, request, body, fire, token, agent)
         except _HttpError as exc:
             status, payload = exc.status, _error_body(exc.message)
         if payload is None:  # the client left while the hooks ran; nobody to answer
@@ -396,7 +408,7 @@ async def _dispatch(
     body: bytes,
     fire: FireFn,
     token: bytes,
-    peer_pid: _PeerPid,
+    agent: _HttpAgent,
 ) -> tuple[int, bytes | None]:
     target = request.target.decode("latin-1").split("?", 1)[0]
     if target == "/health" and request.method in (b"GET", b"HEAD"):
@@ -422,9 +434,6 @@ async def _dispatch(
     if named is not None and named != event:
         raise _HttpError(400, f"body is a {named!r} input but was posted to /hooks/{event}")
 
-    pid = await peer_pid.get()
-    context = peer_pid.context()
-    env = (await peer_pid.agent_env()).for_event(event, raw)
     carries = carries_late_context(event)
     result: FireResult | None = None
     bad_input: str | None = None
@@ -435,9 +444,7 @@ async def _dispatch(
             result = await fire(
                 event,
                 raw,
-                env=env,
-                agent_pid=pid,
-                context=context,
+                agent=agent,
                 client=CLIENT_NAME,
                 deliver_async=carries,
                 agent_caps_stop=True,  # Claude Code overrides the 9th block itself
@@ -453,7 +460,7 @@ async def _dispatch(
         while True:
             data = await stream.receive_some(65536)
             if not data:
-                log.info("http client hung up; cancelling hooks", hook_event=event, agent_pid=pid)
+                log.info("http client hung up; cancelling hooks", hook_event=event)
                 nursery.cancel_scope.cancel()
                 return
             conn.receive_data(data)
@@ -534,88 +541,41 @@ async def _send_error(
     await stream.send_all(data)
 
 
-# --- the agent's pid -----------------------------------------------------------------
+# --- the agent ---------------------------------------------------------------------
 
 
-class _PeerPid:
-    """The pid of the process at the other end of one TCP connection (Linux, best effort)."""
+class _HttpAgent:
+    """The agent at the other end of one http connection (:class:`AgentLookup`).
 
-    def __init__(self, stream: trio.SocketStream) -> None:
+    Found on the first :meth:`resolve` only — the pipeline asks when a session
+    is new or hooks run — and then kept: the peer of a kept-alive connection is
+    one process, whose command line and start-up environment are fixed.  One
+    worker thread does the whole search (``/proc`` reads can block on a busy
+    machine).  Requests on one connection are served one after another, so two
+    resolves never overlap.
+    """
+
+    def __init__(self, stream: trio.SocketStream, finder: PeerFinder, counters: Counter[str]):
         self._stream = stream
-        self._done = False
-        self._pid: int | None = None
-        self._context: str | None = None
-        self._env: ClaudeAgentEnv | None = None
+        self._finder = finder
+        self._counters = counters
+        self._found: tuple[int | None, str, ClaudeAgentEnv] | None = None
 
-    async def get(self) -> int | None:
-        if not self._done:
-            self._done = True
-            try:
-                local = self._stream.socket.getsockname()
-                peer = self._stream.socket.getpeername()
-            except OSError:
-                return None
-            self._pid = await trio.to_thread.run_sync(_tcp_peer_pid, local, peer)
-        return self._pid
+    async def resolve(self, event: str, raw: Mapping[str, Any]) -> AgentInfo:
+        if self._found is None:
+            self._found = await trio.to_thread.run_sync(self._search)
+            self._counters["http_agent_lookups"] += 1
+        pid, context, env = self._found
+        return AgentInfo(pid, context, env.for_event(event, raw))
 
-    def context(self) -> str:
-        """The agent's context (batch or interactive), read once per connection: the
-        peer of a kept-alive connection is one process, whose command line is fixed."""
-        if self._context is None:
-            self._context = agent_context(self._pid)
-        return self._context
-
-    async def agent_env(self) -> ClaudeAgentEnv:
-        """The agent's hook environment, read once per connection (a worker thread:
-        ``/proc`` reads can block on a busy machine)."""
-        if self._env is None:
-            pid, context = await self.get(), self.context()
-            self._env = await trio.to_thread.run_sync(read_agent, pid, context)
-        return self._env
-
-
-def _tcp_peer_pid(local: tuple[Any, ...], peer: tuple[Any, ...]) -> int | None:
-    """Find the socket inode of ``peer → local`` in /proc/net/tcp*, then its owner."""
-    inode = _tcp_inode(peer[1], local[1])
-    if inode is None:
-        return None
-    wanted = f"socket:[{inode}]"
-    try:
-        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return None
-    me = os.getpid()
-    for pid in pids:
-        if pid == me:
-            continue
-        fd_dir = f"/proc/{pid}/fd"
+    def _search(self) -> tuple[int | None, str, ClaudeAgentEnv]:
+        pid: int | None = None
         try:
-            fds = os.listdir(fd_dir)
+            local = self._stream.socket.getsockname()
+            peer = self._stream.socket.getpeername()
         except OSError:
-            continue
-        for fd in fds:
-            try:
-                if os.readlink(f"{fd_dir}/{fd}") == wanted:
-                    return pid
-            except OSError as exc:
-                if exc.errno not in (errno.ENOENT, errno.EACCES, errno.EPERM):
-                    log.debug("cannot read fd link", pid=pid, error=str(exc))
-    return None
-
-
-def _tcp_inode(client_port: int, server_port: int) -> int | None:
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table, encoding="ascii") as fh:
-                lines = fh.readlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) < 10:
-                continue
-            local_port = int(fields[1].rsplit(":", 1)[1], 16)
-            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
-            if local_port == client_port and remote_port == server_port:
-                return int(fields[9])
-    return None
+            pass
+        else:
+            pid = self._finder.find((peer[0], peer[1]), (local[0], local[1]))
+        context = agent_context(pid)
+        return pid, context, read_agent(pid, context)

@@ -21,12 +21,14 @@ It never touches a socket: what goes back to whom is the front door's job.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
+from hookd.agent_process import AgentLookup
 from hookd.config.model import HookConfig
 from hookd.config.skills import find_skill, invoked_skill, load_skill
 from hookd.daemon.activity import Activity
@@ -101,27 +103,41 @@ class EventPipeline:
         event_name: str,
         raw: dict[str, Any],
         *,
-        env: dict[str, str] | None = None,
-        agent_pid: int | None = None,
-        context: str = "interactive",
+        agent: AgentLookup,
         client: str = "",
         deliver_async: bool = False,
         agent_caps_stop: bool = False,
     ) -> FireResult:
         """Prepare and run in one call (the http endpoint's door); raises EventInputError.
 
+        ``agent`` is asked only when something needs the agent: a session
+        hookd does not know yet (its project is the agent's working directory)
+        or hooks that run (their environment, the batch context, the async
+        registry's owner).  A known session's event that runs no hook — most
+        tool calls — never asks, so a connection that only carries those never
+        pays for the ``/proc`` search behind it.
+
         ``deliver_async``: the caller can carry ``async_results`` (late async
         hook context) to its agent, so the session's waiting results are
         taken onto this reply; otherwise they keep waiting for one that can.
         """
+        session_id = raw.get("session_id")
+        known = isinstance(session_id, str) and self.sessions.get(session_id) is not None
+        info = None if known else await agent.resolve(event_name, raw)
         prepared = self.prepare(
             event_name,
             raw,
-            env=env,
-            agent_pid=agent_pid,
+            env=info.env if info is not None else None,
+            agent_pid=info.pid if info is not None else None,
             client=client,
             agent_caps_stop=agent_caps_stop,
         )
+        if info is None and prepared.runs_hooks:
+            info = await agent.resolve(event_name, raw)
+            prepared = dataclasses.replace(prepared, env=info.env, agent_pid=info.pid)
+            if info.pid is not None:
+                prepared.session.agent_pid = info.pid
+        context = info.context if info is not None else "interactive"
         return await self.run(prepared, context=context, deliver_async=deliver_async)
 
     def prepare(
@@ -137,7 +153,12 @@ class EventPipeline:
         """Everything before the hooks run, synchronously: validate the input, find
         the session and its config generation (trust applied), plan the hooks."""
         event = decode_event(raw, event_name)
-        project = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
+        known = self.sessions.get(event.typed.session_id)
+        # A known session keeps the project it started in (the table ignores
+        # another); the check below then looks at the project actually used.
+        project = (env or {}).get("CLAUDE_PROJECT_DIR") or (
+            known.project if known is not None else event.typed.cwd
+        )
         problem = path_problem(project)
         if problem is not None:
             raise EventInputError(f"{event_name}: the project directory {problem}")

@@ -253,6 +253,7 @@ class Daemon:
                         serve_under=functools.partial(
                             supervise, "http", self.faults, takes_status=True
                         ),
+                        counters=self.activity.counters,
                     )
                 log.info(
                     "hookd serving",

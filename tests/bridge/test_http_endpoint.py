@@ -20,6 +20,7 @@ import pytest
 import trio
 
 from engine.vectors import command_engine
+from hookd.agent_process import AgentLookup
 from hookd.bridge.http_endpoint import (
     load_or_create_token,
     open_http_listeners,
@@ -54,18 +55,17 @@ class EngineFire:
         raw: dict[str, Any],
         /,
         *,
-        env: dict[str, str] | None,
-        agent_pid: int | None,
-        context: str = "interactive",
+        agent: AgentLookup,
         client: str = "",
         deliver_async: bool = False,
         agent_caps_stop: bool = False,
     ) -> FireResult:
+        info = await agent.resolve(event, raw)
         self.calls.append(
             {
                 "event": event,
-                "agent_pid": agent_pid,
-                "context": context,
+                "agent_pid": info.pid,
+                "context": info.context,
                 "deliver_async": deliver_async,
                 "agent_caps_stop": agent_caps_stop,
             }
@@ -73,7 +73,7 @@ class EngineFire:
         config = load_config(None, None, [str(HOOKS)])
         finished = False
         try:
-            result = await self.engine.fire(config, decode_event(raw, event), env=env)
+            result = await self.engine.fire(config, decode_event(raw, event), env=info.env)
             finished = True
             return result
         finally:
