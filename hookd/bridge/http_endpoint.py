@@ -12,11 +12,20 @@ travels in the body, and plain-text context (which a command hook may print
 on UserPromptSubmit) is turned into ``additionalContext``.  An empty body
 means "no opinion", exactly like a command hook that printed nothing.
 
-Security: the listener only binds loopback addresses, and every request must
-carry the token from :func:`load_or_create_token` (``Authorization: Bearer``
-or ``X-Hookd-Token``), compared in constant time.  Without it, any local
-process — or a web page doing DNS rebinding — could run the user's hooks with
-input of its choosing.
+Security: the TCP listener only binds loopback addresses, and every request
+there must carry the token from :func:`load_or_create_token`
+(``Authorization: Bearer`` or ``X-Hookd-Token``), compared in constant time.
+Without it, any local process — or a web page doing DNS rebinding — could run
+the user's hooks with input of its choosing.
+
+The same app is also served on a Unix socket (:func:`start_http_socket_endpoint`,
+``http.sock`` beside the daemon's socket): the door of the Claude Code mod,
+which reaches it through Claude Code's ``$.http.fetch(…, {socketPath})``.
+There the socket file is the authentication — created mode 0600 in a
+directory only the user may write, so no other user can connect, and a
+browser cannot reach a Unix socket at all — and each peer's uid is checked
+again (``SO_PEERCRED``); no token is asked for.  The peer's pid comes from
+the kernel with it, instead of a search.
 
 Which agent sent a request: Claude Code puts ``CLAUDE_PID`` only in its hook
 *subprocess* environment, so ``$CLAUDE_PID`` in an http hook's headers is
@@ -42,6 +51,9 @@ import json
 import math
 import os
 import secrets
+import socket
+import stat
+import struct
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -67,11 +79,14 @@ __all__ = [
     "MAX_BODY",
     "FireFn",
     "HttpLimits",
+    "UnsafeHttpSocket",
     "load_or_create_token",
     "open_http_listeners",
+    "open_unix_http_listener",
     "render_http",
     "serve_http",
     "start_http_endpoint",
+    "start_http_socket_endpoint",
     "token_path",
 ]
 
@@ -151,6 +166,40 @@ async def start_http_endpoint(
     return bound
 
 
+async def start_http_socket_endpoint(
+    path: Path,
+    fire: FireFn,
+    nursery: trio.Nursery,
+    limits: HttpLimits = HttpLimits(),
+    serve_under: Callable[..., Awaitable[None]] | None = None,
+    counters: Counter[str] | None = None,
+) -> Path:
+    """The same app on a Unix socket at ``path`` (owner-only; no token); returns the path.
+
+    The first socket is bound here, so an unsafe place is the caller's error
+    (:class:`UnsafeHttpSocket`) rather than a task restarting forever; a
+    restart under ``serve_under`` binds afresh.  The socket file is removed
+    when its serving task ends (if it is still the one bound).
+    """
+    first = [open_unix_http_listener(path)]
+
+    async def serve(*, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        listener = first.pop() if first else open_unix_http_listener(path)
+        inode = path.lstat().st_ino
+        try:
+            await serve_http([listener], fire, None, limits, counters, task_status=task_status)
+        finally:
+            listener.socket.close()
+            _unlink_if_ours(path, inode)
+
+    if serve_under is None:
+        await nursery.start(serve)
+    else:
+        await nursery.start(serve_under, serve)
+    log.info("http hook endpoint listening", socket=str(path))
+    return path
+
+
 # --- the token ---------------------------------------------------------------------
 
 
@@ -199,6 +248,94 @@ async def open_http_listeners(port: int, host: str = "127.0.0.1") -> list[trio.S
     return await trio.open_tcp_listeners(port, host=str(address))
 
 
+class UnsafeHttpSocket(ValueError):
+    """The http socket's place could let another user reach or replace it."""
+
+
+def open_unix_http_listener(path: Path) -> trio.SocketListener:
+    """Bind ``path`` as an owner-only (0600) Unix socket; refuse any place another user controls.
+
+    Checked before binding: the directory is the user's own and writable by
+    nobody else (else someone could swap the socket); a leftover socket that
+    no process answers on is replaced, anything else at ``path`` — a file, a
+    live socket — is refused.  The socket is bound under umask ``0177``, so
+    it is never, not even for a moment, connectable by others, and its mode is
+    checked after binding.
+    """
+    directory = path.parent
+    try:
+        info = directory.stat()
+    except FileNotFoundError:
+        raise UnsafeHttpSocket(f"{directory} does not exist (http socket {path})") from None
+    if info.st_uid != os.getuid():
+        raise UnsafeHttpSocket(
+            f"{directory} belongs to uid {info.st_uid}, not to hookd's user (uid {os.getuid()}); "
+            f"refusing to put the http socket there (setting http_socket_path)"
+        )
+    if stat.S_IMODE(info.st_mode) & 0o022:
+        raise UnsafeHttpSocket(
+            f"{directory} is writable by other users (mode {stat.S_IMODE(info.st_mode):o}); "
+            f"refusing to put the http socket there (setting http_socket_path)"
+        )
+    try:
+        existing = path.lstat()
+    except FileNotFoundError:
+        pass
+    else:
+        if not stat.S_ISSOCK(existing.st_mode):
+            raise UnsafeHttpSocket(f"{path} exists and is not a socket; refusing to replace it")
+        if _answers(path):
+            raise UnsafeHttpSocket(f"{path} is already served by another process")
+        path.unlink()  # left behind by a daemon that crashed
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        old_umask = os.umask(0o177)
+        try:
+            sock.bind(str(path))
+        finally:
+            os.umask(old_umask)
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        if mode & 0o077:
+            path.unlink()
+            raise UnsafeHttpSocket(f"{path} was created mode {mode:o}, not 600; removed it")
+        sock.listen(512)
+    except BaseException:
+        sock.close()
+        raise
+    return trio.SocketListener(trio.socket.from_stdlib_socket(sock))
+
+
+def _answers(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def _unlink_if_ours(path: Path, inode: int) -> None:
+    try:
+        if path.lstat().st_ino == inode:
+            path.unlink()
+    except OSError as exc:
+        log.debug("http socket already gone", socket=str(path), error=str(exc))
+
+
+def _unix_peer(stream: trio.SocketStream) -> tuple[int, int] | None:
+    """``(pid, uid)`` of a Unix-socket peer (``SO_PEERCRED``, Linux); None for TCP or elsewhere."""
+    sock = stream.socket
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if sock.family != socket.AF_UNIX or opt is None:
+        return None
+    raw = sock.getsockopt(socket.SOL_SOCKET, opt, struct.calcsize("3i"))
+    pid, uid, _gid = struct.unpack("3i", raw)
+    return pid, uid
+
+
 # --- rendering ---------------------------------------------------------------------
 
 
@@ -240,7 +377,7 @@ class _HttpError(Exception):
 async def serve_http(
     listeners: Sequence[trio.SocketListener],
     fire: FireFn,
-    token: str,
+    token: str | None,
     limits: HttpLimits = HttpLimits(),
     counters: Counter[str] | None = None,
     *,
@@ -254,14 +391,31 @@ async def serve_http(
     setting) and closed.  ``counters`` gets ``http_connections`` (accepted and
     served) and ``http_agent_lookups`` (peer searches: at most one per
     connection, none for one whose events need nothing of the agent).
+    ``token``: None on a Unix socket, whose file mode is the authentication
+    (a peer of another uid is refused with ``403``).
     """
-    expected = token.encode()
+    expected = token.encode() if token is not None else None
     open_connections = 0
     finder = PeerFinder()
     counted: Counter[str] = Counter() if counters is None else counters
+    me = os.getuid()
 
     async def handler(stream: trio.SocketStream) -> None:
         nonlocal open_connections
+        unix_peer = _unix_peer(stream) if expected is None else None
+        if expected is None and (unix_peer is None or unix_peer[1] != me):
+            # Unreachable while the socket is 0600 — unless someone loosened it.
+            uid = None if unix_peer is None else unix_peer[1]
+            message = f"hookd serves only its own user (uid {me}), not uid {uid}"
+            try:
+                with trio.move_on_after(1.0):
+                    await _send_error(stream, h11.Connection(h11.SERVER), 403, message)
+                await _linger(stream)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            finally:
+                await trio.aclose_forcefully(stream)
+            return
         if limits.max_connections is not None and open_connections >= limits.max_connections:
             message = (
                 f"hookd already has {open_connections} http connections open "
@@ -278,7 +432,7 @@ async def serve_http(
             return
         open_connections += 1
         counted["http_connections"] += 1
-        agent = _HttpAgent(stream, finder, counted)
+        agent = _HttpAgent(stream, finder, counted, None if unix_peer is None else unix_peer[0])
         try:
             await _serve_connection(stream, fire, expected, agent, limits)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -297,7 +451,7 @@ async def serve_http(
 async def _serve_connection(
     stream: trio.SocketStream,
     fire: FireFn,
-    token: bytes,
+    token: bytes | None,
     agent: _HttpAgent,
     limits: HttpLimits = HttpLimits(),
 ) -> None:
@@ -407,7 +561,7 @@ async def _dispatch(
     request: h11.Request,
     body: bytes,
     fire: FireFn,
-    token: bytes,
+    token: bytes | None,
     agent: _HttpAgent,
 ) -> tuple[int, bytes | None]:
     target = request.target.decode("latin-1").split("?", 1)[0]
@@ -417,7 +571,7 @@ async def _dispatch(
         raise _HttpError(404, f"no such endpoint {target!r}; hooks post to /hooks/<Event>")
     if request.method != b"POST":
         raise _HttpError(405, "hooks must be sent with POST")
-    if not _authorized(request, token):
+    if token is not None and not _authorized(request, token):
         raise _HttpError(401, "missing or wrong hookd token")
     event = target[len("/hooks/") :]
     if event not in EVENT_NAMES:
@@ -552,13 +706,21 @@ class _HttpAgent:
     one process, whose command line and start-up environment are fixed.  One
     worker thread does the whole search (``/proc`` reads can block on a busy
     machine).  Requests on one connection are served one after another, so two
-    resolves never overlap.
+    resolves never overlap.  A Unix-socket peer's pid is ``known`` from
+    ``SO_PEERCRED`` when it connects; only its context and environment are read.
     """
 
-    def __init__(self, stream: trio.SocketStream, finder: PeerFinder, counters: Counter[str]):
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        finder: PeerFinder,
+        counters: Counter[str],
+        known: int | None = None,
+    ):
         self._stream = stream
         self._finder = finder
         self._counters = counters
+        self._known = known
         self._found: tuple[int | None, str, ClaudeAgentEnv] | None = None
 
     async def resolve(self, event: str, raw: Mapping[str, Any]) -> AgentInfo:
@@ -569,7 +731,10 @@ class _HttpAgent:
         return AgentInfo(pid, context, env.for_event(event, raw))
 
     def _search(self) -> tuple[int | None, str, ClaudeAgentEnv]:
-        pid: int | None = None
+        pid: int | None = self._known
+        if pid is not None:
+            context = agent_context(pid)
+            return pid, context, read_agent(pid, context)
         try:
             local = self._stream.socket.getsockname()
             peer = self._stream.socket.getpeername()

@@ -27,7 +27,12 @@ import structlog
 import trio
 
 import hookd
-from hookd.bridge.http_endpoint import HttpLimits, start_http_endpoint
+from hookd.bridge.http_endpoint import (
+    HttpLimits,
+    UnsafeHttpSocket,
+    start_http_endpoint,
+    start_http_socket_endpoint,
+)
 from hookd.config.sources import SourceLayout
 from hookd.daemon import systemd
 from hookd.daemon.activity import Activity
@@ -109,6 +114,8 @@ class Daemon:
         self.started = time.time()
         self.http_port: int | None = None
         """The http endpoint's bound port once it listens (``hookctl claude install`` checks it)."""
+        self.http_socket: Path | None = None
+        """The http API's Unix socket once it listens (the Claude Code mod's door)."""
         self.connections: set[Connection] = set()
         self.handlers: Handlers | None = None
         """The live handler set (http client, python worker pool) while ``run`` runs."""
@@ -240,21 +247,7 @@ class Daemon:
                         clients_done.set()
 
                 nursery.start_soon(serve_clients)
-                if self.settings.http_port is not None:
-                    self.http_port = await start_http_endpoint(
-                        self.settings.http_port,
-                        self.pipeline.fire,
-                        nursery,
-                        HttpLimits(
-                            max_connections=self.settings.http_max_connections,
-                            header_timeout=self.settings.http_header_timeout,
-                            body_timeout=self.settings.http_body_timeout,
-                        ),
-                        serve_under=functools.partial(
-                            supervise, "http", self.faults, takes_status=True
-                        ),
-                        counters=self.activity.counters,
-                    )
+                await self._start_http(nursery)
                 log.info(
                     "hookd serving",
                     socket=str(self.socket_path),
@@ -276,6 +269,42 @@ class Daemon:
                 SUBREAPER.disable()
             listener.close()
             self._unlink_socket()
+
+    async def _start_http(self, nursery: trio.Nursery) -> None:
+        """The http hook API: on the loopback port (with the token) when ``http_port`` is
+        set, and on the owner-only Unix socket unless ``http_socket`` is off — one app,
+        two listeners, each under its own supervisor."""
+        limits = HttpLimits(
+            max_connections=self.settings.http_max_connections,
+            header_timeout=self.settings.http_header_timeout,
+            body_timeout=self.settings.http_body_timeout,
+        )
+        if self.settings.http_port is not None:
+            self.http_port = await start_http_endpoint(
+                self.settings.http_port,
+                self.pipeline.fire,
+                nursery,
+                limits,
+                serve_under=functools.partial(supervise, "http", self.faults, takes_status=True),
+                counters=self.activity.counters,
+            )
+        if self.settings.http_socket:
+            path = self.settings.http_socket_file(self.socket_path)
+            try:
+                self.http_socket = await start_http_socket_endpoint(
+                    path,
+                    self.pipeline.fire,
+                    nursery,
+                    limits,
+                    serve_under=functools.partial(
+                        supervise, "http-socket", self.faults, takes_status=True
+                    ),
+                    counters=self.activity.counters,
+                )
+            except (UnsafeHttpSocket, OSError) as exc:
+                # The daemon's own socket still serves every client: report, keep going.
+                self.faults.record("http-socket", exc)
+                log.error("http socket not served", socket=str(path), error=str(exc))
 
     async def _shutdown(self, accept_scope: trio.CancelScope, clients_done: trio.Event) -> None:
         """Stop accepting; let in-flight events finish (up to the grace); flush replies.

@@ -107,6 +107,11 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Connections the shared http client (http hooks, Messages API) keeps at most."""
     http_port: int | None = None
     """Loopback port of the Claude Code http-hook endpoint; None disables it."""
+    http_socket: bool = True
+    """Serve the same http hook API on an owner-only Unix socket too (no token: the
+    socket's mode is the authentication): the door of the Claude Code mod."""
+    http_socket_path: str = ""
+    """Empty: ``http.sock`` beside the daemon's socket."""
     async_max_running: int = 256
     """Async hooks running at once, all sessions together (see docs/async.md)."""
     async_max_running_per_session: int = 32
@@ -159,6 +164,12 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         if self.socket:
             return Path(self.socket).expanduser()
         return Path(sockpath.default_socket_path())
+
+    def http_socket_file(self, daemon_socket: Path) -> Path:
+        """Where the http API's Unix socket goes: the setting, else beside ``daemon_socket``."""
+        if self.http_socket_path:
+            return Path(self.http_socket_path).expanduser()
+        return daemon_socket.parent / "http.sock"
 
     def state_path(self) -> Path:
         return Path(self.state_dir).expanduser() if self.state_dir else state_dir()

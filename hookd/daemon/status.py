@@ -52,6 +52,8 @@ class DaemonStatus(msgspec.Struct, kw_only=True):
     """Projects whose own hooks do not run because the directory is not trusted."""
     http_port: int | None = None
     """The Claude Code http endpoint's port; None when it is off."""
+    http_socket: str | None = None
+    """The http API's owner-only Unix socket (the Claude Code mod's door); None when off."""
     faults: list[Fault] = msgspec.field(default_factory=list)
     """Long-lived tasks that raised and were restarted (hookd/daemon/faults.py)."""
     subreaper: SubreaperStatus | None = None
@@ -80,6 +82,9 @@ class ServerFacts(Protocol):
 
     @property
     def http_port(self) -> int | None: ...
+
+    @property
+    def http_socket(self) -> Path | None: ...
 
 
 class AgentConnection(Protocol):
@@ -124,6 +129,7 @@ def build_status(parts: StatusSources) -> DaemonStatus:
         async_hooks=parts.async_runner.listing(None),
         breakers=parts.breaker.states(),
         http_port=parts.server.http_port,
+        http_socket=None if parts.server.http_socket is None else str(parts.server.http_socket),
         faults=parts.faults.all(),
         subreaper=SubreaperStatus(
             adopted=SUBREAPER.adopted,
