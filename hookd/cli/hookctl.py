@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("hookd.cli.reliability_cmd", "re-run a recorded event on the current config"),
     "reset": ("hookd.cli.reliability_cmd", "resume hooks paused by the circuit breaker"),
     "claude": ("hookd.cli.claude_cmd", "run Claude Code's hooks through hookd"),
+    "agents": ("hookd.cli.agents_cmd", "every coding agent here: list, install, uninstall, status"),
     "systemd": ("hookd.cli.systemd_cmd", "run hookd as a socket-activated user service"),
     "top": ("hookd.cli.top", "a live full-screen view: sessions, running hooks, latency"),
     "completion": (_OWN_NAME, "print a shell completion script (bash, zsh, fish)"),
@@ -62,6 +63,7 @@ _REGISTRARS = {
     "hookd.cli.async_cmd": "add_command",
     "hookd.cli.reliability_cmd": "add_commands",
     "hookd.cli.claude_cmd": "add_claude_command",
+    "hookd.cli.agents_cmd": "add_agents_command",
     "hookd.cli.systemd_cmd": "add_systemd_command",
     "hookd.cli.top": "add_top_command",
 }

@@ -1,0 +1,471 @@
+"""Wire any agent to hookd through its adapter's install side (``hookctl agents …``).
+
+The generic driver behind ``hookctl agents install | uninstall | status``: for
+one agent and one scope it plans the change to the agent's own hook file and
+to hookd's config, prints it (``--dry-run``) or applies it.  Like
+:mod:`hookd.bridge.claude_settings` (Claude Code's richer installer, which
+``hookctl agents install claude`` routes to), everything here is pure planning
+— old and new text per file — and :func:`apply_plan` is the only writer.
+
+What ``install`` does, for an agent whose adapter says where its hooks live:
+
+* the agent's file (the first of ``adapter.hook_files(scope)``) gets one hookd
+  entry per event — ``adapter.wire(text, command)``, the command being the
+  relay (compiled when built, else the Python one) with
+  ``--agent <name> <native event>``, and ``--fail-closed`` where one of hookd's
+  hooks for that event has ``onFailure: "block"``;
+* the user's own hooks in that file (``adapter.read_hooks``: already in
+  hookd's shape, canonical events and tool names, seconds) move into hookd's
+  config of the same scope, so nothing runs twice:
+
+  ========  ==================================  ====================================
+  scope     the agent's file                    hookd config the hooks move to
+  ========  ==================================  ====================================
+  user      the adapter's user file             ``~/.config/hookd/hooks.json``
+  project   the adapter's project file          ``<project>/.claude/hooks.json``
+  ========  ==================================  ====================================
+
+  hookd has one project config for every agent (``.claude/hooks.json``, the
+  file hookd's loader reads and ``hookctl trust`` covers), so a project's hooks
+  from any agent land in the same place as Claude Code's;
+* a backup of the agent's file as it was (``<file>.hookd-backup``, with the
+  original file's mode) and a record beside it (``<file>.hookd-moved``, 0600):
+  the original text, the text install wrote, and the groups it *added* to
+  hookd's config (a group hookd already had — say the same guard moved from
+  Claude Code — is not recorded, so uninstalling this agent leaves it for the
+  other).
+
+``uninstall`` gives the file back exactly as it was when the file still holds
+what install wrote; when it was edited since, it refuses (``--force``
+restores the original anyway, and the dry run shows what would be lost),
+because a generic driver cannot take hookd's entries out of a native format it
+does not know without an adapter's help.  In hookd's config it removes the
+groups install added that are still there unchanged; edited ones stay, said so.
+
+Re-planning an install of an installed agent gives the same texts (the
+adapter's ``wire`` is idempotent and read_hooks skips hookd's own entries), which
+is what makes ``install`` idempotent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hookd.agents.base import Adapter, EventSpec, NativeHooks, Scope
+from hookd.bridge.claude_settings import (
+    FileChange,
+    Plan,
+    compiled_relay,
+    merge_hooks,
+    paths_for,
+    relay_bootstrap,
+    relay_script,
+)
+
+__all__ = [
+    "BACKUP_SUFFIX",
+    "RECORD_SUFFIX",
+    "AgentFileState",
+    "InstallRecord",
+    "Relay",
+    "apply_plan",
+    "file_state",
+    "hookd_config_path",
+    "plan_install",
+    "plan_uninstall",
+    "read_record",
+]
+
+BACKUP_SUFFIX = ".hookd-backup"
+RECORD_SUFFIX = ".hookd-moved"
+
+
+@dataclass(frozen=True)
+class Relay:
+    """The command every wired hook runs: ``hookd-relay --agent <name> <native event>``.
+
+    The compiled relay when ``scripts/build-relay`` built it beside this
+    interpreter (~1 ms an event), else the Python relay run from its cached
+    bytecode with an absolute interpreter (no console-script wrapper: that costs
+    a second interpreter start), exactly as Claude Code's installer picks it.
+    """
+
+    binary: str | None = field(default_factory=compiled_relay)
+    python: str = field(default_factory=lambda: sys.executable)
+    script: str = field(default_factory=lambda: str(relay_script()))
+    socket: str | None = None
+
+    def command(self, agent: str, native_event: str, *, fail_closed: bool) -> str:
+        """One shell command line (agents run their hooks' ``command`` through a shell)."""
+        if self.binary:
+            argv = [self.binary]
+        else:
+            argv = [self.python, "-I", "-S", "-c", relay_bootstrap(self.script)]
+        argv += ["--agent", agent, native_event]
+        if self.socket:
+            argv += ["--socket", self.socket]
+        if fail_closed:
+            argv.append("--fail-closed")
+        return shlex.join(argv)
+
+
+def hookd_config_path(scope: Scope, project: Path | None) -> Path:
+    """hookd's config file of ``scope`` (the same table as Claude Code's installer)."""
+    return paths_for(scope, project)[1]
+
+
+def backup_path(agent_file: Path) -> Path:
+    return agent_file.with_name(agent_file.name + BACKUP_SUFFIX)
+
+
+def record_path(agent_file: Path) -> Path:
+    return agent_file.with_name(agent_file.name + RECORD_SUFFIX)
+
+
+class InstallRecord:
+    """What one install did to one agent file (the ``.hookd-moved`` JSON beside it)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    @property
+    def agent(self) -> str:
+        return str(self.data.get("agent", ""))
+
+    @property
+    def original(self) -> str | None:
+        """The file's text before the first install; None: there was no file."""
+        value = self.data.get("original")
+        return value if isinstance(value, str) else None
+
+    @property
+    def installed(self) -> str:
+        """The text install wrote last (uninstall restores only over this text)."""
+        return str(self.data.get("installed", ""))
+
+    @property
+    def hookd_config(self) -> Path:
+        return Path(str(self.data.get("hookd_config", "")))
+
+    @property
+    def added(self) -> dict[str, list[Any]]:
+        """The groups install added to hookd's config, per canonical event."""
+        added = self.data.get("added")
+        if not isinstance(added, dict):
+            return {}
+        return {k: list(v) for k, v in added.items() if isinstance(v, list)}
+
+
+def read_record(agent_file: Path) -> InstallRecord | None:
+    text, data = _read_json(record_path(agent_file))
+    return None if text is None else InstallRecord(data)
+
+
+# --- planning --------------------------------------------------------------------------
+
+
+def plan_install(
+    adapter: Adapter,
+    scope: Scope,
+    relay: Relay,
+    *,
+    home: Path,
+    project: Path | None,
+) -> Plan:
+    """Wire ``adapter``'s file of ``scope`` to hookd and move its own hooks into hookd's config.
+
+    Raises ``ValueError`` (with the file) when a file involved cannot be read as it
+    must be: hookd's config is not a JSON object, or the agent's file does not parse
+    (wiring over it would drop whatever it held).
+    """
+    files = adapter.hook_files(scope, home, project)
+    if not files:
+        raise ValueError(f"{adapter.title} has no {scope}-scope hook file")
+    target = files[0]
+    old_text = _read_text(target)
+    record = read_record(target)
+    hookd_path = hookd_config_path(scope, project)
+    old_hookd, hookd_cfg = _read_json(hookd_path)
+    plan = Plan()
+
+    native = adapter.read_hooks(target) if old_text is not None else NativeHooks()
+    own = native.hooks
+    plan.notes.extend(f"{target}: {warning}" for warning in native.warnings)
+    base = hookd_cfg.get("hooks") if isinstance(hookd_cfg.get("hooks"), dict) else {}
+    merged = merge_hooks(base or {}, own)
+    added = _added_groups(base or {}, own)
+    if added:
+        plan.changes.append(
+            FileChange(hookd_path, old_hookd, _dump({**hookd_cfg, "hooks": merged}))
+        )
+        count = sum(len(g) for g in added.values())
+        plan.notes.append(
+            f"moved {count} hook group(s) from {target} to {hookd_path}: they now run "
+            "for every agent wired to hookd (edit them there)"
+        )
+    already = sum(len(g) for g in own.values()) - sum(len(g) for g in added.values())
+    if already:
+        plan.notes.append(
+            f"{already} hook group(s) of {target} were already in {hookd_path}: removed "
+            "from the agent's file only"
+        )
+
+    def command(spec: EventSpec) -> str:
+        return relay.command(adapter.name, spec.native, fail_closed=_fails_closed(merged, spec))
+
+    new_text = adapter.wire(old_text, command)
+    if record is None:
+        original = old_text
+        if old_text is not None:
+            plan.backup = backup_path(target)
+        earlier: dict[str, list[Any]] = {}
+    else:
+        original = record.original
+        earlier = record.added
+    new_record = {
+        "agent": adapter.name,
+        "scope": scope,
+        "hookd_config": str(hookd_path),
+        "original": original,
+        "installed": new_text,
+        "added": merge_hooks(earlier, added),
+    }
+    old_record = _read_text(record_path(target))
+    plan.changes.append(FileChange(target, old_text, new_text))
+    plan.changes.append(FileChange(record_path(target), old_record, _dump(new_record), True))
+    for other in files[1:]:
+        plan.notes.extend(_unmoved_note(adapter, other))
+    if scope == "project" and own:
+        where = project or Path.cwd()
+        plan.notes.append(
+            f"hookd runs a project's hooks only once it is trusted: hookctl trust {where}"
+        )
+    plan.notes.extend(f"{adapter.title}: {step}" for step in adapter.trust_steps(scope))
+    return plan
+
+
+def plan_uninstall(
+    adapter: Adapter,
+    scope: Scope,
+    *,
+    home: Path,
+    project: Path | None,
+    force: bool = False,
+) -> Plan:
+    """Give the agent's file back as it was before install, and take back from hookd's
+    config the groups install added (those still there unchanged).
+
+    Raises ``ValueError`` when the file was changed since install and ``force`` is not
+    given, or when it is wired to hookd with no record of the install (nothing says
+    what it held before).
+    """
+    files = adapter.hook_files(scope, home, project)
+    if not files:
+        raise ValueError(f"{adapter.title} has no {scope}-scope hook file")
+    target = files[0]
+    current = _read_text(target)
+    record = read_record(target)
+    plan = Plan()
+    if record is None:
+        if current is not None and adapter.is_wired(current):
+            raise ValueError(
+                f"{target} sends {adapter.title}'s events to hookd but there is no install "
+                f"record ({record_path(target)}): remove hookd's entries by hand"
+            )
+        plan.notes.append(f"{adapter.title} is not installed in {target}")
+        return plan
+    if current != record.installed and not force:
+        raise ValueError(
+            f"{target} was changed since hookctl installed it: uninstall --force restores "
+            f"it as it was before install (see the change with --dry-run --force), losing "
+            f"those edits"
+        )
+    if record.original is None:
+        if current is not None:
+            plan.removals.append(target)
+    else:
+        plan.changes.append(FileChange(target, current, record.original))
+    plan.removals.append(record_path(target))
+    if backup_path(target).exists():
+        plan.removals.append(backup_path(target))
+    _take_back(plan, record)
+    return plan
+
+
+def _take_back(plan: Plan, record: InstallRecord) -> None:
+    """hookd's config without the groups install added (when they are still there as added)."""
+    path = record.hookd_config
+    if not record.added or not str(path):
+        return
+    old, cfg = _read_json(path)
+    hooks = cfg.get("hooks")
+    if old is None or not isinstance(hooks, dict):
+        return
+    kept: dict[str, Any] = {}
+    removed = edited = 0
+    for event, groups in hooks.items():
+        added = record.added.get(event, [])
+        if not isinstance(groups, list):
+            kept[event] = groups
+            continue
+        left = [g for g in groups if g not in added]
+        removed += len(groups) - len(left)
+        if left:
+            kept[event] = left
+    for event, groups in record.added.items():
+        present = hooks.get(event) if isinstance(hooks.get(event), list) else []
+        edited += sum(1 for g in groups if g not in (present or []))
+    if removed:
+        new_cfg = dict(cfg)
+        if kept:
+            new_cfg["hooks"] = kept
+        else:
+            new_cfg.pop("hooks")
+        plan.changes.append(FileChange(path, old, _dump(new_cfg)))
+        plan.notes.append(f"moved {removed} hook group(s) back out of {path}")
+    if edited:
+        plan.notes.append(
+            f"{edited} group(s) install moved are no longer in {path} as moved (edited or "
+            "removed there): left as they are"
+        )
+
+
+def _added_groups(base: dict[str, Any], own: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    added: dict[str, list[Any]] = {}
+    for event, groups in own.items():
+        present = base.get(event) if isinstance(base.get(event), list) else []
+        for group in groups:
+            if group not in (present or []) and group not in added.get(event, []):
+                added.setdefault(event, []).append(group)
+    return added
+
+
+def _fails_closed(hooks: dict[str, Any], spec: EventSpec) -> bool:
+    groups = hooks.get(spec.canonical)
+    for group in groups if isinstance(groups, list) else []:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        for handler in handlers if isinstance(handlers, list) else []:
+            if isinstance(handler, dict) and handler.get("onFailure") == "block":
+                return True
+    return False
+
+
+def _unmoved_note(adapter: Adapter, path: Path) -> list[str]:
+    """Another file of the same scope that still has hooks of its own (they keep running)."""
+    if _read_text(path) is None:
+        return []
+    try:
+        hooks = adapter.read_hooks(path).hooks
+    except (OSError, ValueError) as exc:
+        return [f"{path}: not read ({exc})"]
+    count = sum(len(g) for g in hooks.values())
+    if not count:
+        return []
+    return [
+        f"{path} keeps {count} hook group(s) of its own: {adapter.title} still runs them "
+        f"itself (move them into hookd's config by hand)"
+    ]
+
+
+# --- state (status, list) --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentFileState:
+    """One of an agent's hook files as ``hookctl agents status`` reports it."""
+
+    path: Path
+    exists: bool
+    wired: bool
+    own_groups: int
+    """The user's hooks still in the file (they run natively, not through hookd)."""
+    recorded: bool
+    """An install record is beside it (``uninstall`` can restore)."""
+    error: str | None = None
+
+
+def file_state(adapter: Adapter, path: Path) -> AgentFileState:
+    text = _read_text(path)
+    recorded = record_path(path).exists()
+    if text is None:
+        return AgentFileState(path, False, False, 0, recorded)
+    try:
+        wired = adapter.is_wired(text)
+        own = sum(len(g) for g in adapter.read_hooks(path).hooks.values())
+    except (OSError, ValueError) as exc:
+        return AgentFileState(path, True, False, 0, recorded, error=str(exc))
+    return AgentFileState(path, True, wired, own, recorded)
+
+
+# --- files -----------------------------------------------------------------------------
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _read_json(path: Path) -> tuple[str | None, dict[str, Any]]:
+    text = _read_text(path)
+    if text is None or not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {exc.lineno}: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return text, data
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def apply_plan(plan: Plan, *, write: Callable[[Path, str, int], None] | None = None) -> list[Path]:
+    """Write the changed files atomically; back up the agent's file first (fresh installs).
+
+    The backup keeps the original file's mode: it is a copy of a file the user
+    already had, with the exposure it already had.  New files are owner-only
+    (hook commands and headers may hold secrets); a file that exists keeps its
+    mode; the install record is always owner-only (it holds the original text).
+    """
+    put = write or _write_atomically
+    written: list[Path] = []
+    for change in plan.changed:
+        change.path.parent.mkdir(parents=True, exist_ok=True)
+        backup = plan.backup
+        if backup is not None and change.old is not None and backup == backup_path(change.path):
+            if not backup.exists():
+                put(backup, change.old, _mode_of(change.path))
+        put(change.path, change.new, 0o600 if change.private else _mode_of(change.path))
+        written.append(change.path)
+    for path in plan.removals:
+        path.unlink(missing_ok=True)
+    return written
+
+
+def _write_atomically(path: Path, text: str, mode: int) -> None:
+    """Via a temporary file created with ``mode`` (never wider, not even for a moment)."""
+    tmp = path.with_name(f".{path.name}.hookd-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def _mode_of(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return 0o600
