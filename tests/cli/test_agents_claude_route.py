@@ -61,7 +61,10 @@ def test_agents_list_and_status_show_claude_wired_after_install(
     _home(monkeypatch, home, tmp_path / "none.sock")
     assert hookctl(["agents", "status", "claude", "--json", "--project-dir", str(tmp_path)]) == 0
     before = json.loads(capsys.readouterr().out)
-    assert before[0]["agent"] == "claude" and before[0]["wired"] == {"user": False, "project": False}
+    assert before[0]["agent"] == "claude" and before[0]["wired"] == {
+        "user": False,
+        "project": False,
+    }
     assert before[0]["files"]["user"][0]["own_groups"] > 0
 
     assert hookctl(["agents", "install", "claude", "--python-relay"]) == 0
