@@ -1,47 +1,43 @@
 """The one table from an agent's name to its adapter.
 
-Every door that names an agent — ``hookd-relay --agent NAME``, the daemon's
-route, ``hookctl agents install NAME``, ``hookctl explain --agent NAME`` —
-looks it up here, so adding an agent is one module and one line below.
+``hookd-relay --agent NAME``, a ``fire``'s ``agent`` field, ``hookctl agents
+… NAME`` and the capability report all look agents up here, so an adapter
+exists for hookd exactly when it is listed in :data:`ADAPTERS`.  Adapters are
+stateless, so one instance each serves every event.
 
-Adapters are imported on first use: ``hookctl agents list`` needs them all,
-a relayed event needs one.
+Why an explicit list rather than discovery: the set of doors into the daemon
+is part of its security surface (each decodes untrusted input), so adding one
+is a visible one-line change here — import the adapter class, add an instance.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
-
 from hookd.agents.base import Adapter
 
-__all__ = ["UnknownAgent", "adapters", "get", "names"]
+__all__ = ["ADAPTERS", "DEFAULT_AGENT", "UnknownAgent", "adapter_for", "names"]
 
-_ADAPTERS: dict[str, str] = {}
-"""Agent name → ``module:Class`` of its adapter, in the order ``hookctl agents list`` shows."""
+DEFAULT_AGENT = "claude"
+"""A request that names no agent comes from Claude Code (every door before agents existed)."""
+
+ADAPTERS: tuple[Adapter, ...] = ()
+"""Every agent hookd serves, Claude Code first (``hookctl agents list`` keeps this order)."""
+
+_BY_NAME: dict[str, Adapter] = {a.name: a for a in ADAPTERS}
+assert len(_BY_NAME) == len(ADAPTERS), "two adapters share a name"
 
 
 class UnknownAgent(LookupError):
-    """A name no adapter has (the message lists the names there are)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else "unknown agent"
+    """An agent name no adapter answers to; the message lists the known ones."""
 
 
 def names() -> list[str]:
-    return list(_ADAPTERS)
+    return list(_BY_NAME)
 
 
-@functools.cache
-def get(name: str) -> Adapter:
-    """The adapter for ``name`` (one stateless instance per agent)."""
-    target = _ADAPTERS.get(name)
-    if target is None:
-        raise UnknownAgent(f"no agent {name!r}; hookd knows: {', '.join(_ADAPTERS) or 'none'}")
-    module, cls = target.split(":")
-    adapter: Adapter = getattr(importlib.import_module(module), cls)()
+def adapter_for(name: str | None) -> Adapter:
+    """The adapter for ``name`` (None or empty: Claude Code); raises :class:`UnknownAgent`."""
+    key = name or DEFAULT_AGENT
+    adapter = _BY_NAME.get(key)
+    if adapter is None:
+        raise UnknownAgent(f"unknown agent {key!r} (known: {', '.join(names())})")
     return adapter
-
-
-def adapters() -> list[Adapter]:
-    return [get(name) for name in _ADAPTERS]

@@ -50,13 +50,13 @@ def _adapters() -> list[Adapter]:
     """Every agent hookd has an adapter for, Claude Code's included when there is one."""
     from hookd.agents import registry
 
-    return registry.adapters()
+    return list(registry.ADAPTERS)
 
 
 def _adapter(name: str) -> Adapter:
     from hookd.agents import registry
 
-    return registry.get(name)
+    return registry.adapter_for(name)
 
 
 def _names() -> list[str]:
