@@ -13,13 +13,20 @@ is a visible one-line change here — import the adapter class, add an instance.
 from __future__ import annotations
 
 from hookd.agents.base import Adapter
+from hookd.agents.claude import ClaudeAdapter
+from hookd.agents.codex import CodexAdapter
+from hookd.agents.gemini import GeminiAdapter
 
 __all__ = ["ADAPTERS", "DEFAULT_AGENT", "UnknownAgent", "adapter_for", "names"]
 
 DEFAULT_AGENT = "claude"
 """A request that names no agent comes from Claude Code (every door before agents existed)."""
 
-ADAPTERS: tuple[Adapter, ...] = ()
+ADAPTERS: tuple[Adapter, ...] = (
+    ClaudeAdapter(),
+    CodexAdapter(),
+    GeminiAdapter(),
+)
 """Every agent hookd serves, Claude Code first (``hookctl agents list`` keeps this order)."""
 
 _BY_NAME: dict[str, Adapter] = {a.name: a for a in ADAPTERS}

@@ -1,0 +1,263 @@
+"""OpenAI Codex CLI (``@openai/codex``, run for real at 0.169.0): Claude Code's dialect, nearly.
+
+What Codex does, as seen running it (``../shared/reference/agents.md`` §1)
+and as its binary's own hook-output checks say:
+
+* Events carry Claude Code's names and snake_case fields, plus ``turn_id``
+  and ``model`` (kept for hooks that want them); no ``prompt_id``.  The
+  shell tool reaches hooks already named ``Bash`` with ``tool_input.command``
+  (the model's ``exec_command``); patches are ``apply_patch`` with
+  ``{"command": patch}`` — kept under that name, because a patch is not an
+  Edit (it has no ``file_path``) and a hook reading Edit's fields would
+  misread it.  ``tool_response`` is a string, not Claude Code's object.
+* It reads Claude Code's output: exit 2 + stderr, ``permissionDecision:
+  "deny"`` and the legacy ``decision: "block"`` all block; ``updatedInput``
+  with ``permissionDecision: "allow"`` rewrites a Bash call.  But its checks
+  *reject* on PreToolUse: ``ask``, ``allow`` without ``updatedInput``,
+  ``continue: false``, ``stopReason``, ``suppressOutput``, a deny without a
+  reason; on PostToolUse and PermissionRequest the ``updated…`` fields.  So
+  :meth:`CodexAdapter.encode` renders Claude Code's output and then removes
+  or restates exactly those (``ask`` was already a deny, see
+  :mod:`hookd.agents.capabilities`).
+* A Stop block continues the turn with the reason as a user message (exit 2
+  needs stderr: Codex calls an empty one an error, so a reason is always
+  given).  PostToolUse ``decision: "block"`` replaces what the model sees of
+  the tool's output.  ``additionalContext`` arrives as a developer message.
+* Timeouts are seconds; Codex clamps SessionEnd hooks to 3 s.  Hooks of one
+  event run in parallel; matchers are regexes on the mapped name.
+* Trust: ``codex exec`` skips hooks it has not trusted — silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import structlog
+
+from hookd.agents.base import (
+    Adapter,
+    AgentEvent,
+    AgentReply,
+    Capabilities,
+    EventSpec,
+    Installation,
+    NativeHooks,
+    Scope,
+)
+from hookd.agents.claude_shape import read_claude_shaped, wire_claude_shaped, wired_claude_shaped
+from hookd.agents.detect import detect_binary
+from hookd.engine.claude_output import render_claude
+from hookd_client.events import EventInputError
+from hookd_client.results import FireResult
+
+__all__ = ["CodexAdapter"]
+
+log = structlog.get_logger("hookd.agents.codex")
+
+_NONE = Capabilities(system_message=True)
+_CONTEXT = Capabilities(add_context=True, system_message=True)
+_STOP = Capabilities(block=True, continue_stop=True, system_message=True)
+
+DEFAULT_BLOCK_REASON = "Blocked by a hook (hookd)"
+"""Codex rejects a deny without a reason and an exit 2 without stderr; hookd never sends one."""
+
+WIRED_TIMEOUT = 600
+"""Seconds the wired entry gives hookd (hookd enforces each hook's own timeout)."""
+
+
+class CodexAdapter(Adapter):
+    name: ClassVar[str] = "codex"
+    title: ClassVar[str] = "OpenAI Codex CLI"
+    verified: ClassVar[bool] = True
+    tested_version: ClassVar[str | None] = "0.169.0"
+    events = (
+        EventSpec(native="SessionStart", canonical="SessionStart", caps=_CONTEXT),
+        EventSpec(
+            native="UserPromptSubmit",
+            canonical="UserPromptSubmit",
+            caps=Capabilities(block=True, add_context=True, system_message=True),
+            note="a block ends the turn before any model request (exec exits 0)",
+        ),
+        EventSpec(
+            native="PreToolUse",
+            canonical="PreToolUse",
+            caps=Capabilities(block=True, rewrite_input=True, system_message=True),
+            note="no ask (becomes a deny); updatedInput must keep a string `command`",
+        ),
+        EventSpec(
+            native="PermissionRequest",
+            canonical="PermissionRequest",
+            caps=Capabilities(block=True, system_message=True),
+            note="fires only when Codex would ask (not with approval_policy never)",
+        ),
+        EventSpec(
+            native="PostToolUse",
+            canonical="PostToolUse",
+            caps=Capabilities(block=True, add_context=True, system_message=True),
+            note="tool_response is a string; a block replaces the output the model sees",
+        ),
+        EventSpec(native="PreCompact", canonical="PreCompact", caps=_NONE),
+        EventSpec(native="PostCompact", canonical="PostCompact", caps=_NONE),
+        EventSpec(native="SubagentStart", canonical="SubagentStart", caps=_CONTEXT),
+        EventSpec(native="SubagentStop", canonical="SubagentStop", caps=_STOP),
+        EventSpec(
+            native="Stop",
+            canonical="Stop",
+            caps=_STOP,
+            note="a block continues the turn with the reason as a user message",
+        ),
+        EventSpec(
+            native="SessionEnd",
+            canonical="SessionEnd",
+            caps=_NONE,
+            note="Codex clamps SessionEnd hooks to 3 s",
+        ),
+    )
+    tools: ClassVar[dict[str, str]] = {
+        "exec_command": "Bash",
+        "shell_command": "Bash",
+        "shell": "Bash",
+        "local_shell": "Bash",
+    }
+    """Codex names its shell calls ``Bash`` for hooks already; older names are mapped too."""
+
+    # --- runtime ------------------------------------------------------------------
+
+    def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
+        spec = self.event_spec(native_event)
+        if not isinstance(raw, dict):
+            raise EventInputError(f"{self.title} {native_event} input: not a JSON object")
+        data = dict(raw)
+        named = data.get("hook_event_name", native_event)
+        if named != native_event:
+            raise EventInputError(
+                f"{self.title} {native_event} input: `$.hook_event_name` is {named!r}"
+            )
+        data["hook_event_name"] = spec.canonical
+        tool = data.get("tool_name")
+        if isinstance(tool, str) and tool in self.tools:
+            data["native_tool_name"] = tool
+            data["tool_name"] = self.tools[tool]
+        return AgentEvent(
+            agent=self.name,
+            native_event=native_event,
+            event=spec.canonical,
+            input=data,
+            spec=spec,
+        )
+
+    def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
+        tool = event.input.get("tool_name")
+        out = render_claude(result, tool if isinstance(tool, str) else None)
+        if out.exit_code == 2:
+            return AgentReply(
+                stdout=out.stdout,
+                stderr=out.stderr if out.stderr.strip() else DEFAULT_BLOCK_REASON + "\n",
+                exit_code=2,
+            )
+        if not out.stdout.startswith("{"):
+            return AgentReply(stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code)
+        data = json.loads(out.stdout)
+        _fit(event.event, data)
+        stdout = json.dumps(data) + "\n" if data else ""
+        return AgentReply(stdout=stdout, stderr=out.stderr, exit_code=out.exit_code)
+
+    # --- install --------------------------------------------------------------------
+
+    def detect(self) -> Installation:
+        return detect_binary("codex")
+
+    def hook_files(self, scope: Scope, home: Path, project: Path | None) -> list[Path]:
+        """``$CODEX_HOME/hooks.json`` (``~/.codex``) or ``<project>/.codex/hooks.json``.
+
+        Hooks inline in ``config.toml`` (``[[hooks.PreToolUse]]``) also run; hookd
+        writes ``hooks.json`` and ``hookctl doctor`` points at inline ones.
+        """
+        if scope == "user":
+            return [home / ".codex" / "hooks.json"]
+        return [] if project is None else [project / ".codex" / "hooks.json"]
+
+    def read_hooks(self, path: Path) -> NativeHooks:
+        # Matchers stay as written: Codex matches them against ``Bash``, so a
+        # matcher naming ``exec_command`` never matched natively; mapping it
+        # would make it start matching through hookd.
+        found = read_claude_shaped(path, self.events)
+        for event, groups in found.hooks.items():
+            for i, group in enumerate(groups):
+                matcher = group.get("matcher")
+                if isinstance(matcher, str) and matcher in self.tools:
+                    found.warnings.append(
+                        f"{path}: hooks.{event}[{i}].matcher {matcher!r} never matches under"
+                        " Codex (it names the shell `Bash` for hooks); kept as written"
+                    )
+        return found
+
+    def wire(self, text: str | None, command: Callable[[EventSpec], str]) -> str:
+        return wire_claude_shaped(
+            text,
+            self.events,
+            command,
+            timeout=lambda spec: None if spec.canonical == "SessionEnd" else WIRED_TIMEOUT,
+            what="Codex hooks.json",
+        )
+
+    def is_wired(self, text: str) -> bool:
+        return wired_claude_shaped(text, self.events)
+
+    def trust_steps(self, scope: Scope) -> list[str]:
+        steps = [
+            "Codex runs only hooks it trusts, and skips the others silently: start `codex`"
+            " once and approve hookd's hooks (trust is stored in config.toml as"
+            " [hooks.state] trusted_hash), or run `codex exec --dangerously-bypass-hook-trust`.",
+        ]
+        if scope == "project":
+            steps.append(
+                "Project hooks also need the project trusted: `codex --trust`, or"
+                ' [projects."<path>"] trust_level = "trusted" in config.toml.'
+            )
+        return steps
+
+
+def _fit(event: str, data: dict[str, Any]) -> None:
+    """Claude Code's output for ``event`` made acceptable to Codex's checks (in place)."""
+    specific = data.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, dict) else {}
+    if event == "PreToolUse":
+        stop = data.pop("continue", None) is False
+        stop_reason = data.pop("stopReason", None)
+        data.pop("suppressOutput", None)
+        decision = specific.get("permissionDecision")
+        if stop and decision != "deny":
+            # continue:false is "stop everything"; Codex refuses it here, so the
+            # call is denied instead (never run after a hook said stop).
+            specific["permissionDecision"] = decision = "deny"
+            specific["permissionDecisionReason"] = stop_reason or DEFAULT_BLOCK_REASON
+            log.warning("continue:false on PreToolUse sent to Codex as a deny")
+        if decision == "allow" and "updatedInput" not in specific:
+            specific.pop("permissionDecision")
+            specific.pop("permissionDecisionReason", None)
+        if decision == "deny" and not specific.get("permissionDecisionReason"):
+            specific["permissionDecisionReason"] = DEFAULT_BLOCK_REASON
+        if "updatedInput" in specific and decision is None:
+            specific["permissionDecision"] = "allow"
+    elif event in ("PostToolUse", "PermissionRequest"):
+        for key in ("updatedMCPToolOutput", "updatedToolOutput", "updatedPermissions"):
+            if specific.pop(key, None) is not None:
+                log.warning("Codex cannot apply a hook's output field", field=key, hook_event=event)
+        data.pop("suppressOutput", None)
+        verdict = specific.get("decision")
+        if event == "PermissionRequest" and isinstance(verdict, dict):
+            for key in ("updatedInput", "updatedPermissions"):
+                if verdict.pop(key, None) is not None:
+                    log.warning("Codex cannot apply a PermissionRequest field", field=key)
+        if event == "PermissionRequest":
+            data.pop("continue", None)
+            data.pop("stopReason", None)
+    if data.get("decision") == "block" and not data.get("reason"):
+        data["reason"] = DEFAULT_BLOCK_REASON
+    data.pop("hookSpecificOutput", None)
+    if set(specific) - {"hookEventName"}:
+        data["hookSpecificOutput"] = {"hookEventName": event, **specific}
