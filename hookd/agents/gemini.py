@@ -297,7 +297,7 @@ class GeminiAdapter(Adapter):
         if isinstance(config, dict):
             if config.get("enabled") is False:
                 found.warnings.append(
-                    f"{path}: hooksConfig.enabled is false: Gemini CLI runs no hooks from any "
+                    "hooksConfig.enabled is false: Gemini CLI runs no hooks from any "
                     "file, hookd's included, until it is true"
                 )
             names = config.get("disabled")
@@ -309,13 +309,11 @@ class GeminiAdapter(Adapter):
         if not isinstance(hooks, dict):
             raise SettingsError(f"{path}: `hooks` is not an object")
         for native, groups in hooks.items():
-            self._read_event(path, native, groups, disabled, found)
+            self._read_event(native, groups, disabled, found)
         return found
 
-    def _read_event(
-        self, path: Path, native: str, groups: Any, disabled: set[str], found: NativeHooks
-    ) -> None:
-        where = f"{path}: hooks.{native}"
+    def _read_event(self, native: str, groups: Any, disabled: set[str], found: NativeHooks) -> None:
+        where = f"hooks.{native}"
         if native in HOOKS_CONFIG_FIELDS:
             return
         if native in MODEL_EVENTS:
@@ -727,7 +725,11 @@ def canonical_matcher(matcher: str) -> tuple[str | None, str | None]:
         # Only unmapped names can match, as before; hookd reads a matcher of plain name
         # characters as an exact name, so a group keeps it a regex search.
         return (f"(?:{matcher})" if _PLAIN_NAME.match(matcher) else matcher), None
-    others = f"^(?!(?:{'|'.join(canonical)})$).*?(?:{matcher})"
+    if any(pattern.search(c) for c in canonical):
+        # It would also match a Claude Code name Gemini never calls a tool by: excluded.
+        others = f"^(?!(?:{'|'.join(canonical)})$).*?(?:{matcher})"
+    else:
+        others = f"(?:{matcher})"
     rewritten = f"^(?:{'|'.join(mapped)})$|{others}" if mapped else others
     return rewritten, (
         f"{matcher!r} (a regex on Gemini's tool names) becomes {rewritten!r}: "

@@ -477,3 +477,12 @@ def test_lint_names_what_gemini_would_skip_silently(tmp_path: Path) -> None:
             where="hooks",
         )
     ]
+
+
+def test_a_moved_matcher_stays_readable_where_it_can() -> None:
+    assert canonical_matcher("run_shell_command|replace") == ("Bash|Edit", None)
+    moved, warning = canonical_matcher("shell")
+    assert moved == "^(?:Bash)$|(?:shell)"
+    assert warning is not None and "'shell'" in warning
+    assert canonical_matcher("mcp_.*") == ("mcp_.*", None)
+    assert canonical_matcher("mcp_fs") == ("(?:mcp_fs)", None)
