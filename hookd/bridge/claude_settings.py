@@ -23,6 +23,21 @@ built into the venv's ``bin/hookd-relay-c`` by the setup scripts; ~1 ms an
 event) when it is there, else the Python one with an absolute interpreter and
 file path (no console-script wrapper: it costs a second interpreter start-up).
 
+``--transport mod`` (user scope only) wires the per-tool-call events —
+PreToolUse, PostToolUse, PostToolUseFailure, PostToolBatch
+(:data:`~hookd.bridge.mod_answer.MOD_EVENTS`) — through hookd's Claude Code
+mod instead (``hookd/bridge/claude_mod``, loaded in process by Claude Code:
+no process, no TCP per event): the settings file's ``env`` gets
+``CLAUDE_CODE_PLUGIN_DIRS`` (the mod's folder), ``HOOKD_HTTP_SOCKET`` (the
+daemon's http socket the mod posts to) and ``HOOKD_MOD_FAIL_CLOSED`` (the
+events with an ``onFailure: "block"`` hook); every other event gets the relay
+command hook, whose output Claude Code applies exactly as a native hook's.
+Claude Code reads ``CLAUDE_CODE_PLUGIN_DIRS`` only from the user's settings
+(never a project's), hence the scope; a project's hooks still run through it
+(hookd loads every project's ``.claude/hooks.json``).  The default stays
+``http``: mods are early access in Claude Code (≥ 2.1.287), user scope only,
+and cannot carry ``systemMessage``.
+
 Everything here is pure planning (:func:`plan_install` and friends return the
 files' old and new text); :func:`apply_plan` writes them, keeping a backup of
 the first settings file it ever changed.  Planning twice gives the same
@@ -48,20 +63,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from hookd.bridge.mod_answer import MOD_EVENTS
 from hookd_client.events import EVENT_NAMES
 
 __all__ = [
     "BACKUP_SUFFIX",
+    "MOD_ENV",
     "MOVED_SUFFIX",
     "RELAY_EVENTS",
     "Bridge",
     "FileChange",
     "Plan",
     "ScopeName",
+    "Transport",
     "apply_plan",
     "bridge_hooks",
     "compiled_relay",
     "is_bridge_handler",
+    "mod_dir",
     "paths_for",
     "plan_import",
     "plan_install",
@@ -71,6 +90,7 @@ __all__ = [
 ]
 
 ScopeName = Literal["user", "project", "local"]
+Transport = Literal["http", "mod"]
 
 RELAY_EVENTS = frozenset(
     {
@@ -89,6 +109,11 @@ BACKUP_SUFFIX = ".hookd-backup"
 MOVED_SUFFIX = ".hookd-moved"
 """Beside the settings file: the groups ``install`` moved into hookd's config."""
 TOKEN_ENV = "HOOKD_HTTP_TOKEN"
+PLUGIN_DIRS_ENV = "CLAUDE_CODE_PLUGIN_DIRS"
+SOCKET_ENV = "HOOKD_HTTP_SOCKET"
+FAIL_CLOSED_ENV = "HOOKD_MOD_FAIL_CLOSED"
+MOD_ENV = (PLUGIN_DIRS_ENV, SOCKET_ENV, FAIL_CLOSED_ENV)
+"""The ``env`` keys ``install --transport mod`` writes (and uninstall takes out again)."""
 
 _CLAUDE_TYPES = frozenset({"command", "http", "mcp_tool", "prompt", "agent"})
 """Handler types Claude Code itself understands (hookd adds python, callback …)."""
@@ -101,6 +126,11 @@ def relay_script() -> Path:
     from hookd_client import relay
 
     return Path(relay.__file__).resolve()
+
+
+def mod_dir() -> Path:
+    """The mod's plugin folder, shipped inside the package (``hookd/bridge/claude_mod``)."""
+    return Path(__file__).resolve().parent / "claude_mod"
 
 
 COMPILED_RELAY_NAME = "hookd-relay-c"
@@ -139,6 +169,11 @@ class Bridge:
     token_in_env: bool = False
     """Reference the token as ``$HOOKD_HTTP_TOKEN`` instead of writing it: for
     project settings, which are usually committed."""
+    transport: Transport = "http"
+    """``mod``: the per-tool-call events go through the mod, the rest through the relay."""
+    http_socket: str = ""
+    """The daemon's http socket the mod posts to (``transport = "mod"``)."""
+    mod: str = field(default_factory=lambda: str(mod_dir()))
 
 
 @dataclass(frozen=True)
@@ -214,7 +249,7 @@ def bridge_handler(
     event: str, bridge: Bridge, *, fail_closed: bool, timeout: float | None
 ) -> dict[str, Any]:
     handler: dict[str, Any]
-    if event in RELAY_EVENTS:
+    if event in RELAY_EVENTS or bridge.transport == "mod":
         args = [event]
         if bridge.socket:
             args += ["--socket", bridge.socket]
@@ -253,6 +288,8 @@ def bridge_hooks(bridge: Bridge, hookd_hooks: dict[str, Any]) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     for event in EVENT_NAMES:
+        if bridge.transport == "mod" and event in MOD_EVENTS:
+            continue  # the mod carries it
         handlers = list(_handlers(hookd_hooks.get(event)))
         fail_closed = any(h.get("onFailure") == "block" for h in handlers)
         longest = max((float(h.get("timeout") or 0) for h in handlers), default=0.0)
@@ -261,6 +298,58 @@ def bridge_hooks(bridge: Bridge, hookd_hooks: dict[str, Any]) -> dict[str, Any]:
         handler = bridge_handler(event, bridge, fail_closed=fail_closed, timeout=timeout)
         out[event] = [{"hooks": [handler]}]
     return out
+
+
+def fail_closed_events(hookd_hooks: dict[str, Any]) -> list[str]:
+    """Events with a hook marked ``onFailure: "block"``, in Claude Code's event order."""
+    return [
+        event
+        for event in EVENT_NAMES
+        if any(h.get("onFailure") == "block" for h in _handlers(hookd_hooks.get(event)))
+    ]
+
+
+def mod_env(env: Any, bridge: Bridge | None, hookd_hooks: dict[str, Any]) -> dict[str, Any]:
+    """A settings ``env`` with hookd's mod entries taken out, then (``bridge`` with the
+    mod transport) put in: the mod's folder appended to ``CLAUDE_CODE_PLUGIN_DIRS``
+    (the user's own folders kept), the socket, the fail-closed events."""
+    out = dict(env) if isinstance(env, dict) else {}
+    dirs = [d for d in str(out.pop(PLUGIN_DIRS_ENV, "") or "").split(os.pathsep) if d]
+    dirs = [d for d in dirs if not _is_hookd_mod(d)]
+    out.pop(SOCKET_ENV, None)
+    out.pop(FAIL_CLOSED_ENV, None)
+    if bridge is not None and bridge.transport == "mod":
+        dirs.append(bridge.mod)
+        out[SOCKET_ENV] = bridge.http_socket
+        closed = [e for e in fail_closed_events(hookd_hooks) if e in MOD_EVENTS]
+        if closed:
+            out[FAIL_CLOSED_ENV] = ",".join(closed)
+    if dirs:
+        out[PLUGIN_DIRS_ENV] = os.pathsep.join(dirs)
+    return out
+
+
+def _set_env(settings: dict[str, Any], env: dict[str, Any]) -> None:
+    """Write ``env`` into the settings unless that changes nothing (an empty ``env`` the
+    user wrote stays; one hookd's entries emptied goes)."""
+    if env == settings.get("env", {}):
+        return
+    if env:
+        settings["env"] = env
+    else:
+        settings.pop("env", None)
+
+
+def _is_hookd_mod(directory: str) -> bool:
+    """A plugin folder install wrote: hookd's mod (its manifest names it ``hookd``)."""
+    path = Path(directory).expanduser()
+    if path.resolve() == mod_dir():
+        return True
+    try:
+        manifest = json.loads((path / ".claude-plugin" / "plugin.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return path.name == "claude_mod" and path.parent.name == "bridge"
+    return isinstance(manifest, dict) and manifest.get("name") == "hookd"
 
 
 def _handlers(groups: Any) -> Iterable[dict[str, Any]]:
@@ -360,7 +449,13 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
         new_record = {"hookd_config": str(hookd_path), "moved": moved}
         plan.changes.append(FileChange(record_path, old_record, _dump(new_record), private=True))
 
+    if bridge.transport == "mod" and scope != "user":
+        raise ValueError(
+            "--transport mod needs --user: Claude Code reads CLAUDE_CODE_PLUGIN_DIRS only "
+            "from ~/.claude/settings.json (a project's hooks run through the user's mod too)"
+        )
     new_settings = {**settings, "hooks": bridge_hooks(bridge, merged)}
+    _set_env(new_settings, mod_env(settings.get("env"), bridge, merged))
     private = not bridge.token_in_env
     plan.changes.append(FileChange(settings_path, old_settings, _dump(new_settings), private))
     if scope != "user" and own:
@@ -408,6 +503,7 @@ def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
         new_settings["hooks"] = restored
     else:
         new_settings.pop("hooks", None)
+    _set_env(new_settings, mod_env(settings.get("env"), None, {}))
     if old_settings is not None or new_settings:
         plan.changes.append(FileChange(settings_path, old_settings, _dump(new_settings)))
     if old_hookd is not None and hookd_hooks is not None:

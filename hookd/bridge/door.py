@@ -17,9 +17,17 @@ from pathlib import Path
 from typing import Literal
 
 from hookd.dirs import config_dir
+from hookd_client import sockpath
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
 
-__all__ = ["DoorCheck", "check_door", "configured_port", "settings_file"]
+__all__ = [
+    "DoorCheck",
+    "check_door",
+    "check_socket_door",
+    "configured_port",
+    "default_http_socket",
+    "settings_file",
+]
 
 DoorState = Literal["serving", "not_running", "other_port", "unknown"]
 
@@ -50,6 +58,48 @@ def configured_port(path: Path | None = None) -> int | None:
         return None
     port = data.get("http_port")
     return port if isinstance(port, int) and not isinstance(port, bool) else None
+
+
+def default_http_socket(daemon_socket: str | None, path: Path | None = None) -> str:
+    """Where the daemon serves its http socket: ``http_socket_path`` from hookd.toml,
+    else ``http.sock`` beside the daemon's socket (the one given, else its default)."""
+    try:
+        data = tomllib.loads((path or settings_file()).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        data = {}
+    configured = data.get("http_socket_path")
+    if isinstance(configured, str) and configured:
+        return str(Path(configured).expanduser())
+    base = Path(daemon_socket) if daemon_socket else Path(sockpath.default_socket_path())
+    return str(base.parent / "http.sock")
+
+
+def check_socket_door(http_socket: str, socket: str | None) -> DoorCheck:
+    """Ask the daemon whether it serves ``http_socket`` (the mod's door)."""
+    try:
+        with Client(socket, name="hookctl", retries=0, timeout=5.0) as client:
+            status = client.status()
+    except DaemonUnavailable:
+        return DoorCheck(
+            "not_running",
+            f"hookd is not running: start it (`hookd serve`) — it will serve {http_socket}; "
+            "until then the mod's events fail open",
+        )
+    except (DaemonError, OSError) as exc:
+        return DoorCheck("unknown", f"could not ask hookd which http socket it serves: {exc}")
+    pid = status.get("pid")
+    serving = status.get("http_socket")
+    if serving == http_socket:
+        return DoorCheck(
+            "serving", f"hookd (pid {pid}) serves {http_socket}: Claude Code's mod reaches it", pid
+        )
+    now = "no http socket" if serving is None else str(serving)
+    return DoorCheck(
+        "other_port",
+        f"hookd (pid {pid}) serves {now}, not {http_socket}: set http_socket_path (or "
+        "http_socket = true) in hookd.toml and restart it, or install with --http-socket",
+        pid,
+    )
 
 
 def _configure(port: int, dry_run: bool) -> Path | None:

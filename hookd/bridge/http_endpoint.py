@@ -68,6 +68,7 @@ import trio
 
 from hookd.agent_process import AgentInfo, AgentLookup, agent_context
 from hookd.bridge.agent_env import ClaudeAgentEnv, read_agent
+from hookd.bridge.mod_answer import render_mod
 from hookd.bridge.tcp_peer import PeerFinder
 from hookd.dirs import config_dir
 from hookd.engine.claude_output import carries_late_context, render_claude
@@ -95,6 +96,7 @@ log = structlog.get_logger("hookd.bridge.http")
 MAX_BODY = 16 * 1024 * 1024
 """Largest request body accepted (Claude Code sends 200 KB tool inputs intact)."""
 CLIENT_NAME = "claude-code-http"
+MOD_CLIENT_NAME = "claude-code-mod"
 _YIELD_EVERY = 64
 """h11 events handled between two checkpoints: a body of 100,000 one-byte chunks
 arrives in a few reads, and parsing it without yielding held the loop for seconds."""
@@ -567,13 +569,16 @@ async def _dispatch(
     target = request.target.decode("latin-1").split("?", 1)[0]
     if target == "/health" and request.method in (b"GET", b"HEAD"):
         return 200, b'{"ok":true}'
-    if not target.startswith("/hooks/"):
-        raise _HttpError(404, f"no such endpoint {target!r}; hooks post to /hooks/<Event>")
+    prefix, _, event = target[1:].partition("/")
+    if prefix not in ("hooks", "mod") or not event:
+        raise _HttpError(
+            404, f"no such endpoint {target!r}; hooks post to /hooks/<Event> (or /mod/<Event>)"
+        )
     if request.method != b"POST":
         raise _HttpError(405, "hooks must be sent with POST")
     if token is not None and not _authorized(request, token):
         raise _HttpError(401, "missing or wrong hookd token")
-    event = target[len("/hooks/") :]
+    for_mod = prefix == "mod"
     if event not in EVENT_NAMES:
         raise _HttpError(404, f"unknown hook event {event!r}")
     try:
@@ -586,7 +591,7 @@ async def _dispatch(
         raise _HttpError(400, "body must be a JSON object (the hook input)")
     named = raw.get("hook_event_name")
     if named is not None and named != event:
-        raise _HttpError(400, f"body is a {named!r} input but was posted to /hooks/{event}")
+        raise _HttpError(400, f"body is a {named!r} input but was posted to /{prefix}/{event}")
 
     carries = carries_late_context(event)
     result: FireResult | None = None
@@ -599,7 +604,7 @@ async def _dispatch(
                 event,
                 raw,
                 agent=agent,
-                client=CLIENT_NAME,
+                client=MOD_CLIENT_NAME if for_mod else CLIENT_NAME,
                 deliver_async=carries,
                 agent_caps_stop=True,  # Claude Code overrides the 9th block itself
             )
@@ -627,7 +632,9 @@ async def _dispatch(
     if result is None:
         return 200, None
     tool = raw.get("tool_name")
-    return 200, render_http(result, tool if isinstance(tool, str) else None)
+    tool_name = tool if isinstance(tool, str) else None
+    rendered = render_http(result, tool_name)
+    return 200, render_mod(rendered, event, tool_name) if for_mod else rendered
 
 
 def _reason(status: int) -> str:

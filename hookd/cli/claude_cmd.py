@@ -21,13 +21,20 @@ from hookd.bridge.claude_settings import (
     Bridge,
     Plan,
     ScopeName,
+    Transport,
     apply_plan,
     compiled_relay,
     plan_import,
     plan_install,
     plan_uninstall,
 )
-from hookd.bridge.door import DoorCheck, check_door, configured_port
+from hookd.bridge.door import (
+    DoorCheck,
+    check_door,
+    check_socket_door,
+    configured_port,
+    default_http_socket,
+)
 
 __all__ = ["add_claude_command"]
 
@@ -146,12 +153,16 @@ def cmd_install(args: argparse.Namespace) -> int:
     relay_binary = _relay_binary(args)
     if relay_binary is False:
         return 1
+    transport: Transport = "mod" if args.transport == "mod" else "http"
+    http_socket = os.path.abspath(args.http_socket or default_http_socket(args.socket))
     bridge = Bridge(
         port=port,
         token=token,
         socket=args.socket,
         token_in_env=token_in_env,
         relay_binary=relay_binary,
+        transport=transport,
+        http_socket=http_socket,
         **({"python": args.python} if args.python else {}),
     )
     try:
@@ -159,8 +170,10 @@ def cmd_install(args: argparse.Namespace) -> int:
     except (OSError, ValueError, json.JSONDecodeError) as exc:
         print(f"hookctl claude install: {exc}", file=sys.stderr)
         return 1
-    if token_in_env:
+    if token_in_env and transport == "http":
         plan.notes.append(f"token file: {token_path()}")
+    if transport == "mod":
+        return _finish(plan, args, lambda: check_socket_door(http_socket, args.socket))
     return _finish(plan, args, lambda: check_door(port, args.socket, dry_run=args.dry_run))
 
 
@@ -213,6 +226,21 @@ def add_claude_command(sub: Any) -> None:
         f"{DEFAULT_HTTP_PORT})",
     )
     install.add_argument("--socket", help="daemon socket for the relay (default: its own search)")
+    install.add_argument(
+        "--transport",
+        choices=("http", "mod"),
+        help="how the per-tool-call events reach hookd: http hooks to the loopback port "
+        "(default: works with every Claude Code that has http hooks), or mod: hookd's Claude "
+        "Code mod, in process over the daemon's Unix socket (faster; --user only; Claude "
+        "Code >= 2.1.287, mods are early access there; no systemMessage). Other events go "
+        "through the relay either way (mod) or as today (http)",
+    )
+    install.add_argument(
+        "--http-socket",
+        metavar="PATH",
+        help="with --transport mod: the daemon's http socket (default: http_socket_path in "
+        "hookd.toml, else http.sock beside the daemon socket)",
+    )
     install.add_argument("--python", help="interpreter for the Python relay (default: this one)")
     relay = install.add_mutually_exclusive_group()
     relay.add_argument(
