@@ -15,7 +15,13 @@ from __future__ import annotations
 from hookd.agents.base import Adapter
 from hookd.agents.claude import ClaudeAdapter
 from hookd.agents.codex import CodexAdapter
+from hookd.agents.cursor import CursorAdapter
+from hookd.agents.factory import FactoryAdapter
 from hookd.agents.gemini import GeminiAdapter
+from hookd.agents.goose import GooseAdapter
+from hookd.agents.kiro import KiroAdapter
+from hookd.agents.qwen import QwenAdapter
+from hookd.agents.windsurf import WindsurfAdapter
 
 __all__ = ["ADAPTERS", "DEFAULT_AGENT", "UnknownAgent", "adapter_for", "names"]
 
@@ -26,6 +32,13 @@ ADAPTERS: tuple[Adapter, ...] = (
     ClaudeAdapter(),
     CodexAdapter(),
     GeminiAdapter(),
+    # Built from their documentation (verified = False), fixtures written from it:
+    CursorAdapter(),
+    WindsurfAdapter(),
+    QwenAdapter(),
+    FactoryAdapter(),
+    GooseAdapter(),
+    KiroAdapter(),
 )
 """Every agent hookd serves, Claude Code first (``hookctl agents list`` keeps this order)."""
 

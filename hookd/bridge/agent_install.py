@@ -80,6 +80,7 @@ __all__ = [
     "hookd_config_path",
     "plan_install",
     "plan_uninstall",
+    "read_native",
     "read_record",
 ]
 
@@ -155,6 +156,11 @@ class InstallRecord:
         return Path(str(self.data.get("hookd_config", "")))
 
     @property
+    def hookd_config_existed(self) -> bool:
+        """Was there a hookd config before the first install (else uninstall may remove it)."""
+        return self.data.get("hookd_config_existed") is not False
+
+    @property
     def added(self) -> dict[str, list[Any]]:
         """The groups install added to hookd's config, per canonical event."""
         added = self.data.get("added")
@@ -195,7 +201,7 @@ def plan_install(
     old_hookd, hookd_cfg = _read_json(hookd_path)
     plan = Plan()
 
-    native = adapter.read_hooks(target) if old_text is not None else NativeHooks()
+    native = read_native(adapter, target) if old_text is not None else NativeHooks()
     own = native.hooks
     plan.notes.extend(f"{target}: {warning}" for warning in native.warnings)
     base = hookd_cfg.get("hooks") if isinstance(hookd_cfg.get("hooks"), dict) else {}
@@ -226,13 +232,16 @@ def plan_install(
         if old_text is not None:
             plan.backup = backup_path(target)
         earlier: dict[str, list[Any]] = {}
+        config_existed = old_hookd is not None
     else:
         original = record.original
         earlier = record.added
+        config_existed = record.hookd_config_existed
     new_record = {
         "agent": adapter.name,
         "scope": scope,
         "hookd_config": str(hookd_path),
+        "hookd_config_existed": config_existed,
         "original": original,
         "installed": new_text,
         "added": merge_hooks(earlier, added),
@@ -328,13 +337,28 @@ def _take_back(plan: Plan, record: InstallRecord) -> None:
             new_cfg["hooks"] = kept
         else:
             new_cfg.pop("hooks")
-        plan.changes.append(FileChange(path, old, _dump(new_cfg)))
+        if not new_cfg and not record.hookd_config_existed:
+            plan.removals.append(path)  # install created it; nothing else was put there
+        else:
+            plan.changes.append(FileChange(path, old, _dump(new_cfg)))
         plan.notes.append(f"moved {removed} hook group(s) back out of {path}")
     if edited:
         plan.notes.append(
             f"{edited} group(s) install moved are no longer in {path} as moved (edited or "
             "removed there): left as they are"
         )
+
+
+def read_native(adapter: Adapter, path: Path) -> NativeHooks:
+    """``adapter.read_hooks(path)``, its errors naming the file (and, for JSON, the line)."""
+    try:
+        return adapter.read_hooks(path)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    except ValueError as exc:
+        if str(path) in str(exc):
+            raise
+        raise ValueError(f"{path}: {exc}") from exc
 
 
 def _added_groups(base: dict[str, Any], own: dict[str, list[Any]]) -> dict[str, list[Any]]:
@@ -362,16 +386,17 @@ def _unmoved_note(adapter: Adapter, path: Path) -> list[str]:
     if _read_text(path) is None:
         return []
     try:
-        hooks = adapter.read_hooks(path).hooks
+        found = read_native(adapter, path)
     except (OSError, ValueError) as exc:
-        return [f"{path}: not read ({exc})"]
-    count = sum(len(g) for g in hooks.values())
-    if not count:
-        return []
-    return [
-        f"{path} keeps {count} hook group(s) of its own: {adapter.title} still runs them "
-        f"itself (move them into hookd's config by hand)"
-    ]
+        return [f"not read: {exc}"]
+    count = sum(len(g) for g in found.hooks.values())
+    notes = [f"{path}: {warning}" for warning in found.warnings]
+    if count:
+        notes.append(
+            f"{path} keeps {count} hook group(s) of its own: {adapter.title} still runs them "
+            "itself (move them into hookd's config by hand)"
+        )
+    return notes
 
 
 # --- state (status, list) --------------------------------------------------------------
@@ -398,7 +423,7 @@ def file_state(adapter: Adapter, path: Path) -> AgentFileState:
         return AgentFileState(path, False, False, 0, recorded)
     try:
         wired = adapter.is_wired(text)
-        own = sum(len(g) for g in adapter.read_hooks(path).hooks.values())
+        own = sum(len(g) for g in read_native(adapter, path).hooks.values())
     except (OSError, ValueError) as exc:
         return AgentFileState(path, True, False, 0, recorded, error=str(exc))
     return AgentFileState(path, True, wired, own, recorded)
