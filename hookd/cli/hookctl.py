@@ -52,6 +52,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reset": ("hookd.cli.reliability_cmd", "resume hooks paused by the circuit breaker"),
     "claude": ("hookd.cli.claude_cmd", "run Claude Code's hooks through hookd"),
     "agents": ("hookd.cli.agents_cmd", "every coding agent here: list, install, uninstall, status"),
+    "explain": (
+        "hookd.cli.explain_cmd",
+        "which hooks an agent's event would run here, and what the agent loses",
+    ),
+    "doctor": ("hookd.cli.doctor_cmd", "lint every agent's hook files for silent failures"),
     "systemd": ("hookd.cli.systemd_cmd", "run hookd as a socket-activated user service"),
     "top": ("hookd.cli.top", "a live full-screen view: sessions, running hooks, latency"),
     "completion": (_OWN_NAME, "print a shell completion script (bash, zsh, fish)"),
@@ -64,6 +69,8 @@ _REGISTRARS = {
     "hookd.cli.reliability_cmd": "add_commands",
     "hookd.cli.claude_cmd": "add_claude_command",
     "hookd.cli.agents_cmd": "add_agents_command",
+    "hookd.cli.explain_cmd": "add_explain_command",
+    "hookd.cli.doctor_cmd": "add_doctor_command",
     "hookd.cli.systemd_cmd": "add_systemd_command",
     "hookd.cli.top": "add_top_command",
 }

@@ -1,0 +1,211 @@
+"""Lint every agent's hook files for the ways hooks fail without a word (``hookctl doctor``).
+
+An agent that cannot parse its hook file, has hooks switched off, skips a
+hook it does not trust, reads ``30`` as thirty milliseconds or never meets a
+matcher's tool name says nothing: the hook simply never runs, and a guard
+that never runs looks exactly like a guard that never had to deny.  This
+module finds those, per agent and file, as :class:`~hookd.agents.base.Finding`:
+
+* what every agent shares, through the adapter contract — a file the agent
+  cannot parse (it drops *all* of it), a timeout that is implausible in the
+  agent's unit, a matcher written with Claude Code's tool name for an agent
+  that calls the tool something else, the user's own hooks still running
+  natively beside hookd's entry;
+* what only the agent knows — :meth:`Adapter.lint` (Gemini's
+  ``hooksConfig.enabled: false``, Cursor's missing ``version``, Qwen's
+  ``disableAllHooks`` …);
+* in hookd's own config: a matcher using an agent's *native* tool name, which
+  never matches there (hookd matches Claude Code's names, for every agent).
+
+The daemon-side questions (is the project trusted by hookd, what each agent
+does with each configured hook) are the CLI's to add: they need the daemon's
+settings and the capability report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from hookd.agents.base import Adapter, Finding, Scope
+from hookd.bridge.agent_install import read_native
+
+__all__ = ["hookd_config_findings", "lint_agent", "lint_file"]
+
+Severity = Literal["error", "warning", "info"]
+
+_PLAIN = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def lint_agent(
+    adapter: Adapter,
+    home: Path,
+    project: Path | None,
+    scopes: Sequence[Scope] = ("user", "project"),
+) -> list[Finding]:
+    """Every finding in ``adapter``'s existing hook files of ``scopes``."""
+    out: list[Finding] = []
+    for scope in scopes:
+        for path in adapter.hook_files(scope, home, project):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                out.append(_finding("error", f"{adapter.title} cannot read it: {exc}", path))
+                continue
+            out.extend(lint_file(adapter, path, text))
+    return out
+
+
+def lint_file(adapter: Adapter, path: Path, text: str) -> list[Finding]:
+    try:
+        native = read_native(adapter, path)
+    except ValueError as exc:
+        message = str(exc).removeprefix(f"{path}: ")
+        return [
+            _finding(
+                "error",
+                f"{adapter.title} cannot parse this file and runs none of its hooks: {message}",
+                path,
+            )
+        ]
+    out: list[Finding] = []
+    try:
+        out.extend(adapter.lint(path, text))
+    except ValueError as exc:
+        out.append(_finding("error", f"{adapter.title}: {exc}", path))
+    # The generic checks, unless the adapter's own lint already judged the same thing.
+    said = {f.where for f in out}
+    if not any(w.endswith(".timeout") for w in said):
+        out.extend(_timeouts(adapter, path, native.hooks))
+    out.extend(f for f in _native_matchers(adapter, path, text) if f.where not in said)
+    wired = _is_wired(adapter, text)
+    own = sum(len(g) for g in native.hooks.values())
+    if wired and own:
+        out.append(
+            _finding(
+                "warning",
+                f"{own} hook group(s) of the file's own still run in {adapter.title} itself "
+                f"beside hookd's entries; `hookctl agents install {adapter.name}` moves them "
+                "into hookd's config",
+                path,
+            )
+        )
+    return out
+
+
+def _is_wired(adapter: Adapter, text: str) -> bool:
+    try:
+        return adapter.is_wired(text)
+    except ValueError:
+        return False
+
+
+def _timeouts(
+    adapter: Adapter, path: Path, hooks: dict[str, list[dict[str, Any]]]
+) -> Iterator[Finding]:
+    """A timeout that reads as a slip of unit once converted to seconds."""
+    unit = adapter.timeout_unit
+    for event, groups in hooks.items():
+        for i, group in enumerate(groups):
+            for j, handler in enumerate(group.get("hooks") or []):
+                seconds = handler.get("timeout") if isinstance(handler, dict) else None
+                if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+                    continue
+                native = seconds / unit
+                where = f"{event}[{i}].hooks[{j}].timeout"
+                if unit < 1 and seconds < 1:
+                    yield _finding(
+                        "warning",
+                        f"timeout {native:g} is in milliseconds for {adapter.title} "
+                        f"({seconds:g} s): the hook is killed almost at once; seconds were "
+                        f"probably meant ({native * 1000:g})",
+                        path,
+                        where,
+                    )
+                elif unit >= 1 and seconds >= 3600:
+                    yield _finding(
+                        "warning",
+                        f"timeout {native:g} is in seconds for {adapter.title} "
+                        f"({seconds / 3600:.1f} hours): milliseconds were probably meant",
+                        path,
+                        where,
+                    )
+
+
+def _native_matchers(adapter: Adapter, path: Path, text: str) -> Iterator[Finding]:
+    """In a Claude-shaped file, a matcher naming Claude Code's tool the agent calls otherwise."""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError:
+        return
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict):
+        return
+    for event, groups in hooks.items():
+        for i, group in enumerate(groups if isinstance(groups, list) else []):
+            matcher = group.get("matcher") if isinstance(group, dict) else None
+            if not isinstance(matcher, str):
+                continue
+            for name in _names(matcher):
+                natives = adapter.native_tools(name)
+                if natives and name not in adapter.tools:
+                    yield _finding(
+                        "warning",
+                        f"{adapter.title} calls {name} {' or '.join(natives)}: the matcher "
+                        f"{matcher!r} never matches it there",
+                        path,
+                        f"hooks.{event}[{i}].matcher",
+                    )
+
+
+def _names(matcher: str) -> list[str]:
+    parts = matcher.split("|")
+    return parts if all(_PLAIN.match(p) for p in parts) else []
+
+
+def hookd_config_findings(path: Path, adapters: Iterable[Adapter]) -> list[Finding]:
+    """hookd's config: a matcher naming a tool by one agent's native name never matches,
+    because every agent's tool names reach hookd in Claude Code's words."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if text.strip() else {}
+    except (OSError, json.JSONDecodeError):
+        return []  # hookd's loader (hookctl validate / status) reports these, with lines
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict):
+        return []
+    native: dict[str, tuple[str, str]] = {}
+    canonical: set[str] = set()
+    for adapter in adapters:
+        canonical.update(adapter.tools.values())
+        for name, mapped in adapter.tools.items():
+            if name != mapped:
+                native.setdefault(name, (mapped, adapter.title))
+    out: list[Finding] = []
+    for event, groups in hooks.items():
+        for i, group in enumerate(groups if isinstance(groups, list) else []):
+            matcher = group.get("matcher") if isinstance(group, dict) else None
+            if not isinstance(matcher, str):
+                continue
+            for name in _names(matcher):
+                if name in native and name not in canonical:
+                    mapped, title = native[name]
+                    out.append(
+                        _finding(
+                            "warning",
+                            f"{name!r} is {title}'s name for {mapped}: hookd matches Claude "
+                            f"Code's names for every agent, so this never matches; use {mapped}",
+                            path,
+                            f"hooks.{event}[{i}].matcher",
+                        )
+                    )
+    return out
+
+
+def _finding(severity: Severity, message: str, path: Path, where: str = "") -> Finding:
+    return Finding(severity=severity, message=message, path=str(path), where=where)

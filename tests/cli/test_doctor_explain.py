@@ -1,0 +1,157 @@
+"""``hookctl doctor`` and ``hookctl explain`` on real files in a private HOME and state dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookd.cli.hookctl import main as hookctl
+
+
+@pytest.fixture
+def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
+    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
+    return home
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    project = tmp_path / "proj"
+    project.mkdir()
+    return project
+
+
+def write(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def cmd(command: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "command", "command": command, **extra}
+
+
+def doctor(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[dict[str, Any]]]:
+    code = hookctl(["doctor", "--json", *args])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_clean_machine_has_nothing_to_report(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(home / ".config" / "hookd" / "hooks.json", {"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [cmd("~/guard.sh")]}]}})  # fmt: skip
+    assert doctor(capsys, "--project-dir", str(project)) == (0, [])
+    assert hookctl(["doctor", "--project-dir", str(project)]) == 0
+    assert "no silent failures" in capsys.readouterr().out
+
+
+def test_the_silent_failures_are_found_with_file_and_place(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gemini = home / ".gemini" / "settings.json"
+    write(gemini, {"hooksConfig": {"enabled": False}, "hooks": {"BeforeTool": [
+        {"matcher": "Bash", "hooks": [cmd("echo hi", timeout=30)]}]}})  # fmt: skip
+    qwen = project / ".qwen" / "settings.json"
+    qwen.parent.mkdir(parents=True)
+    qwen.write_text('{"hooks": {"PreToolUse": [}')
+    hookd = home / ".config" / "hookd" / "hooks.json"
+    write(hookd, {"hooks": {"PreToolUse": [{"matcher": "run_shell_command", "hooks": [cmd("x")]}]}})
+    write(project / ".claude" / "hooks.json", {"hooks": {"Stop": [{"hooks": [cmd("y")]}]}})
+
+    code, rows = doctor(capsys, "--project-dir", str(project))
+    assert code == 1
+    found = {(r["agent"], r["severity"], r["path"], r["where"]) for r in rows}
+    assert ("gemini", "error", str(gemini), "hooksConfig.enabled") in found
+    assert ("gemini", "warning", str(gemini), "hooks.BeforeTool[0].matcher") in found
+    assert any(a == "gemini" and w.endswith(".timeout") for a, _, _, w in found)
+    assert ("hookd", "warning", str(hookd), "hooks.PreToolUse[0].matcher") in found
+    [parse] = [r for r in rows if r["path"] == str(qwen)]
+    assert parse["severity"] == "error" and "runs none of its hooks" in parse["message"]
+    assert "line 1" in parse["message"]
+    [held] = [r for r in rows if "holds back" in r["message"]]
+    assert f"hookctl trust {project}" in held["message"]
+    # Errors first, in the text output too.
+    assert hookctl(["doctor", "--project-dir", str(project)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("error ")
+
+
+def test_for_a_wired_agent_doctor_says_what_it_does_with_each_hook(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(home / ".config" / "hookd" / "hooks.json", {"hooks": {"Stop": [
+        {"hooks": [cmd("./keep-going.sh")]}]}})  # fmt: skip
+    assert hookctl(["agents", "install", "windsurf", "--python-relay"]) == 0
+    capsys.readouterr()
+    code, rows = doctor(capsys, "--agent", "windsurf", "--project-dir", str(project))
+    assert code == 0
+    [stop] = rows
+    assert stop["agent"] == "windsurf" and stop["severity"] == "warning"
+    assert "cannot continue" in stop["message"] and "./keep-going.sh" in stop["message"]
+
+
+def test_explain_traces_every_hook_for_an_agents_event(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    user = home / ".config" / "hookd" / "hooks.json"
+    write(user, {"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [cmd("guard")]},
+        {"matcher": "Edit|Write", "hooks": [cmd("fmt")]},
+        {"hooks": [cmd("push-check", **{"if": "Bash(git push *)"})]},
+    ]}})  # fmt: skip
+    write(project / ".claude" / "hooks.json", {"hooks": {"PreToolUse": [{"hooks": [cmd("repo")]}]}})
+    args = ["explain", "BeforeTool", "--agent", "gemini", "--cwd", str(project), "--json"]
+    assert hookctl([*args, "--tool", "run_shell_command"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    assert (e["event"], e["canonical_tool"], e["trusted"]) == ("PreToolUse", "Bash", False)
+    runs = {h["hook"]: (h["runs"], h["source"]) for h in e["hooks"]}
+    assert runs == {
+        "guard": ("yes", str(user)),
+        "fmt": ("no", str(user)),
+        "push-check": ("depends", str(user)),
+        "repo": ("no", str(project / ".claude" / "hooks.json")),
+    }
+    assert "not trusted" in next(h["why"] for h in e["hooks"] if h["hook"] == "repo")
+    assert "ask the user" in e["can"] and "add context" in e["cannot"]
+
+    # Once trusted, the project's hook runs too.
+    assert hookctl(["trust", str(project)]) == 0
+    capsys.readouterr()
+    assert hookctl([*args, "--tool", "Bash"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    assert e["trusted"] and {h["hook"]: h["runs"] for h in e["hooks"]}["repo"] == "yes"
+
+
+def test_explain_says_what_an_agent_loses(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(home / ".config" / "hookd" / "hooks.json", {"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [cmd("guard")]}]}})  # fmt: skip
+    args = ["explain", "pre_run_command", "--agent", "windsurf", "--cwd", str(project)]
+    assert hookctl([*args, "--json", "--tool", "Bash"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    assert e["can"] == ["block"] and "rewrite input" in e["cannot"]
+    messages = " ".join(loss["message"] for loss in e["losses"])
+    assert "updatedInput" in messages and "ask" in messages
+    assert all(loss["hooks"] == ["guard"] for loss in e["losses"])
+    assert hookctl([*args, "--tool", "Bash"]) == 0
+    out = capsys.readouterr().out
+    assert "pre_run_command → PreToolUse" in out and "built from its docs" in out
+
+
+def test_explain_an_event_the_agent_does_not_have(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        hookctl(["explain", "PermissionRequest", "--agent", "cursor", "--cwd", str(project)]) == 1
+    )
+    err = capsys.readouterr().err
+    assert "Cursor has no event 'PermissionRequest'" in err and "beforeShellExecution" in err
