@@ -31,6 +31,11 @@ Choices, and why:
   "<cmd>": <reason>``.  Claude Code writes that header once, for hookd's
   single hook; the reason hookd answers carries the headers of the second and
   later hooks itself, so the model reads one paragraph per blocking hook.
+* PreCompact: Claude Code shows a block as ``Compaction blocked by PreCompact
+  hook: [<hook>]: <reason>`` whether the hook exited 2 or answered JSON, so
+  the reason hookd answers is the bare one (stderr, or the JSON reason),
+  without the ``[<cmd>]: `` an exit-2 block's message carries elsewhere —
+  else the user reads the label twice.
 """
 
 from __future__ import annotations
@@ -48,6 +53,9 @@ __all__ = ["carries_late_context", "render_claude"]
 _EXIT2_ONLY_EVENTS = frozenset({"TeammateIdle", "TaskCompleted"})
 _STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
 _PER_HOOK_BLOCK_HEADER_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
+_SELF_LABELLED_BLOCK_EVENTS = frozenset({"PreCompact"})
+"""Events whose block reason Claude Code prefixes with ``[<hook>]: `` itself, JSON
+reasons included (observed with 2.1.330)."""
 
 
 def render_claude(result: FireResult, tool_name: str | None = None) -> ClaudeHookOutput:
@@ -155,6 +163,8 @@ def _block_reason(result: FireResult, tool_name: str | None) -> str:
     blocking hook, as natively — the first is headed by Claude Code (naming the
     bridge's hook), the others carry their own header."""
     runs = _blocking_runs(result)
+    if result.event in _SELF_LABELLED_BLOCK_EVENTS and runs:
+        return "\n".join(_unlabelled(run) for run in runs)
     messages = result.blocking_messages
     if (
         result.event not in _PER_HOOK_BLOCK_HEADER_EVENTS
@@ -167,6 +177,19 @@ def _block_reason(result: FireResult, tool_name: str | None) -> str:
     for run, message in zip(runs[1:], messages[1:], strict=True):
         parts.append(f'{name} hook blocking error from command: "{run.hook.name}": {message}')
     return "\n\n".join(parts)
+
+
+def _unlabelled(run: HookRun) -> str:
+    """A blocking run's reason without hookd's ``[<cmd>]: `` label: the JSON reason,
+    else an exit 2's stderr (Claude Code's ``No stderr output`` when empty), else the
+    message after its label (a timeout, ``onFailure: "block"``)."""
+    if run.output is not None and run.output.decision == "block" and run.output.reason:
+        return run.output.reason
+    if run.exit_code == 2:
+        return run.stderr.strip() or "No stderr output"
+    message = run.block_message or ""
+    head, sep, rest = message.partition("]: ")
+    return rest if sep and head.startswith("[") else message
 
 
 def _other_specific(result: FireResult) -> dict[str, Any]:

@@ -267,3 +267,15 @@ def test_token_file_readable_by_others_is_refused(tmp_path: Path) -> None:
 async def test_endpoint_listens_on_loopback_only(host: str) -> None:
     with pytest.raises(ValueError, match="loopback"):
         await open_http_listeners(0, host)
+
+
+async def test_a_precompact_block_carries_the_bare_reason(endpoint: Endpoint) -> None:
+    """Claude Code prefixes every PreCompact block's reason with ``[<hook>]: `` itself
+    ("Compaction blocked by PreCompact hook: [<hook>]: <reason>", JSON or exit 2), so
+    hookd's reason must not carry the command's label too (the e2e scenario
+    ``precompact_blocked`` showed it twice)."""
+    async with httpx.AsyncClient(base_url=endpoint.url) as client:
+        reply = await client.post(
+            "/hooks/PreCompact", json=_input("PreCompact-manual"), headers=_auth()
+        )
+    assert reply.json() == {"decision": "block", "reason": "KEEP-THE-CONTEXT"}

@@ -39,11 +39,12 @@ class RunningDaemon:
     log: Path
 
     def env(self) -> dict[str, str]:
-        """Environment for hookctl so it finds this daemon's token and config."""
+        """Environment for hookctl so it finds this daemon's token, config and state (trust)."""
         return {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.home),
             "XDG_CONFIG_HOME": str(self.config_home),
+            "XDG_STATE_HOME": str(self.home / ".state"),
             "HOOKD_SOCKET": str(self.socket),
         }
 
@@ -93,12 +94,10 @@ DaemonEnvironment = Literal["minimal", "inherited"]
 async def hookd_daemon(
     d: RunningDaemon, environment: DaemonEnvironment = "minimal"
 ) -> AsyncIterator[RunningDaemon]:
-    home = d.home
     (d.config_home / "hookd").mkdir(parents=True, exist_ok=True)
     env = {
         **d.env(),
         "LANG": os.environ.get("LANG", "C.UTF-8"),
-        "XDG_STATE_HOME": str(home / ".state"),
     }
     env.pop("HOOKD_SOCKET")
     if environment == "minimal":

@@ -13,6 +13,13 @@ turns, so the turns come from a script, not from the requests.  When the
 script runs out the server answers with a short final text, so a run that
 takes more turns than expected (a Stop hook continuing the loop) still ends.
 
+Requests that are not the main conversation's — a prompt hook's question, a
+sub-agent's conversation — would otherwise take the script's next turn and
+make the main conversation's turns depend on the interleaving.  A
+:class:`Side` answers them instead: a request whose *first* or *last* user
+message holds its ``marker`` gets the side's next turn (its last one repeated)
+and is recorded in the side's own ``requests``, not in the main list.
+
 Only trio and h11 are used, the same stack as hookd's HTTP endpoint, so the
 server runs inside the test's own trio loop.
 """
@@ -28,7 +35,7 @@ from typing import Any
 import h11
 import trio
 
-__all__ = ["FakeMessagesApi", "Turn", "serve_fake_api"]
+__all__ = ["FakeMessagesApi", "Side", "Turn", "serve_fake_api"]
 
 FALLBACK_TEXT = "FAKE-API-SCRIPT-EXHAUSTED"
 
@@ -48,11 +55,58 @@ class Turn:
         return "tool_use" if any(b["type"] == "tool_use" for b in self.content) else "end_turn"
 
 
+def _user_text(message: Any) -> str:
+    """The text blocks of one user message (tool results excluded), joined."""
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        str(block.get("text", ""))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+@dataclass
+class Side:
+    """A conversation beside the main one, recognised by ``marker`` in its first or last
+    user message: a prompt hook's question (last), a sub-agent's task (first).
+
+    ``verdicts``: match only requests that ask for structured output (Claude Code
+    asks a prompt hook's question with an ``output_config.format`` JSON schema), so
+    the main conversation's "Stop hook feedback" — which quotes the hook's prompt,
+    marker included, as the hook's name — stays in the main script.
+    """
+
+    marker: str
+    turns: list[Turn]
+    verdicts: bool = False
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def matches(self, body: dict[str, Any]) -> bool:
+        if bool((body.get("output_config") or {}).get("format")) != self.verdicts:
+            return False
+        users = [
+            m for m in body.get("messages", []) if isinstance(m, dict) and m.get("role") == "user"
+        ]
+        return bool(users) and any(self.marker in _user_text(m) for m in (users[0], users[-1]))
+
+    def next_turn(self) -> Turn:
+        index = min(len(self.requests), len(self.turns)) - 1
+        return self.turns[index]
+
+
 @dataclass
 class FakeMessagesApi:
     turns: list[Turn]
+    sides: list[Side] = field(default_factory=list)
+    """Answer the requests they match, outside the main script (checked in order)."""
     requests: list[dict[str, Any]] = field(default_factory=list)
-    """Every /v1/messages request body, in arrival order."""
+    """Every main-conversation /v1/messages request body, in arrival order."""
     paths: list[str] = field(default_factory=list)
     port: int = 0
     _next: int = 0
@@ -191,8 +245,13 @@ async def _respond(
         await _send(stream, conn, h11.EndOfMessage())
         return
     data = json.loads(body)
-    api.requests.append(data)
-    index, turn = api.next_turn()
+    side = next((side for side in api.sides if side.matches(data)), None)
+    if side is not None:
+        side.requests.append(data)
+        index, turn = 1000 + len(side.requests), side.next_turn()
+    else:
+        api.requests.append(data)
+        index, turn = api.next_turn()
     model = str(data.get("model") or "claude-fake")
     if not data.get("stream"):
         payload = json.dumps(_message(index, turn, model)).encode()

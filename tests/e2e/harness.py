@@ -23,7 +23,7 @@ from typing import Any
 
 import trio
 
-from e2e.fake_api import FakeMessagesApi, Turn, serve_fake_api
+from e2e.fake_api import FakeMessagesApi, Side, Turn, serve_fake_api
 
 __all__ = ["CLAUDE_BIN", "ClaudeRun", "claude_available", "run_claude"]
 
@@ -46,6 +46,8 @@ class ClaudeRun:
     exit_code: int
     stderr: str
     paths: list[str] = field(default_factory=list)
+    sides: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Each :class:`Side`'s request bodies (a prompt hook's questions, a sub-agent's turns)."""
 
     @property
     def result(self) -> dict[str, Any]:
@@ -96,19 +98,38 @@ async def run_claude(
     settings: Path | None = None,
     env: dict[str, str] | None = None,
     extra_args: tuple[str, ...] = (),
+    skip_permissions: bool = True,
+    sides: tuple[Side, ...] = (),
+    more_prompts: tuple[str, ...] = (),
 ) -> ClaudeRun:
-    """One ``claude -p`` run; the fake API lives only for the run's duration."""
-    api = FakeMessagesApi(turns=list(turns))
+    """One ``claude -p`` run; the fake API lives only for the run's duration.
+
+    ``skip_permissions``: pass ``--dangerously-skip-permissions`` (without it the
+    CLI runs in its default permission mode, where PermissionRequest fires).
+    ``sides``: conversations answered outside ``turns`` (see :class:`Side`); their
+    requests are recorded in each side.
+    ``more_prompts``: user turns after ``prompt`` in the same session (e.g. a
+    ``/compact`` once there is a conversation to compact): all of them are sent
+    on stdin with ``--input-format stream-json``.
+    """
+    api = FakeMessagesApi(turns=list(turns), sides=list(sides))
     home.mkdir(parents=True, exist_ok=True)
     project.mkdir(parents=True, exist_ok=True)
+    stdin = b""
+    if more_prompts:
+        stdin = b"".join(
+            json.dumps({"type": "user", "message": {"role": "user", "content": text}}).encode()
+            + b"\n"
+            for text in (prompt, *more_prompts)
+        )
     args = [
         str(CLAUDE_BIN),
         "-p",
-        prompt,
+        *(["--input-format", "stream-json"] if more_prompts else [prompt]),
         "--output-format",
         "stream-json",
         "--verbose",
-        "--dangerously-skip-permissions",
+        *(["--dangerously-skip-permissions"] if skip_permissions else []),
         *extra_args,
     ]
     if settings is not None:
@@ -120,7 +141,7 @@ async def run_claude(
                 args,
                 cwd=project,
                 env=offline_env(home, api.base_url, env),
-                stdin=b"",
+                stdin=stdin,
                 capture_stdout=True,
                 capture_stderr=True,
                 check=False,
@@ -140,4 +161,5 @@ async def run_claude(
         exit_code=proc.returncode,
         stderr=proc.stderr.decode("utf-8", "replace"),
         paths=api.paths,
+        sides=[side.requests for side in sides],
     )

@@ -19,6 +19,8 @@ lists them):
    Claude Code names the hook in brackets; natively the user's command,
    through hookd the relay's (hookd answers a Stop made of exit-2 blocks
    with exit 2 itself, as a JSON block would add a system message).
+   Likewise ``Compaction blocked by PreCompact hook: [<x>]: ``: Claude Code
+   names the hook of every PreCompact block; through hookd the http hook's URL.
 6. The date: ``Today's date is 2026-11-23.`` (and the ``The UTC date is …``
    forms) → ``<DATE>``, and Claude Code's ``The date has changed. Today's date
    is now …`` reminder is dropped: the native and the hookd run of a scenario
@@ -27,25 +29,34 @@ lists them):
    are sorted: natively Claude Code writes one per blocking hook in
    *completion* order (a race between parallel hooks), hookd in configuration
    order (deterministic); each paragraph's text is still compared.
+8. A sub-agent's hand-back (the Agent tool's result): its ``agentId`` →
+   ``<AGENT>`` wherever it appears and ``duration_ms: N`` → ``<MS>``: a new id
+   and a wall-clock duration in every run.
 """
 
 from __future__ import annotations
 
+import difflib
+import json
 import re
 from pathlib import Path
 from typing import Any
 
 from e2e.harness import ClaudeRun
 
-__all__ = ["comparable", "normalise_text"]
+__all__ = ["comparable", "diff", "normalise_text"]
 
 _COMMAND_LABEL = re.compile(r'from command: "(?:[^"\\]|\\.)*"')
-_FEEDBACK_LABEL = re.compile(r"(Stop hook feedback:\n)\[[^\]\n]*\]: ")
+_FEEDBACK_LABEL = re.compile(
+    r"(Stop hook feedback:\n|Compaction blocked by PreCompact hook: )\[[^\]\n]*\]: "
+)
 _DATE = re.compile(r"((?:Today's date is|The UTC date is)(?: now)?) [^.\n]+\.")
 _DATE_CHANGED = re.compile(
     r"(?:<system-reminder>\s*)?The date has changed\. Today's date is now [^.\n]+\."
     r"[^\n]*?the user's own clock shows it\.(?:\s*</system-reminder>)?\s*"
 )
+_AGENT_ID = re.compile(r"agentId: ([0-9a-f]{8,})")
+_DURATION = re.compile(r"duration_ms: \d+")
 _BLOCKING_PARAGRAPH = re.compile(r"^\S+ hook blocking error from command: ")
 _CONTEXT_PARAGRAPH = re.compile(r"(hook additional context: )([^\n]*(?:\n(?!\n)[^\n]*)*)")
 
@@ -59,6 +70,9 @@ def normalise_text(text: str, run_dir: Path, session_id: str | None) -> str:
     text = text.replace(str(run_dir), "<RUN>")
     if session_id:
         text = text.replace(session_id, "<SESSION>")
+    for agent_id in set(_AGENT_ID.findall(text)):
+        text = text.replace(agent_id, "<AGENT>")
+    text = _DURATION.sub("duration_ms: <MS>", text)
     text = _COMMAND_LABEL.sub('from command: "<cmd>"', text)
     text = _FEEDBACK_LABEL.sub(r"\1[<cmd>]: ", text)
     text = text.replace(
@@ -144,6 +158,9 @@ def comparable(run: ClaudeRun, run_dir: Path, project: Path) -> dict[str, Any]:
     session = result.get("session_id")
     data = {
         "requests": [_without_date_change(r.get("messages", [])) for r in run.requests],
+        "sides": [
+            [_without_date_change(r.get("messages", [])) for r in side] for side in run.sides
+        ],
         "result": {
             k: result.get(k)
             for k in (
@@ -164,3 +181,23 @@ def comparable(run: ClaudeRun, run_dir: Path, project: Path) -> dict[str, Any]:
     }
     normalised: dict[str, Any] = _walk(data, run_dir, session)
     return normalised
+
+
+def _lines(value: Any) -> Any:
+    """Multi-line strings as lists of lines, so a diff points at the line that differs."""
+    if isinstance(value, str) and "\n" in value:
+        return value.split("\n")
+    if isinstance(value, list):
+        return [_lines(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _lines(v) for k, v in value.items()}
+    return value
+
+
+def diff(a: Any, b: Any, limit: int = 120) -> str:
+    """A unified diff of two comparable runs (native left, hookd right), cut at ``limit`` lines."""
+    left = json.dumps(_lines(a), indent=1, sort_keys=True).splitlines()
+    right = json.dumps(_lines(b), indent=1, sort_keys=True).splitlines()
+    lines = list(difflib.unified_diff(left, right, "native", "hookd", lineterm="", n=2))
+    more = f"\n… {len(lines) - limit} more diff lines" if len(lines) > limit else ""
+    return "\n".join(lines[:limit]) + more

@@ -18,7 +18,6 @@ a scenario whose hooks silently did not run in *both* modes still fails).
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import sys
@@ -31,7 +30,7 @@ import trio
 from e2e.daemon import VENV_BIN, DaemonEnvironment, RunningDaemon, daemon_paths, hookd_daemon
 from e2e.fake_api import Turn
 from e2e.harness import ClaudeRun, claude_available, run_claude
-from e2e.normalise import comparable
+from e2e.normalise import comparable, diff
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "e2e"
 SPEC = json.loads((DATA / "scenarios.json").read_text(encoding="utf-8"))
@@ -118,25 +117,6 @@ async def _run_side(
     return run, run_dir, project
 
 
-def _lines(value: Any) -> Any:
-    """Multi-line strings as lists of lines, so a diff points at the line that differs."""
-    if isinstance(value, str) and "\n" in value:
-        return value.split("\n")
-    if isinstance(value, list):
-        return [_lines(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _lines(v) for k, v in value.items()}
-    return value
-
-
-def _diff(a: Any, b: Any, limit: int = 120) -> str:
-    left = json.dumps(_lines(a), indent=1, sort_keys=True).splitlines()
-    right = json.dumps(_lines(b), indent=1, sort_keys=True).splitlines()
-    diff = list(difflib.unified_diff(left, right, "native", "hookd", lineterm="", n=2))
-    more = f"\n… {len(diff) - limit} more diff lines" if len(diff) > limit else ""
-    return "\n".join(diff[:limit]) + more
-
-
 def _check_expectations(name: str, kind: str, seen: dict[str, Any], expect: dict[str, Any]) -> None:
     text = json.dumps(seen["requests"]) + json.dumps(seen["result"])
     for marker in expect.get("markers", []):
@@ -182,6 +162,6 @@ async def test_hooks_through_hookd_match_native(
             seen[kind].pop(part)
     assert seen["native"] == seen["hookd"], (
         f"{name}: the session through hookd differs from native:\n"
-        + _diff(seen["native"], seen["hookd"])
+        + diff(seen["native"], seen["hookd"])
         + f"\n(daemon log: {tmp_path / 'hookd.log'})"
     )

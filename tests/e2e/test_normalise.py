@@ -107,3 +107,29 @@ def test_adjacent_blocking_error_paragraphs_compare_in_any_order() -> None:
     assert normalise_text(native, RUN_DIR, None) == normalise_text(hookd, RUN_DIR, None)
     other = f"result\n\n{a}\n\n{a}"
     assert normalise_text(other, RUN_DIR, None) != normalise_text(hookd, RUN_DIR, None)
+
+
+def test_the_hook_name_in_a_precompact_block_is_normalised() -> None:
+    native = "Compaction blocked by PreCompact hook: [e2e-hook precompact_exit2]: NO"
+    hookd = "Compaction blocked by PreCompact hook: [http://127.0.0.1:4747/hooks/PreCompact]: NO"
+    assert normalise_text(native, RUN_DIR, None) == normalise_text(hookd, RUN_DIR, None)
+    # The label is removed once: a reason that still carries a second one differs.
+    twice = "Compaction blocked by PreCompact hook: [http://x/hooks/PreCompact]: [cmd]: NO"
+    assert normalise_text(twice, RUN_DIR, None) != normalise_text(native, RUN_DIR, None)
+
+
+def _hand_back(agent_id: str, ms: int, report: str = "SUBAGENT-DONE") -> str:
+    return (
+        f"The report follows:\n  {report}\nagentId: {agent_id} (use SendMessage with to: "
+        f"'{agent_id}', summary: '<5-10 word recap>' to continue this agent)\n"
+        f"<usage>subagent_tokens: 15\ntool_uses: 0\nduration_ms: {ms}</usage>"
+    )
+
+
+def test_a_sub_agents_id_and_duration_are_normalised_and_its_report_is_not() -> None:
+    one = normalise_text(_hand_back("a7b3052a591141c28", 958), RUN_DIR, None)
+    two = normalise_text(_hand_back("a487a8da93ded29f5", 1204), RUN_DIR, None)
+    assert one == two
+    assert "a7b3052a591141c28" not in one and "<AGENT>" in one
+    other = normalise_text(_hand_back("a487a8da93ded29f5", 1204, "OTHER"), RUN_DIR, None)
+    assert other != one
