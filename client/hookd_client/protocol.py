@@ -410,6 +410,10 @@ class ListedHook(_Data):
     timeout: float | None
     runs: bool
     why: str | None = None
+    on_failure: Literal["continue", "block"] = "continue"
+    """The hook's ``onFailure``: a door that cannot reach the daemon (the Agent SDK
+    helper, :mod:`hookd_client.agent_sdk`) blocks the event when a hook that runs
+    says ``block``, as the relay's ``--fail-closed`` does.  Omitted when ``continue``."""
 
 
 class HookListing(_Data):

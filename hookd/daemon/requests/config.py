@@ -96,6 +96,7 @@ class ConfigRequests:
                             timeout=spec.timeout,
                             runs=not why,
                             why=why or None,
+                            on_failure=spec.handler.onFailure,
                         )
                     )
         return protocol.HooksReply(
