@@ -1,0 +1,221 @@
+"""The Claude Agent SDK for Python: the same hooks as native callbacks and through hookd.
+
+For every scenario of :mod:`agents.sdk_scenarios` a real SDK app
+(:mod:`agents.sdk_app`, its own process, asyncio) drives the real CLI the tests
+pin (tests/e2e/node_modules/.bin/claude, 2.1.330, the version the SDK bundles)
+offline against the scripted fake Messages API, twice:
+
+* **native**: the hooks are the SDK's own Python callbacks;
+* **hookd**: ``ClaudeAgentOptions(hooks=hookd_hooks(), settings=hookd_settings())``,
+  and the same decisions come from command hooks in the user's
+  ``~/.config/hookd/hooks.json``, run by a real ``hookd serve`` (started with a
+  service manager's minimal environment, so the hooks' ``PYTHONPATH`` can only
+  come from the app's environment).
+
+The runs must agree on what the model received (every request), the final
+result and the permission denials, after :mod:`e2e.normalise`'s normalisations
+(run directory, session id); each scenario also names markers that must reach
+the model (or must not), so a scenario whose hooks silently did not run on
+*both* sides still fails.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from agents.sdk_scenarios import REASONS, SCENARIOS
+from e2e.daemon import RunningDaemon, daemon_paths, hookd_daemon
+from e2e.fake_api import FakeMessagesApi, Turn, serve_fake_api
+from e2e.harness import CLAUDE_BIN, ClaudeRun, claude_available, offline_env
+from e2e.normalise import comparable
+
+TESTS = Path(__file__).resolve().parents[1]
+PROMPT = "ORIGINAL-PROMPT: please run the command"
+RUN_TIMEOUT = 240.0
+"""A hang guard for one SDK run on a loaded 2-core machine, not a timing claim."""
+
+pytestmark = [pytest.mark.slow, pytest.mark.agent_sdk]
+
+
+def _sdk_available() -> bool:
+    try:
+        import claude_agent_sdk  # noqa: F401
+    except ImportError:
+        return False
+    return claude_available()
+
+
+@pytest.fixture(autouse=True)
+def _require_sdk() -> None:
+    """Skip without the SDK or the CLI on a developer's machine; fail in CI, where
+    scripts/check installs both (a silent skip would report the suite green)."""
+    if _sdk_available():
+        return
+    if os.environ.get("CI"):
+        pytest.fail(
+            "claude-agent-sdk or the Claude Code CLI is missing: scripts/check installs both"
+        )
+    pytest.skip("pip install -e '.[dev]' and run `npm install` in tests/e2e first")
+
+
+def hookd_config(scenario: str) -> dict[str, Any]:
+    """The scenario's hooks as the user writes them for hookd: command hooks."""
+    hooks: dict[str, Any] = {}
+    for event, groups in SCENARIOS[scenario]["hooks"].items():
+        hooks[event] = []
+        for matcher, hook, timeout in groups:
+            handler: dict[str, Any] = {
+                "type": "command",
+                "command": sys.executable,
+                "args": ["-m", "agents.sdk_hook", hook],
+            }
+            if timeout is not None:
+                handler["timeout"] = timeout
+            if hook == "sleep":
+                # An SDK callback that does not answer in time denies the call (a check that
+                # did not answer is not a check that passed); a command hook's timeout is a
+                # non-blocking error unless it says onFailure: "block".
+                handler["onFailure"] = "block"
+            group: dict[str, Any] = {"hooks": [handler]}
+            if matcher is not None:
+                group["matcher"] = matcher
+            hooks[event].append(group)
+    return {"hooks": hooks}
+
+
+async def run_app(
+    mode: str, scenario: str, run_dir: Path, daemon: RunningDaemon | None = None
+) -> tuple[ClaudeRun, Path]:
+    """One SDK app run against its own fake API; the app's messages as the stream."""
+    home, project = run_dir / "home", run_dir / "proj"
+    home.mkdir(parents=True, exist_ok=True)  # the daemon's HOME too, on the hookd side
+    project.mkdir(parents=True)
+    api = FakeMessagesApi(turns=[Turn(t) for t in SCENARIOS[scenario]["turns"]])
+    async with trio.open_nursery() as nursery:
+        await nursery.start(serve_fake_api, api)
+        spec = {
+            "mode": mode,
+            "scenario": scenario,
+            "prompt": PROMPT,
+            "project": str(project),
+            "cli": str(CLAUDE_BIN),
+            "env": offline_env(home, api.base_url),
+            "socket": str(daemon.socket) if daemon else None,
+        }
+        spec_file = run_dir / "spec.json"
+        spec_file.write_text(json.dumps(spec))
+        app_env = {
+            **offline_env(home, api.base_url),
+            "PYTHONPATH": str(TESTS),
+        }
+        with trio.fail_after(RUN_TIMEOUT):
+            proc = await trio.run_process(
+                [sys.executable, "-m", "agents.sdk_app", str(spec_file)],
+                cwd=project,
+                env=app_env,
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
+        nursery.cancel_scope.cancel()
+    stderr = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == 0, f"{mode} SDK app failed ({proc.returncode}):\n{stderr[-3000:]}"
+    messages = json.loads(proc.stdout)["messages"]
+    run = ClaudeRun(requests=api.requests, stream=messages, exit_code=0, stderr=stderr)
+    return run, project
+
+
+async def run_both(scenario: str, base: Path) -> dict[str, dict[str, Any]]:
+    """Both sides, one after the other; each side's comparable view."""
+    native, native_project = await run_app("native", scenario, base / "native")
+    daemon = daemon_paths(base, base / "hookd" / "home")
+    config = daemon.config_home / "hookd" / "hooks.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps(hookd_config(scenario)))
+    async with hookd_daemon(daemon):
+        through, hookd_project = await run_app("hookd", scenario, base / "hookd", daemon)
+    return {
+        "native": comparable(native, base / "native", native_project),
+        "hookd": comparable(through, base / "hookd", hookd_project),
+    }
+
+
+def _diff(a: Any, b: Any, limit: int = 120) -> str:
+    left = json.dumps(a, indent=1, sort_keys=True).splitlines()
+    right = json.dumps(b, indent=1, sort_keys=True).splitlines()
+    diff = list(difflib.unified_diff(left, right, "native", "hookd", lineterm="", n=2))
+    return "\n".join(diff[:limit])
+
+
+TIMEOUT_DENIED = "<PreToolUse hook timed out: the call was denied>"
+EXPECT: dict[str, dict[str, list[str]]] = {
+    "bash_deny": {"markers": [REASONS["deny"]], "absent": ["RM-RAN\\n"]},
+    "input_rewrite": {"markers": ["REWRITTEN-BY-HOOK"], "absent": ["ORIGINAL-COMMAND\\n"]},
+    "context_and_matcher": {
+        "markers": [REASONS["context_bash"], "TOOL-RAN"],
+        "absent": [REASONS["context_write"]],
+    },
+    "stop_continuation": {"markers": [REASONS["stop"], "All done."]},
+    "prompt_block": {"markers": [REASONS["prompt_block"]]},
+    "timeout": {"markers": [TIMEOUT_DENIED], "absent": ["RAN-AFTER-TIMEOUT\\n"]},
+}
+"""What must (and must not) reach the model or the result, on both sides (a tool's
+output is followed by ``\\n`` in the JSON; the command that would print it is not)."""
+
+_TIMEOUT_TEXTS = {
+    "native": re.compile(
+        r"^PreToolUse hook did not respond before its timeout \(host client may be"
+        r" unreachable\)\. The tool call was not executed; other configured hooks may not"
+        r" have completed\."
+    ),
+    "hookd": re.compile(
+        r"^PreToolUse:Bash hook error: \[[^\]\n]*agents\.sdk_hook sleep\]: failed; blocking"
+        r' because onFailure is "block"\ntimed out after 2s'
+    ),
+}
+
+
+def _timeout_difference(side: str, view: dict[str, Any]) -> dict[str, Any]:
+    """The one documented difference of a timed-out PreToolUse (docs/agents.md): both
+    deny the call, in their own words — the CLI's for a callback that did not answer,
+    hookd's for a hook that timed out with ``onFailure: "block"`` — and only a hook's
+    deny is listed among the result's permission denials."""
+    pattern = _TIMEOUT_TEXTS[side]
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            if value.get("type") == "tool_result" and isinstance(value.get("content"), str):
+                value = {**value, "content": pattern.sub(TIMEOUT_DENIED, value["content"])}
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return {**walk(view), "permission_denials": []}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+async def test_sdk_hooks_through_hookd_match_native(scenario: str, tmp_path: Path) -> None:
+    seen = await run_both(scenario, tmp_path)
+    if scenario == "timeout":
+        seen = {side: _timeout_difference(side, view) for side, view in seen.items()}
+    for side, view in seen.items():
+        text = json.dumps(view["requests"]) + json.dumps(view["result"])
+        for marker in EXPECT[scenario]["markers"]:
+            assert marker in text, f"{scenario} ({side}): {marker!r} never reached the model"
+        for marker in EXPECT[scenario].get("absent", []):
+            assert marker not in text, f"{scenario} ({side}): {marker!r} should not be there"
+    assert seen["native"] == seen["hookd"], (
+        f"{scenario}: the SDK session through hookd differs from native:\n"
+        + _diff(seen["native"], seen["hookd"])
+        + f"\n(daemon log: {tmp_path / 'hookd.log'})"
+    )
