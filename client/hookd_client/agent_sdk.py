@@ -74,7 +74,6 @@ from hookd_client import protocol
 from hookd_client._core import UNAVAILABLE_CODES
 from hookd_client.aio import AsyncClient
 from hookd_client.client import DaemonError, DaemonUnavailable
-from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
 from hookd_client.sockpath import default_socket_path
 
 __all__ = [
@@ -119,6 +118,13 @@ hook timeout (600 s), so hookd's per-hook timeouts fire first (as the blocking c
 
 FailOpenPolicy = Literal["open", "closed"]
 
+_PLAIN_CONTEXT_EVENTS = frozenset(
+    {"UserPromptSubmit", "UserPromptExpansion", "SessionStart", "PostModelSwitch"}
+)
+"""Where Claude Code reads a hook's plain stdout as context (``hookd.engine.interpret``'s
+``PLAIN_TEXT_CONTEXT_EVENTS``; the client cannot import it).  Elsewhere plain stdout is
+only shown in the transcript — and ``additionalContext`` on Stop would continue the turn."""
+
 
 def sdk_output(event: str, rendered: protocol.ClaudeHookOutput) -> HookJSONOutput:
     """What an SDK callback returns so the CLI does what it would do with ``rendered``,
@@ -148,8 +154,7 @@ def sdk_output(event: str, rendered: protocol.ClaudeHookOutput) -> HookJSONOutpu
             if cli_name in answer:
                 answer[python_name] = answer.pop(cli_name)
         return cast(HookJSONOutput, answer)
-    variant = HOOK_SPECIFIC_OUTPUTS.get(event)
-    if variant is not None and "additionalContext" in variant.__struct_fields__:
+    if event in _PLAIN_CONTEXT_EVENTS:
         return cast(
             HookJSONOutput,
             {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
