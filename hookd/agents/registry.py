@@ -12,6 +12,7 @@ is a visible one-line change here — import the adapter class, add an instance.
 
 from __future__ import annotations
 
+from hookd.agents.agent_sdk import AgentSdkAdapter
 from hookd.agents.base import Adapter
 from hookd.agents.claude import ClaudeAdapter
 from hookd.agents.codex import CodexAdapter
@@ -32,6 +33,7 @@ ADAPTERS: tuple[Adapter, ...] = (
     ClaudeAdapter(),
     CodexAdapter(),
     GeminiAdapter(),
+    AgentSdkAdapter(),
     # Built from their documentation (verified = False), fixtures written from it:
     CursorAdapter(),
     WindsurfAdapter(),
