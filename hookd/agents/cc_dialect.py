@@ -41,6 +41,9 @@ __all__ = ["ClaudeDialectAdapter"]
 
 _PLAIN = re.compile(r"^[A-Za-z0-9_]+$")
 
+WIRED_TIMEOUT = 600.0
+"""Seconds the wired entry gives hookd (goose's default is 30 s: a slow hook would be cut)."""
+
 
 class ClaudeDialectAdapter(Adapter):
     binary: ClassVar[str]
@@ -105,7 +108,15 @@ class ClaudeDialectAdapter(Adapter):
         return matcher
 
     def wire(self, text: str | None, command: Callable[[EventSpec], str]) -> str:
-        return wire_claude_shaped(text, self.events, command, what=f"{self.title} hooks")
+        # The agent must not give up before hookd: each hook's own timeout is hookd's to keep.
+        limit = WIRED_TIMEOUT / self.timeout_unit
+        return wire_claude_shaped(
+            text,
+            self.events,
+            command,
+            timeout=lambda _spec: int(limit) if limit.is_integer() else limit,
+            what=f"{self.title} hooks",
+        )
 
     def is_wired(self, text: str) -> bool:
         return wired_claude_shaped(text, self.events)
