@@ -193,7 +193,7 @@ def plan_install(
     """
     files = adapter.hook_files(scope, home, project)
     if not files:
-        raise ValueError(f"{adapter.title} has no {scope}-scope hook file")
+        raise ValueError(_no_file(adapter, scope))
     target = files[0]
     old_text = _read_text(target)
     record = read_record(target)
@@ -277,7 +277,7 @@ def plan_uninstall(
     """
     files = adapter.hook_files(scope, home, project)
     if not files:
-        raise ValueError(f"{adapter.title} has no {scope}-scope hook file")
+        raise ValueError(_no_file(adapter, scope))
     target = files[0]
     current = _read_text(target)
     record = read_record(target)
@@ -306,6 +306,14 @@ def plan_uninstall(
         plan.removals.append(backup_path(target))
     _take_back(plan, record)
     return plan
+
+
+def _no_file(adapter: Adapter, scope: Scope) -> str:
+    """Why there is nothing to install into, and what to do instead (the adapter's words)."""
+    steps = adapter.trust_steps(scope)
+    return f"{adapter.title} has no {scope}-scope hook file to install into" + (
+        f": {'; '.join(steps)}" if steps else ""
+    )
 
 
 def _take_back(plan: Plan, record: InstallRecord) -> None:
