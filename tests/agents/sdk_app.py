@@ -33,7 +33,7 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import HookCallback, HookEvent
 
-from agents.sdk_scenarios import SCENARIOS, SLEEP, decide
+from agents.sdk_scenarios import SCENARIOS, SETTINGS_ONLY, SLEEP, command_hooks, decide
 from hookd_client.agent_sdk import hookd_hooks, hookd_settings
 
 
@@ -52,11 +52,19 @@ def _callback(hook: str) -> HookCallback:
 def native_hooks(scenario: str) -> dict[HookEvent, list[HookMatcher]]:
     hooks: dict[HookEvent, list[HookMatcher]] = {}
     for event, groups in SCENARIOS[scenario]["hooks"].items():
+        if event in SETTINGS_ONLY:
+            continue  # no callback exists: native_settings() has them
         hooks[event] = [  # type: ignore[index]
             HookMatcher(matcher=matcher, hooks=[_callback(hook)], timeout=timeout)
             for matcher, hook, timeout in groups
         ]
     return hooks
+
+
+def native_settings(scenario: str) -> str | None:
+    """SessionStart/SessionEnd hooks, natively: command hooks in the SDK's ``settings=``."""
+    hooks = command_hooks(scenario, sys.executable, SETTINGS_ONLY, for_hookd=False)
+    return json.dumps({"hooks": hooks}) if hooks else None
 
 
 def _message(message: Any) -> dict[str, Any]:
@@ -82,6 +90,7 @@ async def main(spec: dict[str, Any]) -> None:
     messages: list[dict[str, Any]] = []
     if spec["mode"] == "native":
         options.hooks = native_hooks(spec["scenario"])
+        options.settings = native_settings(spec["scenario"])
         async for message in query(prompt=spec["prompt"], options=options):
             messages.append(_message(message))
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-__all__ = ["REASONS", "SCENARIOS", "SLEEP", "Scenario", "decide"]
+__all__ = ["REASONS", "SCENARIOS", "SETTINGS_ONLY", "SLEEP", "Scenario", "command_hooks", "decide"]
 
 REASONS = {
     "deny": "NO-RM-RF-HERE",
@@ -20,7 +20,11 @@ REASONS = {
     "context_write": "WRITE-MATCHED-CONTEXT",
     "stop": "KEEP-GOING-FROM-STOP-HOOK",
     "prompt_block": "PROMPT-BLOCKED-BY-HOOK",
+    "session_context": "SESSION-START-CONTEXT",
 }
+
+SETTINGS_ONLY = ("SessionStart", "SessionEnd")
+"""Events the SDK has no callback for: natively a settings-file command hook is the only way."""
 
 
 SLEEP = 60.0
@@ -66,6 +70,10 @@ SCENARIOS: dict[str, Scenario] = {
         "hooks": {"UserPromptSubmit": [(None, "prompt_block", None)]},
         "turns": [_DONE],
     },
+    "session_start": {
+        "hooks": {"SessionStart": [(None, "session_context", None)]},
+        "turns": [_DONE],
+    },
     "timeout": {
         "hooks": {"PreToolUse": [("Bash", "sleep", 2.0)]},
         "turns": [_bash("echo RAN-AFTER-TIMEOUT"), _DONE],
@@ -73,6 +81,37 @@ SCENARIOS: dict[str, Scenario] = {
 }
 """Each scenario: the hooks, and the model's script.  A matcher on Bash is in every
 PreToolUse scenario; ``context_and_matcher`` also has one that must not match."""
+
+
+def command_hooks(
+    scenario: str, python: str, events: tuple[str, ...] | None = None, *, for_hookd: bool
+) -> dict[str, Any]:
+    """The scenario's hooks as command hooks (``python -m agents.sdk_hook HOOK``) in a
+    settings ``hooks`` object: hookd's config, or natively the SDK's ``settings=`` for the
+    events it has no callback for."""
+    hooks: dict[str, Any] = {}
+    for event, groups in SCENARIOS[scenario]["hooks"].items():
+        if events is not None and event not in events:
+            continue
+        hooks[event] = []
+        for matcher, hook, timeout in groups:
+            handler: dict[str, Any] = {
+                "type": "command",
+                "command": python,
+                "args": ["-m", "agents.sdk_hook", hook],
+            }
+            if timeout is not None:
+                handler["timeout"] = timeout
+            if hook == "sleep" and for_hookd:
+                # An SDK callback that does not answer in time denies the call (a check that
+                # did not answer is not a check that passed); a command hook's timeout is a
+                # non-blocking error unless it says onFailure: "block".
+                handler["onFailure"] = "block"
+            group: dict[str, Any] = {"hooks": [handler]}
+            if matcher is not None:
+                group["matcher"] = matcher
+            hooks[event].append(group)
+    return hooks
 
 
 def _command(hook_input: dict[str, Any]) -> str:
@@ -100,7 +139,7 @@ def decide(hook: str, hook_input: dict[str, Any]) -> dict[str, Any]:
                 "updatedInput": rewritten,
             }
         }
-    if hook in ("context_bash", "context_write"):
+    if hook in ("context_bash", "context_write", "session_context"):
         return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": REASONS[hook]}}
     if hook == "stop" and not hook_input.get("stop_hook_active"):
         return {"decision": "block", "reason": REASONS["stop"]}

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 import trio
 
-from agents.sdk_scenarios import REASONS, SCENARIOS
+from agents.sdk_scenarios import REASONS, SCENARIOS, command_hooks
 from e2e.daemon import RunningDaemon, daemon_paths, hookd_daemon
 from e2e.fake_api import FakeMessagesApi, Turn, serve_fake_api
 from e2e.harness import CLAUDE_BIN, ClaudeRun, claude_available, offline_env
@@ -69,27 +69,7 @@ def _require_sdk() -> None:
 
 def hookd_config(scenario: str) -> dict[str, Any]:
     """The scenario's hooks as the user writes them for hookd: command hooks."""
-    hooks: dict[str, Any] = {}
-    for event, groups in SCENARIOS[scenario]["hooks"].items():
-        hooks[event] = []
-        for matcher, hook, timeout in groups:
-            handler: dict[str, Any] = {
-                "type": "command",
-                "command": sys.executable,
-                "args": ["-m", "agents.sdk_hook", hook],
-            }
-            if timeout is not None:
-                handler["timeout"] = timeout
-            if hook == "sleep":
-                # An SDK callback that does not answer in time denies the call (a check that
-                # did not answer is not a check that passed); a command hook's timeout is a
-                # non-blocking error unless it says onFailure: "block".
-                handler["onFailure"] = "block"
-            group: dict[str, Any] = {"hooks": [handler]}
-            if matcher is not None:
-                group["matcher"] = matcher
-            hooks[event].append(group)
-    return {"hooks": hooks}
+    return {"hooks": command_hooks(scenario, sys.executable, for_hookd=True)}
 
 
 async def run_app(
@@ -166,6 +146,7 @@ EXPECT: dict[str, dict[str, list[str]]] = {
     },
     "stop_continuation": {"markers": [REASONS["stop"], "All done."]},
     "prompt_block": {"markers": [REASONS["prompt_block"]]},
+    "session_start": {"markers": [REASONS["session_context"]]},
     "timeout": {"markers": [TIMEOUT_DENIED], "absent": ["RAN-AFTER-TIMEOUT\\n"]},
 }
 """What must (and must not) reach the model or the result, on both sides (a tool's
