@@ -16,6 +16,7 @@ from hookd.agents.agent_sdk import AgentSdkAdapter
 from hookd.agents.base import Adapter
 from hookd.agents.claude import ClaudeAdapter
 from hookd.agents.codex import CodexAdapter
+from hookd.agents.copilot import CopilotAdapter
 from hookd.agents.cursor import CursorAdapter
 from hookd.agents.factory import FactoryAdapter
 from hookd.agents.gemini import GeminiAdapter
@@ -33,6 +34,7 @@ ADAPTERS: tuple[Adapter, ...] = (
     ClaudeAdapter(),
     CodexAdapter(),
     GeminiAdapter(),
+    CopilotAdapter(),
     AgentSdkAdapter(),
     # Built from their documentation (verified = False), fixtures written from it:
     CursorAdapter(),

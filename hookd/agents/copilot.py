@@ -1,0 +1,560 @@
+"""GitHub Copilot CLI (``@github/copilot``, run for real at 1.0.102): both of its hook dialects.
+
+Copilot reads hooks from ``<repo>/.github/hooks/*.json``, ``$COPILOT_HOME/hooks/*.json``
+(``~/.copilot``) and ``hooks`` in ``$COPILOT_HOME/settings.json``, in two shapes,
+chosen per event key:
+
+* **native** (``{"version": 1, "hooks": {"preToolUse": [{"type": "command",
+  "bash": …, "timeoutSec": …}]}}``): camelCase event names, camelCase stdin
+  with *no event name* in it (so the wired command names the event:
+  ``hookd-relay --agent copilot preToolUse``), an epoch-ms ``timestamp``, the
+  model's own tool names (``bash``, ``view``, ``apply_patch``) and no matchers;
+* **Claude-shaped** (``{"hooks": {"PreToolUse": [{"matcher": …, "hooks": […]}]}}``):
+  snake_case stdin with ``hook_event_name``, an ISO ``timestamp`` and tool
+  names Copilot maps itself (``bash`` → ``Bash``, ``view`` → ``Read``,
+  ``create`` → ``Write``, ``edit`` → ``Edit``, ``rg``/``grep`` → ``Grep``,
+  ``glob`` → ``Glob``; ``apply_patch`` → ``Edit`` with the bare patch string as
+  its ``tool_input``).
+
+Both decode to the *same* canonical event, so a hook cannot tell which shape
+the user wired: camelCase keys become Copilot's own snake_case spelling of them
+(``initialPrompt`` → ``initial_prompt``, ``toolResult.textResultForLlm`` →
+``tool_result.text_result_for_llm``, exactly what the Claude-shaped stdin
+says), ``toolArgs`` is ``tool_input``, the tool's text result is also
+``tool_response`` (a string, as Codex gives it), and an ``apply_patch`` call
+is ``apply_patch`` with ``{"command": patch}`` under either shape — a patch is
+not an Edit (it has no ``file_path``), the same choice as
+:mod:`hookd.agents.codex`.  Tool *arguments* keep Copilot's names (``path``,
+``file_text``, ``old_str``), as Copilot's own Claude-shaped stdin keeps them.
+
+What Copilot obeys, as seen running it (observations in the tests'
+``test_copilot.py`` and ``../shared/reference/agents.md`` §4):
+
+* It reads the *native* output fields under either config shape
+  (``permissionDecision``/``permissionDecisionReason``, ``modifiedArgs``,
+  ``additionalContext``, ``decision: "block"`` + ``reason``,
+  ``modifiedResult``), while ``hookSpecificOutput`` is read only under the
+  Claude shape and only on PreToolUse.  So :meth:`CopilotAdapter.encode`
+  answers in the native fields for both: one answer, right for both doors.
+* Exit codes: a PreToolUse hook that exits non-zero *denies* the call
+  ("hook errored"); exit 2 blocks nothing else (its stderr is shown as a
+  warning).  hookd therefore always exits 0 and says everything in JSON.
+* ``additionalContext`` reaches the model on sessionStart (a user message
+  before the prompt; lost under the Claude shape), userPromptSubmitted (a
+  ``<system_reminder>`` after the prompt), preToolUse (a user message after
+  the tool result) and postToolUse (appended to the tool result).  Plain
+  stdout is ignored natively; hookd's answer carries Claude Code's plain
+  context as ``additionalContext``.
+* A userPromptSubmitted block ends ``copilot -p`` with exit 1 before any model
+  request; an agentStop block continues the turn with the reason as a new user
+  message (the next stop has ``stop_hook_active: true``); a postToolUse block
+  replaces what the model sees with ``Tool result blocked: <reason>``.
+* ``ask`` asks in the interactive CLI; with no one to ask (``-p``) Copilot
+  denies: "Denied by preToolUse hook (unable to ask user for confirmation)".
+* Hooks of one event run one after another and a deny stops the rest; the
+  timeout is ``timeoutSec`` (``timeout`` under the Claude shape), in seconds;
+  a hook that times out is killed and the tool runs (fails open).
+* ``systemMessage`` is shown nowhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import structlog
+
+from hookd.agents.base import (
+    Adapter,
+    AgentEvent,
+    AgentReply,
+    Capabilities,
+    EventSpec,
+    Finding,
+    Installation,
+    NativeHooks,
+    Scope,
+)
+from hookd.agents.claude_shape import is_hookd_command, read_claude_shaped
+from hookd.agents.detect import detect_binary
+from hookd.engine.claude_output import carries_late_context
+from hookd_client.events import EventInputError
+from hookd_client.results import FireResult
+
+__all__ = ["DEFAULT_BLOCK_REASON", "TOOLS", "WIRED_TIMEOUT", "CopilotAdapter", "copilot_home"]
+
+log = structlog.get_logger("hookd.agents.copilot")
+
+DEFAULT_BLOCK_REASON = "Blocked by a hook (hookd)"
+"""Copilot rejects a subagentStop block without a reason; hookd always gives one."""
+
+WIRED_TIMEOUT = 600
+"""``timeoutSec`` of the wired entries: hookd enforces each hook's own timeout, so
+Copilot must not cut the relay first (its own default would)."""
+
+TOOLS: dict[str, str] = {
+    "bash": "Bash",
+    "view": "Read",
+    "create": "Write",
+    "edit": "Edit",
+    "grep": "Grep",
+    "rg": "Grep",
+    "glob": "Glob",
+}
+"""Copilot's tool names → Claude Code's, as Copilot's Claude-shaped stdin names them
+(each seen with a real run: ``create``/``edit``/``grep`` are the tools Copilot gives
+Claude models, ``rg``/``apply_patch`` the ones it gives GPT models).  ``apply_patch``
+keeps its name (see the module docstring)."""
+
+PATCH_TOOL = "apply_patch"
+
+_SHAPED_NATIVE: dict[str, str] = {
+    canonical: native
+    for native, canonical in TOOLS.items()
+    if list(TOOLS.values()).count(canonical) == 1
+}
+"""Claude Code's name → Copilot's, where Copilot's Claude-shaped stdin (which has only
+the mapped name) still says which tool ran: ``Grep`` is ``grep`` or ``rg`` by model."""
+
+
+def _caps(**kw: bool) -> Capabilities:
+    return Capabilities(matchers=False, parallel=False, **kw)
+
+
+def _claude_caps(**kw: bool) -> Capabilities:
+    return Capabilities(matchers=True, parallel=False, **kw)
+
+
+_NATIVE: tuple[EventSpec, ...] = (
+    EventSpec(
+        native="sessionStart",
+        canonical="SessionStart",
+        caps=_caps(add_context=True),
+        note="context arrives as a user message before the prompt; source `new` is `startup`",
+    ),
+    EventSpec(
+        native="userPromptSubmitted",
+        canonical="UserPromptSubmit",
+        caps=_caps(block=True, add_context=True),
+        note="a block ends the run before any model request (`copilot -p` exits 1)",
+    ),
+    EventSpec(
+        native="preToolUse",
+        canonical="PreToolUse",
+        caps=_caps(block=True, rewrite_input=True, add_context=True, ask=True),
+        note="an ask with no one to ask (`copilot -p`) is denied by Copilot",
+    ),
+    EventSpec(
+        native="postToolUse",
+        canonical="PostToolUse",
+        caps=_caps(block=True, add_context=True),
+        note="a block replaces the tool's output with `Tool result blocked: <reason>`",
+    ),
+    EventSpec(
+        native="postToolUseFailure",
+        canonical="PostToolUseFailure",
+        caps=_caps(add_context=True),
+    ),
+    EventSpec(
+        native="agentStop",
+        canonical="Stop",
+        caps=_caps(block=True, continue_stop=True),
+        note="a block continues the turn with the reason as a user message",
+    ),
+    EventSpec(
+        native="subagentStart",
+        canonical="SubagentStart",
+        caps=_caps(add_context=True),
+        note="context is prepended to the subagent's prompt",
+    ),
+    EventSpec(
+        native="subagentStop",
+        canonical="SubagentStop",
+        caps=_caps(block=True, continue_stop=True),
+    ),
+    EventSpec(
+        native="preCompact",
+        canonical="PreCompact",
+        caps=_caps(),
+        note="Copilot cannot block a compaction",
+    ),
+    EventSpec(native="sessionEnd", canonical="SessionEnd", caps=_caps()),
+)
+"""Copilot's own events that have a Claude Code counterpart.  Not taken over (a
+user's hooks on them stay in Copilot's file): ``permissionRequest`` (its answer's
+shape was not verified here), ``userPromptTransformed``, ``preMcpToolCall``,
+``errorOccurred`` and ``notification`` (no Claude Code event)."""
+
+
+def _fields(caps: Capabilities) -> dict[str, bool]:
+    return {
+        name: getattr(caps, name)
+        for name in ("block", "rewrite_input", "add_context", "ask", "continue_stop")
+    }
+
+
+def _claude_shaped(spec: EventSpec) -> EventSpec:
+    """The Claude-shaped door's spec for one native event: matchers honoured by Copilot,
+    and SessionStart context lost (Copilot reads it from neither output shape there)."""
+    fields = _fields(spec.caps)
+    note = spec.note
+    if spec.canonical == "SessionStart":
+        fields["add_context"] = False
+        note = "Copilot drops SessionStart context from a Claude-shaped hook file"
+    return EventSpec(
+        native=spec.canonical,
+        canonical=spec.canonical,
+        caps=_claude_caps(**fields),
+        note=note,
+    )
+
+
+_CLAUDE_SHAPED = tuple(_claude_shaped(spec) for spec in _NATIVE)
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def _snake(key: str) -> str:
+    return _CAMEL.sub(lambda m: "_" + m.group(1).lower(), key)
+
+
+def copilot_home(home: Path) -> Path:
+    """``$COPILOT_HOME`` when set (Copilot's own rule), else ``<home>/.copilot``."""
+    env = os.environ.get("COPILOT_HOME")
+    return Path(env) if env else home / ".copilot"
+
+
+class CopilotAdapter(Adapter):
+    name: ClassVar[str] = "copilot"
+    title: ClassVar[str] = "GitHub Copilot CLI"
+    verified: ClassVar[bool] = True
+    tested_version: ClassVar[str | None] = "1.0.102"
+    events: ClassVar[Sequence[EventSpec]] = (*_NATIVE, *_CLAUDE_SHAPED)
+    """The native (camelCase) doors first — the ones ``wire`` writes — then the
+    Claude-shaped (PascalCase) ones, for hook files a user wrote in that shape."""
+    tools: ClassVar[Mapping[str, str]] = TOOLS
+    timeout_unit: ClassVar[float] = 1.0
+
+    # --- runtime ------------------------------------------------------------------
+
+    def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
+        spec = self.event_spec(native_event)
+        if not isinstance(raw, dict):
+            raise EventInputError(f"{self.title} {native_event} input: not a JSON object")
+        if spec.native == spec.canonical:
+            data = self._from_claude_shape(native_event, raw)
+        else:
+            data = self._from_native(native_event, raw)
+        data["hook_event_name"] = spec.canonical
+        return AgentEvent(
+            agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
+        )
+
+    def _from_native(self, native_event: str, raw: dict[str, Any]) -> dict[str, Any]:
+        named = raw.get("hookName", native_event)
+        if named != native_event:
+            raise EventInputError(f"{self.title} {native_event} input: `$.hookName` is {named!r}")
+        if "hook_event_name" in raw:
+            raise EventInputError(
+                f"{self.title} {native_event} input: has `$.hook_event_name`"
+                f" ({raw['hook_event_name']!r}): a Claude-shaped input sent to the native door"
+            )
+        data: dict[str, Any] = {}
+        for key, value in raw.items():
+            if key in ("toolArgs", "toolInput"):
+                data["tool_input"] = value
+            elif key == "toolResult" and isinstance(value, dict):
+                data["tool_result"] = {_snake(k): v for k, v in value.items()}
+            elif key == "hookName":
+                continue
+            else:
+                data[_snake(key)] = value
+        if data.get("source") == "new":
+            data["source"] = "startup"
+            data["native_source"] = "new"
+        tool = data.get("tool_name")
+        if isinstance(tool, str):
+            if tool == PATCH_TOOL:
+                data["tool_input"] = self._patch_input(native_event, data.get("tool_input"))
+            elif tool in self.tools:
+                data["native_tool_name"] = tool
+                data["tool_name"] = self.tools[tool]
+        self._tool_response(data)
+        return data
+
+    def _from_claude_shape(self, native_event: str, raw: dict[str, Any]) -> dict[str, Any]:
+        named = raw.get("hook_event_name")
+        if named != native_event:
+            raise EventInputError(
+                f"{self.title} {native_event} input: `$.hook_event_name` is {named!r}"
+            )
+        data = dict(raw)
+        if data.get("source") == "new":
+            data["source"] = "startup"
+            data["native_source"] = "new"
+        if data.get("tool_name") == "Edit" and isinstance(data.get("tool_input"), str):
+            # Copilot's own mapping of apply_patch: Edit with the bare patch.
+            data["tool_name"] = PATCH_TOOL
+            data["tool_input"] = {"command": data["tool_input"]}
+        elif data.get("tool_name") in _SHAPED_NATIVE:
+            data["native_tool_name"] = _SHAPED_NATIVE[data["tool_name"]]
+        self._tool_response(data)
+        return data
+
+    def _patch_input(self, native_event: str, value: object) -> dict[str, Any]:
+        if isinstance(value, str):
+            return {"command": value}
+        if isinstance(value, dict):
+            return value
+        raise EventInputError(
+            f"{self.title} {native_event} input: `$.toolArgs` of apply_patch is neither a patch"
+            " string nor an object"
+        )
+
+    @staticmethod
+    def _tool_response(data: dict[str, Any]) -> None:
+        result = data.get("tool_result")
+        if isinstance(result, dict) and "tool_response" not in data:
+            text = result.get("text_result_for_llm")
+            if isinstance(text, str):
+                data["tool_response"] = text
+
+    def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
+        """hookd's answer in Copilot's native output fields (read under both file shapes),
+        always with exit 0: a non-zero exit on preToolUse would deny the call as "hook
+        errored", and exit 2 blocks nothing else."""
+        out: dict[str, Any] = {}
+        name = event.event
+        reason = _reason(result)
+        stop = not result.continue_
+        if name == "PreToolUse":
+            decision = result.decision
+            if stop and decision != "deny":
+                # continue:false is "stop everything"; Copilot has no such answer here,
+                # so the call is denied (never run after a hook said stop).
+                decision, reason = "deny", result.stop_reason or reason
+                log.warning("continue:false on preToolUse sent to Copilot as a deny")
+            if decision in ("deny", "ask", "allow"):
+                out["permissionDecision"] = decision
+                if decision == "deny" or reason:
+                    out["permissionDecisionReason"] = reason or DEFAULT_BLOCK_REASON
+            if result.updated_input is not None and decision != "deny":
+                out["modifiedArgs"] = _native_args(result.updated_input, event)
+        elif name in ("UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop"):
+            if result.decision == "block" or (stop and name != "Stop"):
+                out["decision"] = "block"
+                why = reason if result.decision == "block" else result.stop_reason or reason
+                out["reason"] = why or DEFAULT_BLOCK_REASON
+                if stop and result.decision != "block":
+                    log.warning("continue:false sent to Copilot as a block", hook_event=name)
+            if name == "PostToolUse" and "updatedToolOutput" in result.specific:
+                out["modifiedResult"] = _tool_result(result.specific["updatedToolOutput"])
+        elif stop:
+            log.warning(
+                "Copilot cannot stop on this event: continue:false dropped", hook_event=name
+            )
+        contexts = [*result.plain_context, *result.additional_context]
+        if carries_late_context(name):
+            contexts.extend(result.async_results)
+        if contexts and event.spec.caps.add_context:
+            out["additionalContext"] = "\n".join(contexts)
+        return AgentReply(stdout=json.dumps(out) + "\n" if out else "")
+
+    # --- install --------------------------------------------------------------------
+
+    def detect(self) -> Installation:
+        return detect_binary("copilot")
+
+    def hook_files(self, scope: Scope, home: Path, project: Path | None) -> list[Path]:
+        """``hookd.json`` in Copilot's hooks directory first (the one install writes),
+        then the directory's other ``*.json`` files and, for the user scope,
+        ``settings.json`` — Copilot runs the hooks of all of them."""
+        if scope == "user":
+            base = copilot_home(home)
+            return [*self._dir_files(base / "hooks"), base / "settings.json"]
+        if project is None:
+            return []
+        return self._dir_files(project / ".github" / "hooks")
+
+    @staticmethod
+    def _dir_files(directory: Path) -> list[Path]:
+        own = directory / "hookd.json"
+        others = (
+            sorted(p for p in directory.glob("*.json") if p != own) if directory.is_dir() else []
+        )
+        return [own, *others]
+
+    def read_hooks(self, path: Path) -> NativeHooks:
+        """The user's hooks in ``path`` in hookd's shape: native entries become one matcher
+        group each (``bash`` → ``command``, ``timeoutSec`` → ``timeout``), Claude-shaped
+        groups keep their matchers (Copilot matched them against the names it maps)."""
+        text = path.read_text(encoding="utf-8") if path.exists() else None
+        data = _load(text, str(path))
+        hooks = data.get("hooks")
+        out = NativeHooks()
+        if not isinstance(hooks, dict):
+            return out
+        claude_keys = {s.native for s in _CLAUDE_SHAPED}
+        if any(key in claude_keys for key in hooks):
+            shaped = read_claude_shaped(path, _CLAUDE_SHAPED)
+            for event, groups in shaped.hooks.items():
+                if event in claude_keys:
+                    out.hooks.setdefault(event, []).extend(groups)
+        canonical = {s.native: s.canonical for s in _NATIVE}
+        for event, entries in hooks.items():
+            where = f"{path}: hooks.{event}"
+            if event in claude_keys:
+                continue
+            name = canonical.get(event)
+            if name is None:
+                out.warnings.append(
+                    f"{where}: hookd does not take over this Copilot event; left to Copilot"
+                )
+                continue
+            if not isinstance(entries, list):
+                out.warnings.append(f"{where}: not a list of hooks; left out")
+                continue
+            for i, entry in enumerate(entries):
+                moved = self._native_entry(entry, f"{where}[{i}]", out.warnings)
+                if moved is not None:
+                    out.hooks.setdefault(name, []).append(moved)
+        return out
+
+    def _native_entry(
+        self, entry: object, where: str, warnings: list[str]
+    ) -> dict[str, Any] | None:
+        if not isinstance(entry, dict):
+            warnings.append(f"{where}: not a hook object; left out")
+            return None
+        if _is_hookd_native(entry):
+            return None
+        if entry.get("type", "command") != "command":
+            warnings.append(f"{where}: type {entry.get('type')!r} is not moved; left out")
+            return None
+        command = entry.get("bash", entry.get("command"))
+        if not isinstance(command, str) or not command.strip():
+            warnings.append(f"{where}: no `bash` command (Windows-only or `exec`?); left out")
+            return None
+        handler: dict[str, Any] = {"type": "command", "command": command}
+        timeout = entry.get("timeoutSec", entry.get("timeout"))
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+            handler["timeout"] = float(timeout) * self.timeout_unit
+        for key in ("cwd", "env"):
+            if key in entry:
+                warnings.append(f"{where}.{key}: Copilot-only setting, not carried over")
+        group: dict[str, Any] = {"hooks": [handler]}
+        matcher = entry.get("matcher")
+        if isinstance(matcher, str) and matcher:
+            group["matcher"] = TOOLS.get(matcher, matcher)
+            if matcher not in TOOLS:
+                warnings.append(f"{where}.matcher {matcher!r}: kept as written")
+        return group
+
+    def wire(self, text: str | None, command: Callable[[EventSpec], str]) -> str:
+        """One native entry per native event (the native door: it alone delivers
+        SessionStart context), every other hook — either shape — taken out."""
+        data = _load(text, "Copilot hook file")
+        if "version" not in data and set(data) <= {"hooks"}:
+            data = {"version": 1, **data}
+        data["hooks"] = {
+            spec.native: [{"type": "command", "bash": command(spec), "timeoutSec": WIRED_TIMEOUT}]
+            for spec in _NATIVE
+        }
+        return json.dumps(data, indent=2) + "\n"
+
+    def is_wired(self, text: str) -> bool:
+        try:
+            data = _load(text, "Copilot hook file")
+        except ValueError:
+            return False
+        hooks = data.get("hooks")
+        if not isinstance(hooks, dict):
+            return False
+        for spec in _NATIVE:
+            entries = hooks.get(spec.native)
+            if not isinstance(entries, list) or not entries:
+                return False
+            if not all(isinstance(e, dict) and _is_hookd_native(e) for e in entries):
+                return False
+        return True
+
+    def trust_steps(self, scope: Scope) -> list[str]:
+        if scope == "user":
+            return []
+        return [
+            "Copilot loads a repository's .github/hooks only in a folder it trusts: approve"
+            " the folder when `copilot` asks, or run it with `--allow-all`"
+            " (COPILOT_ALLOW_ALL=true) — without that the hooks are skipped silently.",
+        ]
+
+    def lint(self, path: Path, text: str) -> list[Finding]:
+        try:
+            data = _load(text, str(path))
+        except ValueError as exc:
+            return [Finding(severity="error", message=str(exc), path=str(path))]
+        found: list[Finding] = []
+        if data.get("disableAllHooks") is True:
+            found.append(
+                Finding(
+                    severity="error",
+                    message="disableAllHooks is true: Copilot runs no hook from this file",
+                    path=str(path),
+                    where="disableAllHooks",
+                )
+            )
+        hooks = data.get("hooks")
+        for event, entries in hooks.items() if isinstance(hooks, dict) else []:
+            for i, entry in enumerate(entries if isinstance(entries, list) else []):
+                if isinstance(entry, dict) and "timeout" in entry and "bash" in entry:
+                    found.append(
+                        Finding(
+                            severity="warning",
+                            message="a native Copilot hook's timeout is `timeoutSec`;"
+                            " `timeout` is ignored",
+                            path=str(path),
+                            where=f"hooks.{event}[{i}].timeout",
+                        )
+                    )
+        return found
+
+
+def _load(text: str | None, what: str) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what}: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{what}: the top level is not a JSON object")
+    return data
+
+
+def _is_hookd_native(entry: dict[str, Any]) -> bool:
+    """A native entry ``hookctl agents install`` wrote (its ``bash`` runs hookd-relay)."""
+    return is_hookd_command({"type": "command", "command": entry.get("bash", entry.get("command"))})
+
+
+def _reason(result: FireResult) -> str:
+    if result.reason:
+        return result.reason
+    return "\n".join(m for m in result.blocking_messages if m)
+
+
+def _native_args(updated: dict[str, Any], event: AgentEvent) -> object:
+    """``updatedInput`` as Copilot's ``modifiedArgs``: an apply_patch call takes the bare patch."""
+    if event.input.get("tool_name") == PATCH_TOOL and set(updated) == {"command"}:
+        patch = updated["command"]
+        if isinstance(patch, str):
+            return patch
+    return updated
+
+
+def _tool_result(value: object) -> dict[str, Any]:
+    """Claude Code's ``updatedToolOutput`` as Copilot's ``modifiedResult``."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    return {"resultType": "success", "textResultForLlm": text}
