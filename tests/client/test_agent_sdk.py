@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import claude_agent_sdk
 import pytest
 import trio
 
@@ -31,9 +32,8 @@ from hookd_client.agent_sdk import (
     hookd_settings,
     sdk_output,
 )
+from hookd_client.client import Client
 from support.daemon import DaemonHandle, configure
-
-claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
 
 T = TypeVar("T")
 HANG_GUARD = 30
@@ -343,3 +343,50 @@ def test_settings_relay_fails_open_without_a_daemon(unused_socket: Path) -> None
     )
     assert done.returncode == 0
     assert json.loads(done.stdout)["systemMessage"].startswith("hookd is not running")
+
+
+async def test_an_async_hooks_context_reaches_the_sdk_on_the_next_event(
+    daemon_factory: Any,
+) -> None:
+    """Supervision the SDK has not got: a background hook's result, delivered once, as
+    context of the session's next event (hookd's rule for Claude Code, docs/async.md)."""
+    handle: DaemonHandle = await daemon_factory()
+    project = handle.project()
+    late = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "LATE"}}
+    background = {**command(f"echo '{json.dumps(late)}'"), "async": True}
+    configure(handle, {"PostToolUse": [{"matcher": "Bash", "hooks": [background]}]})
+    post = sdk_input("PostToolUse", project)
+    prompt = {**sdk_input("UserPromptSubmit", project), "session_id": post["session_id"]}
+    hooks = hookd_hooks(handle.socket)
+    posted = trio.Event()
+    finished = trio.Event()
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        async with hooks:
+            first = await call(hooks, post)  # does not wait for the background hook
+            trio.from_thread.run_sync(posted.set)
+            trio.from_thread.run(finished.wait)  # the loop is idle meanwhile
+            return first, await call(hooks, prompt), await call(hooks, prompt)
+
+    def done() -> bool:
+        with Client(handle.socket) as client:
+            listing = client.call(
+                protocol.AsyncList(id=client.next_id(), session_id=post["session_id"])
+            )
+        return bool(listing) and all(e["state"] == "finished" for e in listing)
+
+    results: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = []
+
+    async def app() -> None:
+        results.append(await in_asyncio(main))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(app)
+        await posted.wait()
+        while not await trio.to_thread.run_sync(done):
+            await trio.sleep(0.02)
+        finished.set()
+    first, next_event, again = results[0]
+    assert first == {}
+    assert next_event["hookSpecificOutput"]["additionalContext"] == "LATE"
+    assert again == {}  # delivered once
