@@ -67,6 +67,7 @@ import structlog
 import trio
 
 from hookd.agent_process import AgentInfo, AgentLookup, agent_context
+from hookd.bridge import http_wire
 from hookd.bridge.agent_env import ClaudeAgentEnv, read_agent
 from hookd.bridge.mod_answer import render_mod
 from hookd.bridge.tcp_peer import PeerFinder
@@ -132,7 +133,8 @@ class FireFn(Protocol):
         client: str = "",
         deliver_async: bool = False,
         agent_caps_stop: bool = False,
-    ) -> Awaitable[FireResult]: ...
+        hangup: Callable[[], Awaitable[None]] | None = None,
+    ) -> Awaitable[FireResult | None]: ...
 
 
 async def start_http_endpoint(
@@ -457,42 +459,149 @@ async def _serve_connection(
     agent: _HttpAgent,
     limits: HttpLimits = HttpLimits(),
 ) -> None:
-    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
+    wire = _Wire(stream, limits)
     while True:
         try:
-            request, body = await _read_request(stream, conn, limits)
+            request, body = await wire.read_request()
         except _HttpError as exc:
-            await _send_error(stream, conn, exc.status, exc.message)
+            await wire.send_error(exc.status, exc.message)
             await _linger(stream)
             return
         except h11.RemoteProtocolError as exc:
-            await _send_error(stream, conn, exc.error_status_hint, f"bad HTTP request: {exc}")
+            await wire.send_error(exc.error_status_hint, f"bad HTTP request: {exc}")
             await _linger(stream)
             return
         if request is None:
             return
         try:
-            status, payload = await _dispatch(stream, conn, request, body, fire, token, agent)
+            status, payload = await _dispatch(wire, request, body, fire, token, agent)
         except _HttpError as exc:
             status, payload = exc.status, _error_body(exc.message)
         if payload is None:  # the client left while the hooks ran; nobody to answer
             return
-        await _send(stream, conn, status, payload)
-        if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
+        await wire.send(status, payload)
+        if not wire.next_cycle():
             return
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """A request head, whichever reader read it (header names lowercased)."""
+
+    method: bytes
+    target: bytes
+    headers: list[tuple[bytes, bytes]]
+
+
+class _Wire:
+    """One connection's HTTP/1.1 framing: the simple reader first, h11 from the first
+    request it declines on (:mod:`hookd.bridge.http_wire`).
+
+    Once h11 has a connection it keeps it: the bytes it buffered belong to it,
+    and a connection that sent one unusual request may send more.
+    """
+
+    def __init__(self, stream: trio.SocketStream, limits: HttpLimits) -> None:
+        self.stream = stream
+        self.limits = limits
+        self.buffer = bytearray()
+        self.h11: h11.Connection | None = None
+        self.close_after = False
+
+    def keep(self, data: bytes) -> None:
+        """Bytes the client sent while its request was being answered (pipelining)."""
+        if self.h11 is not None:
+            self.h11.receive_data(data)
+        else:
+            self.buffer += data
+
+    async def read_request(self) -> tuple[_Request | None, bytes]:
+        """One whole request; ``(None, b"")`` when the client closed an idle connection."""
+        if self.h11 is not None:
+            return await _read_request(self.stream, self.h11, self.limits)
+        deadline = math.inf
+        closed = False
+        while True:
+            end = self.buffer.find(b"\r\n\r\n")
+            if end >= 0 or len(self.buffer) > http_wire.MAX_HEAD:
+                break
+            if not self.buffer and deadline == math.inf:
+                data = await self.stream.receive_some(65536)  # idle: as long as it takes
+                deadline = trio.current_time() + self.limits.header_timeout
+            else:
+                data = await self._receive_by(deadline, "http_header_timeout")
+            if not data:
+                if self.buffer:  # closed mid-head: h11 says what that is
+                    closed = True
+                    break
+                return None, b""
+            self.buffer += data
+        head = None
+        if 0 <= end <= http_wire.MAX_HEAD:
+            head = http_wire.parse_head(bytes(self.buffer[:end]))
+        if head is None or head.content_length > MAX_BODY:
+            if head is not None:
+                raise _HttpError(413, f"request body over {MAX_BODY} bytes")
+            self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=http_wire.MAX_HEAD)
+            self.h11.receive_data(bytes(self.buffer))
+            if closed:
+                self.h11.receive_data(b"")
+            self.buffer.clear()
+            return await _read_request(self.stream, self.h11, self.limits, deadline)
+        need = end + 4 + head.content_length
+        deadline = trio.current_time() + self.limits.body_timeout
+        while len(self.buffer) < need:
+            data = await self._receive_by(deadline, "http_body_timeout")
+            if not data:
+                return None, b""  # closed mid-body: nobody to answer
+            self.buffer += data
+        body = bytes(self.buffer[end + 4 : need])
+        del self.buffer[:need]
+        self.close_after = head.close
+        return _Request(head.method, head.target, head.headers), body
+
+    async def _receive_by(self, deadline: float, setting: str) -> bytes:
+        with trio.move_on_at(deadline):
+            return bytes(await self.stream.receive_some(65536))
+        limit = getattr(self.limits, setting.removeprefix("http_"))
+        raise _HttpError(408, f"request not completed within {limit:g} s (setting {setting})")
+
+    async def send(self, status: int, payload: bytes) -> None:
+        if self.h11 is not None:
+            await _send(self.stream, self.h11, status, payload)
+            return
+        reason = _reason(status).encode()
+        await self.stream.send_all(
+            http_wire.response_bytes(status, reason, payload, self.close_after)
+        )
+
+    async def send_error(self, status: int, message: str) -> None:
+        await _send_error(self.stream, self.h11, status, message)
+
+    def next_cycle(self) -> bool:
+        """Ready for the connection's next request (False: close it)."""
+        if self.h11 is None:
+            return not self.close_after
+        conn = self.h11
+        if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
+            return False
         try:
             conn.start_next_cycle()
         except h11.LocalProtocolError:
-            return
+            return False
+        return True
 
 
 async def _read_request(
-    stream: trio.abc.ReceiveStream, conn: h11.Connection, limits: HttpLimits = HttpLimits()
-) -> tuple[h11.Request | None, bytes]:
-    """One whole request; ``(None, b"")`` when the client closed an idle connection."""
+    stream: trio.abc.ReceiveStream,
+    conn: h11.Connection,
+    limits: HttpLimits = HttpLimits(),
+    deadline: float = math.inf,
+) -> tuple[_Request | None, bytes]:
+    """One whole request through h11; ``(None, b"")`` when the client closed an idle
+    connection.  ``deadline``: the head's, when the simple reader started the clock."""
     request: h11.Request | None = None
     body = bytearray()
-    deadline = math.inf
     events = 0
     while True:
         event = conn.next_event()
@@ -527,26 +636,27 @@ async def _read_request(
             if len(body) > MAX_BODY:
                 raise _HttpError(413, f"request body over {MAX_BODY} bytes")
         elif isinstance(event, h11.EndOfMessage):
-            return request, bytes(body)
+            assert request is not None
+            return _Request(request.method, request.target, list(request.headers)), bytes(body)
         elif isinstance(event, h11.ConnectionClosed):
             return None, b""
 
 
-def _content_length(request: h11.Request) -> int | None:
+def _content_length(request: h11.Request | _Request) -> int | None:
     for name, value in request.headers:
         if name == b"content-length":
             return int(value)
     return None
 
 
-def _header(request: h11.Request, name: bytes) -> bytes | None:
+def _header(request: _Request, name: bytes) -> bytes | None:
     for key, value in request.headers:
         if key == name:
             return bytes(value)
     return None
 
 
-def _authorized(request: h11.Request, token: bytes) -> bool:
+def _authorized(request: _Request, token: bytes) -> bool:
     given = _header(request, b"x-hookd-token")
     if given is None:
         auth = _header(request, b"authorization") or b""
@@ -558,9 +668,8 @@ def _authorized(request: h11.Request, token: bytes) -> bool:
 
 
 async def _dispatch(
-    stream: trio.SocketStream,
-    conn: h11.Connection,
-    request: h11.Request,
+    wire: _Wire,
+    request: _Request,
     body: bytes,
     fire: FireFn,
     token: bytes | None,
@@ -581,60 +690,55 @@ async def _dispatch(
     for_mod = prefix == "mod"
     if event not in EVENT_NAMES:
         raise _HttpError(404, f"unknown hook event {event!r}")
-    try:
-        raw = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _HttpError(400, f"body is not JSON: {exc}") from None
-    except RecursionError:
-        raise _HttpError(400, "body is not JSON hookd can read: nested too deeply") from None
+    raw = _decode_json(body)
     if not isinstance(raw, dict):
         raise _HttpError(400, "body must be a JSON object (the hook input)")
     named = raw.get("hook_event_name")
     if named is not None and named != event:
         raise _HttpError(400, f"body is a {named!r} input but was posted to /{prefix}/{event}")
 
-    carries = carries_late_context(event)
-    result: FireResult | None = None
-    bad_input: str | None = None
+    async def hangup() -> None:
+        # Claude Code closes the connection when its hook timeout expires: the
+        # pipeline then cancels the hooks (hookd kills their process trees)
+        # instead of letting them run for nobody.  Pipelined bytes are kept.
+        while data := await wire.stream.receive_some(65536):
+            wire.keep(bytes(data))
+        log.info("http client hung up; cancelling hooks", hook_event=event)
 
-    async def run() -> None:
-        nonlocal result, bad_input
-        try:
-            result = await fire(
-                event,
-                raw,
-                agent=agent,
-                client=MOD_CLIENT_NAME if for_mod else CLIENT_NAME,
-                deliver_async=carries,
-                agent_caps_stop=True,  # Claude Code overrides the 9th block itself
-            )
-        except EventInputError as exc:
-            bad_input = str(exc)
-        nursery.cancel_scope.cancel()
-
-    async def watch_hangup() -> None:
-        # Claude Code closes the connection when its hook timeout expires:
-        # cancel the hooks (hookd kills their process trees) instead of
-        # letting them run for nobody.  Pipelined bytes are kept for h11.
-        while True:
-            data = await stream.receive_some(65536)
-            if not data:
-                log.info("http client hung up; cancelling hooks", hook_event=event)
-                nursery.cancel_scope.cancel()
-                return
-            conn.receive_data(data)
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(run)
-        nursery.start_soon(watch_hangup)
-    if bad_input is not None:
-        raise _HttpError(400, bad_input)
+    try:
+        result = await fire(
+            event,
+            raw,
+            agent=agent,
+            client=MOD_CLIENT_NAME if for_mod else CLIENT_NAME,
+            deliver_async=carries_late_context(event),
+            agent_caps_stop=True,  # Claude Code overrides the 9th block itself
+            hangup=hangup,
+        )
+    except EventInputError as exc:
+        raise _HttpError(400, str(exc)) from None
     if result is None:
         return 200, None
     tool = raw.get("tool_name")
     tool_name = tool if isinstance(tool, str) else None
     rendered = render_http(result, tool_name)
     return 200, render_mod(rendered, event, tool_name) if for_mod else rendered
+
+
+def _decode_json(body: bytes) -> Any:
+    """The body as JSON: msgspec (a few µs), and the standard library where msgspec
+    refuses what Python's JSON accepts (``NaN``, ``1e400``, lone surrogates), so a
+    hook input is never refused for which decoder read it."""
+    try:
+        return msgspec.json.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        pass
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _HttpError(400, f"body is not JSON: {exc}") from None
+    except RecursionError:
+        raise _HttpError(400, "body is not JSON hookd can read: nested too deeply") from None
 
 
 def _reason(status: int) -> str:
@@ -676,7 +780,7 @@ async def _linger(stream: trio.SocketStream, seconds: float = 1.0) -> None:
 
 
 async def _send_error(
-    stream: trio.SocketStream, conn: h11.Connection, status: int, message: str
+    stream: trio.SocketStream, conn: h11.Connection | None, status: int, message: str
 ) -> None:
     """Answer a request that could not be served, then the caller closes the connection.
 
@@ -692,6 +796,8 @@ async def _send_error(
         ("connection", "close"),
     ]
     try:
+        if conn is None:  # the simple reader's request: no h11 state to keep
+            raise h11.LocalProtocolError("no h11 connection")
         response = h11.Response(status_code=status, headers=headers, reason=_reason(status))
         data = conn.send(response) or b""
         data += conn.send(h11.Data(data=payload)) or b""

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
+import trio
 
 from hookd.agent_process import AgentLookup
 from hookd.config.model import HookConfig
@@ -107,7 +109,8 @@ class EventPipeline:
         client: str = "",
         deliver_async: bool = False,
         agent_caps_stop: bool = False,
-    ) -> FireResult:
+        hangup: Callable[[], Awaitable[None]] | None = None,
+    ) -> FireResult | None:
         """Prepare and run in one call (the http endpoint's door); raises EventInputError.
 
         ``agent`` is asked only when something needs the agent: a session
@@ -120,6 +123,11 @@ class EventPipeline:
         ``deliver_async``: the caller can carry ``async_results`` (late async
         hook context) to its agent, so the session's waiting results are
         taken onto this reply; otherwise they keep waiting for one that can.
+
+        ``hangup``: returns when nobody waits for the answer any more (the
+        requester closed its connection); the running hooks are then cancelled
+        and the result is None.  It is watched only while hooks run: an event
+        answered at once costs no task and no extra read.
         """
         session_id = raw.get("session_id")
         known = isinstance(session_id, str) and self.sessions.get(session_id) is not None
@@ -138,7 +146,23 @@ class EventPipeline:
             if info.pid is not None:
                 prepared.session.agent_pid = info.pid
         context = info.context if info is not None else "interactive"
-        return await self.run(prepared, context=context, deliver_async=deliver_async)
+        if hangup is None or not prepared.runs_hooks:
+            return await self.run(prepared, context=context, deliver_async=deliver_async)
+        result: FireResult | None = None
+
+        async def run_hooks() -> None:
+            nonlocal result
+            result = await self.run(prepared, context=context, deliver_async=deliver_async)
+            nursery.cancel_scope.cancel()
+
+        async def watch() -> None:
+            await hangup()
+            nursery.cancel_scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run_hooks)
+            nursery.start_soon(watch)
+        return result
 
     def prepare(
         self,

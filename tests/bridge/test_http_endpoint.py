@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,7 +59,8 @@ class EngineFire:
         client: str = "",
         deliver_async: bool = False,
         agent_caps_stop: bool = False,
-    ) -> FireResult:
+        hangup: Callable[[], Awaitable[None]] | None = None,
+    ) -> FireResult | None:
         info = await agent.resolve(event, raw)
         self.calls.append(
             {
@@ -71,14 +72,27 @@ class EngineFire:
             }
         )
         config = load_config(None, None, [str(HOOKS)])
-        finished = False
-        try:
-            result = await self.engine.fire(config, decode_event(raw, event), env=info.env)
-            finished = True
-            return result
-        finally:
-            if not finished:  # cancelled (trio may wrap Cancelled in an ExceptionGroup)
-                self.cancelled.set()
+        decoded = decode_event(raw, event)
+        result: FireResult | None = None
+
+        async def run() -> None:
+            nonlocal result
+            try:
+                result = await self.engine.fire(config, decoded, env=info.env)
+            finally:
+                if result is None:  # cancelled
+                    self.cancelled.set()
+            nursery.cancel_scope.cancel()
+
+        async def watch() -> None:
+            assert hangup is not None  # the endpoint always passes its watcher
+            await hangup()
+            nursery.cancel_scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run)
+            nursery.start_soon(watch)
+        return result
 
 
 @dataclass

@@ -1,0 +1,190 @@
+"""The http door's fast path.
+
+The simple request reader accepts exactly the shape Claude Code sends and
+declines everything else to h11, and its answers are byte-for-byte h11's.  The
+hang-up watch runs only while hooks run, and still cancels them for real.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import h11
+import pytest
+import trio
+
+from hookd.bridge import http_endpoint
+from hookd.bridge.http_wire import parse_head, response_bytes
+from support.daemon import DaemonHandle, configure
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+# What axios (Claude Code 2.1.x) sends for an http hook, as received on the wire.
+AXIOS = (
+    b"POST /hooks/PreToolUse HTTP/1.1\r\n"
+    b"Accept: application/json, text/plain, */*\r\n"
+    b"Content-Type: application/json\r\n"
+    b"Authorization: Bearer t0k\r\n"
+    b"User-Agent: axios/1.13.2\r\n"
+    b"Content-Length: 734\r\n"
+    b"Accept-Encoding: gzip, compress, deflate, br\r\n"
+    b"Host: 127.0.0.1:8765\r\n"
+    b"Connection: keep-alive"
+)
+
+
+def test_claude_codes_request_is_the_simple_shape() -> None:
+    head = parse_head(AXIOS)
+    assert head is not None
+    assert (head.method, head.target, head.content_length, head.close) == (
+        b"POST",
+        b"/hooks/PreToolUse",
+        734,
+        False,
+    )
+    assert (b"authorization", b"Bearer t0k") in head.headers
+    assert parse_head(AXIOS.replace(b"keep-alive", b"close")).close  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        (b"HTTP/1.1\r\n", b"HTTP/1.0\r\n"),  # another version
+        (b"POST /hooks", b"HEAD /hooks"),  # HEAD: no body in the answer
+        (b"POST /hooks/PreToolUse", b"POST http://x/hooks/PreToolUse"),  # absolute form
+        (b"Content-Length: 734", b"Transfer-Encoding: chunked"),
+        (b"Content-Length: 734", b"Content-Length: 734\r\nContent-Length: 734"),
+        (b"Content-Length: 734", b"Content-Length: +734"),
+        (b"Content-Length: 734", b"Content-Length: 734\r\nExpect: 100-continue"),
+        (b"Host: 127.0.0.1:8765\r\n", b""),  # HTTP/1.1 requires Host
+        (b"Host: 127.0.0.1:8765", b"Host: a\r\nHost: b"),
+        (b"User-Agent: axios/1.13.2", b"User-Agent: axios\r\n /1.13.2"),  # obs-fold
+        (b"User-Agent: axios/1.13.2", b"User-Agent: ax\x00ios"),  # control byte
+        (b"User-Agent: axios/1.13.2", b"User Agent: axios"),  # not a token
+        (b"Connection: keep-alive", b"Connection: upgrade"),
+    ],
+)
+def test_anything_else_is_left_to_h11(change: tuple[bytes, bytes]) -> None:
+    old, new = change
+    assert old in AXIOS
+    assert parse_head(AXIOS.replace(old, new)) is None
+
+
+@pytest.mark.parametrize("payload", [b"", b'{"decision":"block","reason":"no"}'])
+@pytest.mark.parametrize("close", [False, True])
+def test_answers_are_what_h11_writes(payload: bytes, close: bool) -> None:
+    conn = h11.Connection(h11.SERVER)
+    conn.receive_data(AXIOS.replace(b"734", b"0") + b"\r\n\r\n")
+    assert isinstance(conn.next_event(), h11.Request)
+    headers = [("content-length", str(len(payload)))]
+    if payload:
+        headers.append(("content-type", "application/json"))
+    if close:
+        headers.append(("connection", "close"))
+    expected = conn.send(h11.Response(status_code=200, headers=headers, reason="OK")) or b""
+    expected += conn.send(h11.Data(data=payload)) or b"" if payload else b""
+    expected += conn.send(h11.EndOfMessage()) or b""
+    assert response_bytes(200, b"OK", payload, close) == expected
+
+
+def _read_responses(sock: socket.socket, count: int) -> list[tuple[bytes, bytes]]:
+    """``count`` (head, body) pairs read off a blocking socket."""
+    data, out = b"", list[tuple[bytes, bytes]]()
+    while len(out) < count:
+        head_end = data.find(b"\r\n\r\n")
+        if head_end >= 0:
+            head = data[:head_end]
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            if len(data) >= head_end + 4 + length:
+                out.append((head, data[head_end + 4 : head_end + 4 + length]))
+                data = data[head_end + 4 + length :]
+                continue
+        chunk = sock.recv(65536)
+        assert chunk, f"closed early after {out!r}"
+        data += chunk
+    return out
+
+
+async def test_a_connection_mixes_both_readers_and_close_is_honoured(daemon_factory: Any) -> None:
+    """Simple, then chunked (h11 from then on), then simple again on one connection; a
+    ``Connection: close`` request is answered and the connection closed."""
+    handle: DaemonHandle = await daemon_factory(http_port=0)
+    port = handle.daemon.http_port
+    token = http_endpoint.load_or_create_token().encode()
+    raw = json.loads((DATA / "cc-fixtures" / "PostToolUse-Bash.json").read_text())
+    raw["cwd"] = str(handle.project())
+    body = json.dumps(raw).encode()
+    start = b"POST /hooks/PostToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token
+    simple = start + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+    chunked = (
+        start
+        + b"\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + b"%x\r\n" % len(body)
+        + body
+        + b"\r\n0\r\n\r\n"
+    )
+    closing = start + b"\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+
+    def exchange() -> tuple[list[tuple[bytes, bytes]], bytes]:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(simple + chunked + simple + b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            answers = _read_responses(sock, 4)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(closing)
+            rest = b""
+            while chunk := sock.recv(65536):  # ends only if the server closes
+                rest += chunk
+        return answers, rest
+
+    answers, closed = await trio.to_thread.run_sync(exchange)
+    assert [head.split(b"\r\n")[0] for head, _ in answers] == [b"HTTP/1.1 200 OK"] * 4
+    assert [body for _, body in answers] == [b"", b"", b"", b'{"ok":true}']
+    assert closed.startswith(b"HTTP/1.1 200 OK\r\n") and b"connection: close" in closed
+    assert handle.daemon.activity.counters["events"] == 4
+
+
+async def test_a_client_hanging_up_cancels_its_running_hooks(daemon_factory: Any) -> None:
+    """Claude Code closes the connection at its hook timeout: the daemon's pipeline
+    cancels the hook (its process is killed) and keeps serving."""
+    handle: DaemonHandle = await daemon_factory(http_port=0)
+    port = handle.daemon.http_port
+    assert port is not None
+    token = http_endpoint.load_or_create_token().encode()
+    configure(
+        handle,
+        {"PreToolUse": [{"hooks": [{"type": "command", "command": "sleep 60"}]}]},
+    )
+    raw = json.loads((DATA / "cc-fixtures" / "PreToolUse-Bash.json").read_text())
+    raw["session_id"] = "s-hangup"
+    raw["cwd"] = str(handle.project())
+    body = json.dumps(raw).encode()
+    request = (
+        b"POST /hooks/PreToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+        + token
+        + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    await stream.send_all(request)
+    with trio.fail_after(30):
+        while (session := handle.daemon.sessions.get("s-hangup")) is None or not session.in_flight:
+            await trio.sleep(0.01)
+        await stream.aclose()
+        while session.in_flight:
+            await trio.sleep(0.01)
+    assert handle.daemon.activity.counters["events"] == 0  # cancelled, never answered
+    # The daemon keeps serving: a health check on a new connection.
+    answer = await trio.to_thread.run_sync(_health, port)
+    assert answer.endswith(b'{"ok":true}')
+
+
+def _health(port: int) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data
