@@ -83,6 +83,9 @@ class PythonHandler(_HandlerBase, kw_only=True, tag="python"):
     callable: str
     function: Literal["hook", "stop"] = "hook"
     """``"stop"``: a Stop/SubagentStop function hook, given the transcript (seed 004)."""
+    inDaemon: bool = False
+    """Run an ``async def`` file policy inside the daemon under trio cancellation
+    (:mod:`hookd.handlers.python_inline`); anything else still runs in a worker."""
 
 
 class CallbackHandler(_HandlerBase, kw_only=True, tag="callback"):

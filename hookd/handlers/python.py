@@ -23,7 +23,11 @@ reason.
 
 **Where it runs, and why.**  Every call runs in a pool of warm worker
 processes (:mod:`hookd.handlers.pyworker`), never in the daemon itself —
-``async def`` functions too, each on a fresh asyncio loop in the worker.  An
+``async def`` functions too, each on a fresh asyncio loop in the worker —
+unless the hook says ``"inDaemon": true`` and is an ``async def`` of a file:
+then it runs as a trio task in the daemon, cancelled at its timeout, and is
+sent back to the workers if it ever holds the loop
+(:mod:`hookd.handlers.python_inline`).  An
 in-daemon coroutine would be cheaper, but a single ``time.sleep`` or busy loop
 in it would freeze every session of the daemon, and a cancel scope cannot
 interrupt code that never yields.  A worker can always be killed: when a call
@@ -74,6 +78,7 @@ from hookd.config.schema import PythonHandler
 from hookd.fdio import read_when_ready, write_nowait
 from hookd.handlers.base import HandlerResult, Invocation
 from hookd.handlers.process import kill_tree
+from hookd.handlers.python_inline import InDaemonPolicies
 from hookd.handlers.pyworker import WorkerReply, WorkerRequest
 from hookd.subreaper import SUBREAPER
 
@@ -382,6 +387,7 @@ class PythonRunner:
     def __init__(self, pool: PythonWorkerPool, output_cap: int) -> None:
         self.pool = pool
         self.output_cap = output_cap
+        self.in_daemon = InDaemonPolicies(output_cap)
 
     async def run(self, handler: PythonHandler, inv: Invocation) -> HandlerResult:
         if handler.function == "stop" and inv.event_name not in _STOP_EVENTS:
@@ -389,6 +395,10 @@ class PythonRunner:
                 exit_code=None,
                 failure=f"a stop function only runs on Stop/SubagentStop, not {inv.event_name}",
             )
+        if handler.inDaemon:
+            answered = await self.in_daemon.run(handler, inv)
+            if answered is not None:
+                return answered
         request = WorkerRequest(
             callable=handler.callable,
             function=handler.function,

@@ -38,7 +38,16 @@ import msgspec
 
 from hookd_client.events import decode_event
 
-__all__ = ["WorkerReply", "WorkerRequest", "read_frame", "write_frame"]
+__all__ = [
+    "HookLoadError",
+    "WorkerReply",
+    "WorkerRequest",
+    "encode_capped",
+    "hook_answer",
+    "load_file",
+    "read_frame",
+    "write_frame",
+]
 
 _HEADER = struct.Struct(">I")
 
@@ -120,7 +129,7 @@ def _exec_fresh(name: str, path: str, search: list[str] | None) -> ModuleType:
     return module
 
 
-def _load_file(path: str) -> ModuleType:
+def load_file(path: str) -> ModuleType:
     name = "hookd_user_" + hashlib.sha1(path.encode()).hexdigest()[:16]
     stamp = _stamp(path)
     cached = _loaded.get(path)
@@ -203,7 +212,7 @@ def resolve(reference: str, project_dir: str, *, trusted: bool = True) -> Callab
         path = target if os.path.isabs(target) else os.path.join(project_dir, target)
         if not os.path.isfile(path):
             raise HookLoadError(f"{path}: no such file")
-        module = _load_file(path)
+        module = load_file(path)
     else:
         try:
             module = _load_module(target, project_dir if trusted else None)
@@ -273,7 +282,7 @@ def _stop_answer(value: Any) -> WorkerReply:
     return WorkerReply(kind="json", value={"decision": "block", "reason": reason})
 
 
-def _hook_answer(value: Any) -> WorkerReply:
+def hook_answer(value: Any) -> WorkerReply:
     if value is None:
         return WorkerReply(kind="none")
     if isinstance(value, str):
@@ -303,7 +312,7 @@ def serve_one(request: WorkerRequest) -> WorkerReply:
             path = raw.get("agent_transcript_path") or raw.get("transcript_path") or ""
             return _stop_answer(_finish(fn(read_transcript(str(path)))))
         event = decode_event(request.input, request.event)
-        return _hook_answer(_finish(fn(event)))
+        return hook_answer(_finish(fn(event)))
     except HookLoadError as exc:
         return WorkerReply(kind="error", error=str(exc))
     except Exception as exc:

@@ -1,0 +1,210 @@
+"""``async def`` python policies run inside the daemon, under trio cancellation.
+
+``{"type": "python", "callable": "/path/guard.py:check", "inDaemon": true}``.
+
+Why: a python hook normally costs a round trip to a worker *process* — two
+process wake-ups, the input encoded and decoded on both sides (~0.3–0.6 ms
+here).  An in-process peer (the clooks and Edmonds daemons) answers in the
+time of a function call, but its policies cannot be stopped when they hang.
+Here a policy written as ``async def`` runs as a trio task of the event, so:
+
+* **a hang is cut at the hook's timeout**: the function awaits (trio or anyio
+  primitives), and the event's cancel scope cancels it at its deadline, like
+  a killed process; the daemon keeps serving every other event meanwhile;
+* **a raise is a non-blocking error** with the exception text (a block under
+  ``onFailure: "block"``), exactly as from a worker;
+* **its answer counts like any hook's** (deny wins, the output is capped at
+  ``output_cap``): the value goes through the worker's own conversion.
+
+What cancellation cannot do is interrupt code that never yields: a CPU-bound
+loop or a blocking call (``time.sleep``, blocking I/O) inside the coroutine
+holds the event loop.  Each step of the coroutine (the code between two
+awaits) is timed; a step over ``STEP_LIMIT`` *demotes* the callable: it is
+logged, and every later call of it runs in the worker pool, where a deadline
+kills the process.  One stall is the worst a policy can cost, and it is
+visible in the log (``python policy demoted to a worker``).
+
+Only what is safe to run in the daemon runs here: ``async def`` functions of
+a *file* (``/abs/guard.py:check`` or a path relative to a trusted project),
+loaded under a private module name without touching ``sys.path``.  Anything
+else with ``inDaemon`` — a ``def`` function, a ``module:function`` reference,
+a stop function — is run by the worker pool as without it.  The first load
+of a file (its top-level code) runs in a worker thread within the hook's
+timeout; it is reloaded, again in a thread, when its mtime or size changes.
+The function sees the daemon's environment and working directory (the worker
+``chdir``\\ s to the event's cwd; in the daemon that would move every session).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import time
+import traceback
+from collections.abc import Callable, Coroutine, Generator
+from typing import Any
+
+import msgspec
+import structlog
+import trio
+
+from hookd.config.schema import PythonHandler
+from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.pyworker import (
+    HookLoadError,
+    WorkerReply,
+    encode_capped,
+    hook_answer,
+    load_file,
+)
+from hookd_client.events import decode_event
+
+__all__ = ["STEP_LIMIT", "InDaemonPolicies"]
+
+log = structlog.get_logger("hookd.handlers.python_inline")
+
+STEP_LIMIT = 0.05
+"""Seconds one step of an in-daemon policy may hold the event loop before the
+callable is demoted to the worker pool (every other session waits meanwhile)."""
+
+
+class _Timed:
+    """Drives a policy's coroutine for trio, timing every step it runs on the loop.
+
+    trio steps a task by ``send``/``throw`` on its coroutine; this awaitable
+    sits in that chain and passes every trap through unchanged, so the policy
+    awaits trio exactly as it would directly.
+    """
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self.coro = coro
+        self.longest = 0.0
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        return self
+
+    def __iter__(self) -> _Timed:
+        return self
+
+    def __next__(self) -> Any:
+        return self.send(None)
+
+    def send(self, value: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return self.coro.send(value)
+        finally:
+            self.longest = max(self.longest, time.perf_counter() - start)
+
+    def throw(self, *args: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return self.coro.throw(*args)
+        finally:
+            self.longest = max(self.longest, time.perf_counter() - start)
+
+    def close(self) -> None:
+        self.coro.close()
+
+
+class InDaemonPolicies:
+    """The in-daemon side of the python handler: loaded functions, demotions, calls."""
+
+    def __init__(self, output_cap: int, step_limit: float = STEP_LIMIT) -> None:
+        self.output_cap = output_cap
+        self.step_limit = step_limit
+        self._loaded: dict[str, tuple[tuple[int, int], Callable[..., Any]]] = {}
+        self.demoted: set[str] = set()
+        """Callables (resolved file:function) that stalled the loop: the workers run them."""
+        self.calls = 0
+        """Calls answered in the daemon (tests and status read it)."""
+        self._encoder = msgspec.json.Encoder()
+        self._decoder = msgspec.json.Decoder(WorkerReply)
+
+    def _target(self, handler: PythonHandler, inv: Invocation) -> tuple[str, str] | None:
+        """``(file path, attribute)`` when the reference may run here, else None."""
+        if handler.function != "hook":
+            return None
+        target, sep, attr = handler.callable.rpartition(":")
+        if not sep or not attr or not (target.endswith(".py") or os.sep in target):
+            return None
+        if not os.path.isabs(target):
+            if not inv.project_trusted:
+                return None  # the worker refuses it with the trust message
+            target = os.path.join(inv.project_dir, target)
+        return target, attr
+
+    async def run(self, handler: PythonHandler, inv: Invocation) -> HandlerResult | None:
+        """The hook's result, or None when the worker pool must run it instead."""
+        target = self._target(handler, inv)
+        if target is None:
+            return None
+        key = f"{target[0]}:{target[1]}"
+        if key in self.demoted:
+            return None
+        with trio.move_on_after(inv.timeout) as deadline:
+            try:
+                fn = await self._function(key, *target)
+            except (HookLoadError, OSError) as exc:
+                return HandlerResult(exit_code=None, failure=str(exc))
+            except Exception as exc:  # the module's own code raised while loading
+                return _raised(exc)
+            if not inspect.iscoroutinefunction(fn):
+                return None  # a plain def cannot be cancelled here: the worker runs it
+            timed = _Timed(fn(decode_event(inv.input, inv.event_name)))
+            try:
+                value = await timed
+            except Exception as exc:
+                return _raised(exc)
+            finally:
+                if timed.longest > self.step_limit:
+                    self._demote(key, timed.longest)
+        if deadline.cancelled_caught:
+            return HandlerResult(exit_code=None, timed_out=True)
+        self.calls += 1
+        reply = self._decoder.decode(
+            encode_capped(self._encoder, hook_answer(value), self.output_cap)
+        )
+        if reply.kind == "error":
+            return HandlerResult(exit_code=None, failure=reply.error or "python hook failed")
+        if reply.kind == "none":
+            return HandlerResult(exit_code=0, json_output=None)
+        if reply.truncated:
+            return HandlerResult(exit_code=0, stdout=str(reply.value), truncated=True)
+        return HandlerResult(exit_code=0, json_output=reply.value)
+
+    async def _function(self, key: str, path: str, attr: str) -> Callable[..., Any]:
+        """The function, loaded (or reloaded after an edit) in a worker thread: a
+        module's top-level code must not hold the loop."""
+        st = os.stat(path)
+        stamp = (st.st_mtime_ns, st.st_size)
+        cached = self._loaded.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        module = await trio.to_thread.run_sync(load_file, path, abandon_on_cancel=True)
+        obj: Any = module
+        for part in attr.split("."):
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                raise HookLoadError(f"{path} has no attribute {attr!r}") from None
+        if not callable(obj):
+            raise HookLoadError(f"{key} is not callable")
+        self._loaded[key] = (stamp, obj)
+        return obj  # type: ignore[no-any-return]
+
+    def _demote(self, key: str, held: float) -> None:
+        self.demoted.add(key)
+        log.warning(
+            "python policy demoted to a worker",
+            callable=key,
+            held_loop_ms=round(held * 1000, 1),
+            limit_ms=round(self.step_limit * 1000, 1),
+            reason="a step between two awaits held the event loop (CPU-bound or blocking code)",
+        )
+
+
+def _raised(exc: Exception) -> HandlerResult:
+    return HandlerResult(
+        exit_code=None, failure=f"{type(exc).__name__}: {exc}", stderr=traceback.format_exc()
+    )
