@@ -115,18 +115,26 @@ async def run_app(
 
 
 async def run_both(scenario: str, base: Path) -> dict[str, dict[str, Any]]:
-    """Both sides, one after the other; each side's comparable view."""
-    native, native_project = await run_app("native", scenario, base / "native")
-    daemon = daemon_paths(base, base / "hookd" / "home")
-    config = daemon.config_home / "hookd" / "hooks.json"
-    config.parent.mkdir(parents=True)
-    config.write_text(json.dumps(hookd_config(scenario)))
-    async with hookd_daemon(daemon):
-        through, hookd_project = await run_app("hookd", scenario, base / "hookd", daemon)
-    return {
-        "native": comparable(native, base / "native", native_project),
-        "hookd": comparable(through, base / "hookd", hookd_project),
-    }
+    """Both sides at once (each its own app, CLI and fake API); each side's comparable view."""
+    views: dict[str, dict[str, Any]] = {}
+
+    async def native() -> None:
+        run, project = await run_app("native", scenario, base / "native")
+        views["native"] = comparable(run, base / "native", project)
+
+    async def through_hookd() -> None:
+        daemon = daemon_paths(base, base / "hookd" / "home")
+        config = daemon.config_home / "hookd" / "hooks.json"
+        config.parent.mkdir(parents=True)
+        config.write_text(json.dumps(hookd_config(scenario)))
+        async with hookd_daemon(daemon):
+            run, project = await run_app("hookd", scenario, base / "hookd", daemon)
+        views["hookd"] = comparable(run, base / "hookd", project)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(native)
+        nursery.start_soon(through_hookd)
+    return views
 
 
 def _diff(a: Any, b: Any, limit: int = 120) -> str:
