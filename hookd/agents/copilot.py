@@ -214,6 +214,8 @@ def _claude_shaped(spec: EventSpec) -> EventSpec:
 
 
 _CLAUDE_SHAPED = tuple(_claude_shaped(spec) for spec in _NATIVE)
+_NATIVE_KEYS = frozenset(s.native for s in _NATIVE)
+_CLAUDE_KEYS = frozenset(s.native for s in _CLAUDE_SHAPED)
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -370,9 +372,10 @@ class CopilotAdapter(Adapter):
         return detect_binary("copilot")
 
     def hook_files(self, scope: Scope, home: Path, project: Path | None) -> list[Path]:
-        """``hookd.json`` in Copilot's hooks directory first (the one install writes),
-        then the directory's other ``*.json`` files and, for the user scope,
-        ``settings.json`` — Copilot runs the hooks of all of them."""
+        """The hooks directory's file install wires first — one already wired, else the
+        first with hooks of the user's (so install moves them), else a new ``hooks.json``
+        — then the directory's other ``*.json`` files and, for the user scope,
+        ``settings.json``: Copilot runs the hooks of every one of them."""
         if scope == "user":
             base = copilot_home(home)
             return [*self._dir_files(base / "hooks"), base / "settings.json"]
@@ -380,93 +383,78 @@ class CopilotAdapter(Adapter):
             return []
         return self._dir_files(project / ".github" / "hooks")
 
-    @staticmethod
-    def _dir_files(directory: Path) -> list[Path]:
-        own = directory / "hookd.json"
-        others = (
-            sorted(p for p in directory.glob("*.json") if p != own) if directory.is_dir() else []
-        )
-        return [own, *others]
+    def _dir_files(self, directory: Path) -> list[Path]:
+        found = sorted(directory.glob("*.json")) if directory.is_dir() else []
+        texts = {p: _read(p) for p in found}
+        first = next((p for p in found if self.is_wired(texts[p])), None)
+        if first is None:
+            first = next((p for p in found if _has_hooks(texts[p])), directory / "hooks.json")
+        return [first, *(p for p in found if p != first)]
 
     def read_hooks(self, path: Path) -> NativeHooks:
-        """The user's hooks in ``path`` in hookd's shape: native entries become one matcher
-        group each (``bash`` → ``command``, ``timeoutSec`` → ``timeout``), Claude-shaped
-        groups keep their matchers (Copilot matched them against the names it maps)."""
+        """The hooks install moves out of ``path``: the Claude-shaped groups (written in
+        Claude Code's format, so hookd runs them as that format promises; matchers naming
+        Copilot's tools mapped).  Native camelCase entries stay where they are — their
+        output is Copilot's own dialect (top-level ``additionalContext``,
+        ``modifiedArgs``, …), which Claude Code's semantics would read differently — so
+        ``wire`` keeps them after hookd's entry and Copilot goes on running them."""
         text = path.read_text(encoding="utf-8") if path.exists() else None
-        data = _load(text, str(path))
-        hooks = data.get("hooks")
+        hooks = _load(text, str(path)).get("hooks")
         out = NativeHooks()
         if not isinstance(hooks, dict):
             return out
-        claude_keys = {s.native for s in _CLAUDE_SHAPED}
-        if any(key in claude_keys for key in hooks):
-            shaped = read_claude_shaped(path, _CLAUDE_SHAPED)
+        if any(key in _CLAUDE_KEYS for key in hooks):
+            shaped = read_claude_shaped(path, _CLAUDE_SHAPED, tools=TOOLS)
             for event, groups in shaped.hooks.items():
-                if event in claude_keys:
+                if event in _CLAUDE_KEYS:
                     out.hooks.setdefault(event, []).extend(groups)
-        canonical = {s.native: s.canonical for s in _NATIVE}
         for event, entries in hooks.items():
             where = f"{path}: hooks.{event}"
-            if event in claude_keys:
+            if event in _CLAUDE_KEYS:
                 continue
-            name = canonical.get(event)
-            if name is None:
+            if event not in _NATIVE_KEYS:
                 out.warnings.append(
-                    f"{where}: hookd does not take over this Copilot event; left to Copilot"
+                    f"{where}: hookd does not take over this event; Copilot keeps running it"
                 )
                 continue
-            if not isinstance(entries, list):
-                out.warnings.append(f"{where}: not a list of hooks; left out")
-                continue
-            for i, entry in enumerate(entries):
-                moved = self._native_entry(entry, f"{where}[{i}]", out.warnings)
-                if moved is not None:
-                    out.hooks.setdefault(name, []).append(moved)
+            own = (
+                [e for e in entries if not _is_hookd_native(e)] if isinstance(entries, list) else []
+            )
+            if own:
+                out.warnings.append(
+                    f"{where}: {len(own)} hook(s) in Copilot's native format stay in this file"
+                    " (their output is Copilot's dialect, not Claude Code's); Copilot runs them"
+                    " after hookd's entry.  To run them through hookd, write their output in"
+                    " Claude Code's format and move them to hookd's config"
+                )
         return out
 
-    def _native_entry(
-        self, entry: object, where: str, warnings: list[str]
-    ) -> dict[str, Any] | None:
-        if not isinstance(entry, dict):
-            warnings.append(f"{where}: not a hook object; left out")
-            return None
-        if _is_hookd_native(entry):
-            return None
-        if entry.get("type", "command") != "command":
-            warnings.append(f"{where}: type {entry.get('type')!r} is not moved; left out")
-            return None
-        command = entry.get("bash", entry.get("command"))
-        if not isinstance(command, str) or not command.strip():
-            warnings.append(f"{where}: no `bash` command (Windows-only or `exec`?); left out")
-            return None
-        handler: dict[str, Any] = {"type": "command", "command": command}
-        timeout = entry.get("timeoutSec", entry.get("timeout"))
-        if isinstance(timeout, int | float) and not isinstance(timeout, bool):
-            handler["timeout"] = float(timeout) * self.timeout_unit
-        for key in ("cwd", "env"):
-            if key in entry:
-                warnings.append(f"{where}.{key}: Copilot-only setting, not carried over")
-        group: dict[str, Any] = {"hooks": [handler]}
-        matcher = entry.get("matcher")
-        if isinstance(matcher, str) and matcher:
-            group["matcher"] = TOOLS.get(matcher, matcher)
-            if matcher not in TOOLS:
-                warnings.append(f"{where}.matcher {matcher!r}: kept as written")
-        return group
-
     def wire(self, text: str | None, command: Callable[[EventSpec], str]) -> str:
-        """One native entry per native event (the native door: it alone delivers
-        SessionStart context), every other hook — either shape — taken out."""
+        """One native hookd entry first on every native event (the native door: it alone
+        delivers SessionStart context), followed by the user's own native entries
+        (:meth:`read_hooks` leaves them); Claude-shaped groups are taken out (moved).
+        Events hookd does not take over keep their hooks."""
         data = _load(text, "Copilot hook file")
         if "version" not in data and set(data) <= {"hooks"}:
             data = {"version": 1, **data}
-        data["hooks"] = {
-            spec.native: [{"type": "command", "bash": command(spec), "timeoutSec": WIRED_TIMEOUT}]
-            for spec in _NATIVE
-        }
+        found = data.get("hooks")
+        old: dict[str, Any] = found if isinstance(found, dict) else {}
+        hooks: dict[str, Any] = {}
+        for spec in _NATIVE:
+            kept = old.get(spec.native)
+            kept = kept if isinstance(kept, list) else []
+            hooks[spec.native] = [
+                {"type": "command", "bash": command(spec), "timeoutSec": WIRED_TIMEOUT},
+                *(e for e in kept if not (isinstance(e, dict) and _is_hookd_native(e))),
+            ]
+        for event, entries in old.items():
+            if event not in hooks and event not in _CLAUDE_KEYS:
+                hooks[event] = entries
+        data["hooks"] = hooks
         return json.dumps(data, indent=2) + "\n"
 
-    def is_wired(self, text: str) -> bool:
+    def is_wired(self, text: str | None) -> bool:
+        """Every native event reaches hookd first, and no Claude-shaped hook is left."""
         try:
             data = _load(text, "Copilot hook file")
         except ValueError:
@@ -478,9 +466,9 @@ class CopilotAdapter(Adapter):
             entries = hooks.get(spec.native)
             if not isinstance(entries, list) or not entries:
                 return False
-            if not all(isinstance(e, dict) and _is_hookd_native(e) for e in entries):
+            if not (isinstance(entries[0], dict) and _is_hookd_native(entries[0])):
                 return False
-        return True
+        return not any(event in _CLAUDE_KEYS for event in hooks)
 
     def trust_steps(self, scope: Scope) -> list[str]:
         if scope == "user":
@@ -534,8 +522,25 @@ def _load(text: str | None, what: str) -> dict[str, Any]:
     return data
 
 
-def _is_hookd_native(entry: dict[str, Any]) -> bool:
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _has_hooks(text: str | None) -> bool:
+    try:
+        hooks = _load(text, "").get("hooks")
+    except ValueError:
+        return True  # a file that does not parse is the user's: install must say so, not skip it
+    return isinstance(hooks, dict) and any(hooks.values())
+
+
+def _is_hookd_native(entry: object) -> bool:
     """A native entry ``hookctl agents install`` wrote (its ``bash`` runs hookd-relay)."""
+    if not isinstance(entry, dict):
+        return False
     return is_hookd_command({"type": "command", "command": entry.get("bash", entry.get("command"))})
 
 

@@ -360,75 +360,73 @@ def test_wire_from_nothing_is_a_native_file_with_every_native_event() -> None:
     assert COPILOT.wire(text, relay_for) == text  # idempotent
 
 
-def test_wire_replaces_both_shapes_and_keeps_other_settings() -> None:
-    settings = {
-        "model": "gpt-5.4",
-        "hooks": {
-            "preToolUse": [{"type": "command", "bash": "./guard.sh"}],
-            "Stop": [{"hooks": [{"type": "command", "command": "./stop.sh"}]}],
-        },
-    }
-    text = COPILOT.wire(json.dumps(settings), relay_for)
+USER_FILE = {
+    "model": "gpt-5.4",
+    "hooks": {
+        "preToolUse": [{"type": "command", "bash": "./guard.sh", "timeoutSec": 5}],
+        "errorOccurred": [{"type": "command", "bash": "./err.sh"}],
+        "Stop": [{"hooks": [{"type": "command", "command": "./stop.sh"}]}],
+        "PreToolUse": [
+            {"matcher": "bash", "hooks": [{"type": "command", "command": "./shell.sh"}]},
+            {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "./files.sh"}]},
+            {"hooks": [{"type": "command", "command": "hookd-relay --agent copilot PreToolUse"}]},
+        ],
+    },
+}
+
+
+def test_wire_moves_claude_shaped_hooks_and_keeps_native_ones_after_hookd() -> None:
+    text = COPILOT.wire(json.dumps(USER_FILE), relay_for)
     data = json.loads(text)
-    assert data["model"] == "gpt-5.4" and "version" not in data  # settings.json stays settings
-    assert "Stop" not in data["hooks"]
-    assert "./guard.sh" not in text
-    assert not COPILOT.is_wired(json.dumps(settings))
+    assert data["model"] == "gpt-5.4" and "version" not in data  # settings stay settings
+    assert "Stop" not in data["hooks"] and "PreToolUse" not in data["hooks"]  # moved
+    assert data["hooks"]["preToolUse"][1:] == [
+        {"type": "command", "bash": "./guard.sh", "timeoutSec": 5}
+    ]
+    assert data["hooks"]["errorOccurred"] == [{"type": "command", "bash": "./err.sh"}]
+    assert COPILOT.is_wired(text) and not COPILOT.is_wired(json.dumps(USER_FILE))
+    assert COPILOT.wire(text, relay_for) == text
 
 
-def test_read_hooks_moves_both_shapes_in_claude_code_s_shape(tmp_path: Path) -> None:
+def test_read_hooks_moves_the_claude_shaped_ones_and_says_what_stays(tmp_path: Path) -> None:
     path = tmp_path / "hooks.json"
-    path.write_text(
-        json.dumps(
-            {
-                "version": 1,
-                "hooks": {
-                    "preToolUse": [
-                        {
-                            "type": "command",
-                            "bash": "./guard.sh",
-                            "timeoutSec": 5,
-                            "cwd": "scripts",
-                        },
-                        {"type": "command", "bash": "hookd-relay --agent copilot preToolUse"},
-                        {"type": "command", "powershell": "guard.ps1"},
-                    ],
-                    "agentStop": [{"type": "command", "bash": "./stop.sh"}],
-                    "errorOccurred": [{"type": "command", "bash": "./err.sh"}],
-                    "PostToolUse": [
-                        {"matcher": "Bash", "hooks": [{"type": "command", "command": "./p.sh"}]}
-                    ],
-                },
-            }
-        )
-    )
+    path.write_text(json.dumps(USER_FILE))
     found = COPILOT.read_hooks(path)
     assert found.hooks == {
-        "PreToolUse": [{"hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5.0}]}],
         "Stop": [{"hooks": [{"type": "command", "command": "./stop.sh"}]}],
-        "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./p.sh"}]}],
+        "PreToolUse": [
+            # Copilot matched `bash` natively; hookd sees the shell as Bash.
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "./shell.sh"}]},
+            {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "./files.sh"}]},
+        ],
     }
     text = "\n".join(found.warnings)
-    assert "hooks.preToolUse[0].cwd" in text
-    assert "hooks.preToolUse[2]" in text and "bash" in text
-    assert "hooks.errorOccurred" in text and "left to Copilot" in text
+    assert "hooks.preToolUse: 1 hook(s) in Copilot's native format stay" in text
+    assert "hooks.errorOccurred: hookd does not take over" in text
 
 
 def test_hook_files_and_trust(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COPILOT_HOME", raising=False)
     hooks = tmp_path / "proj" / ".github" / "hooks"
     hooks.mkdir(parents=True)
-    (hooks / "team.json").write_text("{}")
+    assert COPILOT.hook_files("project", tmp_path, tmp_path / "proj") == [hooks / "hooks.json"]
+    (hooks / "a-empty.json").write_text("{}")
+    (hooks / "team.json").write_text(json.dumps(USER_FILE))
+    # The first file with the user's hooks is the one install wires (and moves them from).
     assert COPILOT.hook_files("project", tmp_path, tmp_path / "proj") == [
-        hooks / "hookd.json",
         hooks / "team.json",
+        hooks / "a-empty.json",
     ]
+    # Once a file is wired, it stays the first.
+    (hooks / "z.json").write_text(COPILOT.wire(None, relay_for))
+    assert COPILOT.hook_files("project", tmp_path, tmp_path / "proj")[0] == hooks / "z.json"
     assert COPILOT.hook_files("user", tmp_path, None) == [
-        tmp_path / ".copilot" / "hooks" / "hookd.json",
+        tmp_path / ".copilot" / "hooks" / "hooks.json",
         tmp_path / ".copilot" / "settings.json",
     ]
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "ch"))
-    assert COPILOT.hook_files("user", tmp_path, None)[0] == tmp_path / "ch" / "hooks" / "hookd.json"
+    assert COPILOT.hook_files("user", tmp_path, None)[0] == tmp_path / "ch" / "hooks" / "hooks.json"
+    assert COPILOT.hook_files("project", tmp_path, None) == []
     assert COPILOT.trust_steps("user") == []
     assert "trust" in COPILOT.trust_steps("project")[0]
 
