@@ -229,6 +229,21 @@ class Adapter(abc.ABC):
     def is_wired(self, text: str) -> bool:
         """Does this file's text already send the agent's events to hookd?"""
 
+    install_mode: ClassVar[int] = 0o600
+    """Mode of a file ``install`` creates (Cline's per-event hooks are programs: 0o700)."""
+
+    def install_files(self, scope: Scope, home: Path, project: Path | None) -> list[Path]:
+        """The files ``install`` writes, each through :meth:`wire_file`.
+
+        Default: the first of :meth:`hook_files`.  An agent that reads one file per
+        event (Cline) lists them all."""
+        return self.hook_files(scope, home, project)[:1]
+
+    def wire_file(self, path: Path, text: str | None, command: Callable[[EventSpec], str]) -> str:
+        """:meth:`wire` for one of :meth:`install_files` (default: the same for every file)."""
+        del path
+        return self.wire(text, command)
+
     def trust_steps(self, scope: Scope) -> list[str]:
         """What the user must approve for the wired hooks to run (the agent's trust gate)."""
         return []

@@ -15,6 +15,7 @@ from __future__ import annotations
 from hookd.agents.agent_sdk import AgentSdkAdapter
 from hookd.agents.base import Adapter
 from hookd.agents.claude import ClaudeAdapter
+from hookd.agents.cline import ClineAdapter
 from hookd.agents.codex import CodexAdapter
 from hookd.agents.copilot import CopilotAdapter
 from hookd.agents.cursor import CursorAdapter
@@ -43,6 +44,7 @@ ADAPTERS: tuple[Adapter, ...] = (
     FactoryAdapter(),
     GooseAdapter(),
     KiroAdapter(),
+    ClineAdapter(),
 )
 """Every agent hookd serves, Claude Code first (``hookctl agents list`` keeps this order)."""
 

@@ -73,6 +73,7 @@ __all__ = [
     "BACKUP_SUFFIX",
     "RECORD_SUFFIX",
     "AgentFileState",
+    "AgentPlan",
     "InstallRecord",
     "Relay",
     "apply_plan",
@@ -177,6 +178,16 @@ def read_record(agent_file: Path) -> InstallRecord | None:
 # --- planning --------------------------------------------------------------------------
 
 
+@dataclass
+class AgentPlan(Plan):
+    """A :class:`Plan` over several agent files (Cline: one per event), each backed up."""
+
+    backups: dict[Path, Path] = field(default_factory=dict)
+    """Agent file → where its original goes (fresh installs of existing files)."""
+    modes: dict[Path, int] = field(default_factory=dict)
+    """Mode of a file the plan creates, where it is not owner-only 0600 (Cline's scripts)."""
+
+
 def plan_install(
     adapter: Adapter,
     scope: Scope,
@@ -184,55 +195,89 @@ def plan_install(
     *,
     home: Path,
     project: Path | None,
-) -> Plan:
-    """Wire ``adapter``'s file of ``scope`` to hookd and move its own hooks into hookd's config.
+) -> AgentPlan:
+    """Wire ``adapter``'s file(s) of ``scope`` to hookd and move its own hooks into hookd's config.
 
     Raises ``ValueError`` (with the file) when a file involved cannot be read as it
     must be: hookd's config is not a JSON object, or the agent's file does not parse
     (wiring over it would drop whatever it held).
     """
-    files = adapter.hook_files(scope, home, project)
-    if not files:
+    targets = adapter.install_files(scope, home, project)
+    if not targets:
         raise ValueError(_no_file(adapter, scope))
-    target = files[0]
-    old_text = _read_text(target)
-    record = read_record(target)
     hookd_path = hookd_config_path(scope, project)
     old_hookd, hookd_cfg = _read_json(hookd_path)
-    plan = Plan()
-
-    native = read_native(adapter, target) if old_text is not None else NativeHooks()
-    own = native.hooks
-    plan.notes.extend(f"{target}: {warning}" for warning in native.warnings)
-    base = hookd_cfg.get("hooks") if isinstance(hookd_cfg.get("hooks"), dict) else {}
-    merged = merge_hooks(base or {}, own)
-    added = _added_groups(base or {}, own)
-    if added:
+    plan = AgentPlan()
+    found = hookd_cfg.get("hooks")
+    base: dict[str, Any] = found if isinstance(found, dict) else {}
+    merged = dict(base)
+    moved: dict[Path, dict[str, list[Any]]] = {}
+    for target in targets:
+        if _read_text(target) is None:
+            continue
+        native = read_native(adapter, target)
+        plan.notes.extend(f"{target}: {warning}" for warning in native.warnings)
+        own = native.hooks
+        added = _added_groups(merged, own)
+        moved[target] = added
+        merged = merge_hooks(merged, own)
+        count = sum(len(g) for g in added.values())
+        if count:
+            plan.notes.append(
+                f"moved {count} hook group(s) from {target} to {hookd_path}: they now run "
+                "for every agent wired to hookd (edit them there)"
+            )
+        already = sum(len(g) for g in own.values()) - count
+        if already:
+            plan.notes.append(
+                f"{already} hook group(s) of {target} were already in {hookd_path}: removed "
+                "from the agent's file only"
+            )
+    if merged != base:
         plan.changes.append(
             FileChange(hookd_path, old_hookd, _dump({**hookd_cfg, "hooks": merged}))
-        )
-        count = sum(len(g) for g in added.values())
-        plan.notes.append(
-            f"moved {count} hook group(s) from {target} to {hookd_path}: they now run "
-            "for every agent wired to hookd (edit them there)"
-        )
-    already = sum(len(g) for g in own.values()) - sum(len(g) for g in added.values())
-    if already:
-        plan.notes.append(
-            f"{already} hook group(s) of {target} were already in {hookd_path}: removed "
-            "from the agent's file only"
         )
 
     def command(spec: EventSpec) -> str:
         return relay.command(adapter.name, spec.native, fail_closed=_fails_closed(merged, spec))
 
-    new_text = adapter.wire(old_text, command)
+    for target in targets:
+        _plan_file(plan, adapter, scope, target, command, moved.get(target, {}), hookd_path,
+                   config_existed=old_hookd is not None)  # fmt: skip
+    for other in adapter.hook_files(scope, home, project):
+        if other not in targets:
+            plan.notes.extend(_unmoved_note(adapter, other))
+    if scope == "project" and any(moved.values()):
+        where = project or Path.cwd()
+        plan.notes.append(
+            f"hookd runs a project's hooks only once it is trusted: hookctl trust {where}"
+        )
+    plan.notes.extend(f"{adapter.title}: {step}" for step in adapter.trust_steps(scope))
+    return plan
+
+
+def _plan_file(
+    plan: AgentPlan,
+    adapter: Adapter,
+    scope: Scope,
+    target: Path,
+    command: Callable[[EventSpec], str],
+    added: dict[str, list[Any]],
+    hookd_path: Path,
+    *,
+    config_existed: bool,
+) -> None:
+    """One agent file: its wired text, its backup (fresh install) and its install record."""
+    old_text = _read_text(target)
+    record = read_record(target)
+    new_text = adapter.wire_file(target, old_text, command)
+    if record is None and new_text == old_text:
+        return  # a file the adapter leaves as it is (Cline: the user's own hook for an event)
     if record is None:
         original = old_text
         if old_text is not None:
-            plan.backup = backup_path(target)
+            plan.backups[target] = backup_path(target)
         earlier: dict[str, list[Any]] = {}
-        config_existed = old_hookd is not None
     else:
         original = record.original
         earlier = record.added
@@ -246,18 +291,11 @@ def plan_install(
         "installed": new_text,
         "added": merge_hooks(earlier, added),
     }
-    old_record = _read_text(record_path(target))
+    if old_text is None:
+        plan.modes[target] = adapter.install_mode
     plan.changes.append(FileChange(target, old_text, new_text))
+    old_record = _read_text(record_path(target))
     plan.changes.append(FileChange(record_path(target), old_record, _dump(new_record), True))
-    for other in files[1:]:
-        plan.notes.extend(_unmoved_note(adapter, other))
-    if scope == "project" and own:
-        where = project or Path.cwd()
-        plan.notes.append(
-            f"hookd runs a project's hooks only once it is trusted: hookctl trust {where}"
-        )
-    plan.notes.extend(f"{adapter.title}: {step}" for step in adapter.trust_steps(scope))
-    return plan
 
 
 def plan_uninstall(
@@ -267,44 +305,47 @@ def plan_uninstall(
     home: Path,
     project: Path | None,
     force: bool = False,
-) -> Plan:
-    """Give the agent's file back as it was before install, and take back from hookd's
+) -> AgentPlan:
+    """Give the agent's file(s) back as they were before install, and take back from hookd's
     config the groups install added (those still there unchanged).
 
-    Raises ``ValueError`` when the file was changed since install and ``force`` is not
-    given, or when it is wired to hookd with no record of the install (nothing says
+    Raises ``ValueError`` when a file was changed since install and ``force`` is not
+    given, or when one is wired to hookd with no record of the install (nothing says
     what it held before).
     """
-    files = adapter.hook_files(scope, home, project)
-    if not files:
+    targets = adapter.install_files(scope, home, project)
+    if not targets:
         raise ValueError(_no_file(adapter, scope))
-    target = files[0]
-    current = _read_text(target)
-    record = read_record(target)
-    plan = Plan()
-    if record is None:
-        if current is not None and adapter.is_wired(current):
+    plan = AgentPlan()
+    records: list[InstallRecord] = []
+    for target in targets:
+        current = _read_text(target)
+        record = read_record(target)
+        if record is None:
+            if current is not None and adapter.is_wired(current):
+                raise ValueError(
+                    f"{target} sends {adapter.title}'s events to hookd but there is no install "
+                    f"record ({record_path(target)}): remove hookd's entries by hand"
+                )
+            continue
+        if current != record.installed and not force:
             raise ValueError(
-                f"{target} sends {adapter.title}'s events to hookd but there is no install "
-                f"record ({record_path(target)}): remove hookd's entries by hand"
+                f"{target} was changed since hookctl installed it: uninstall --force restores "
+                "it as it was before install (see the change with --dry-run --force), losing "
+                "those edits"
             )
-        plan.notes.append(f"{adapter.title} is not installed in {target}")
-        return plan
-    if current != record.installed and not force:
-        raise ValueError(
-            f"{target} was changed since hookctl installed it: uninstall --force restores "
-            f"it as it was before install (see the change with --dry-run --force), losing "
-            f"those edits"
-        )
-    if record.original is None:
-        if current is not None:
-            plan.removals.append(target)
-    else:
-        plan.changes.append(FileChange(target, current, record.original))
-    plan.removals.append(record_path(target))
-    if backup_path(target).exists():
-        plan.removals.append(backup_path(target))
-    _take_back(plan, record)
+        if record.original is None:
+            if current is not None:
+                plan.removals.append(target)
+        else:
+            plan.changes.append(FileChange(target, current, record.original))
+        plan.removals.append(record_path(target))
+        if backup_path(target).exists():
+            plan.removals.append(backup_path(target))
+        records.append(record)
+    if not records:
+        plan.notes.append(f"{adapter.title} is not installed ({', '.join(map(str, targets))})")
+    _take_back(plan, records)
     return plan
 
 
@@ -316,11 +357,15 @@ def _no_file(adapter: Adapter, scope: Scope) -> str:
     )
 
 
-def _take_back(plan: Plan, record: InstallRecord) -> None:
-    """hookd's config without the groups install added (when they are still there as added)."""
-    path = record.hookd_config
-    if not record.added or not str(path):
+def _take_back(plan: AgentPlan, records: list[InstallRecord]) -> None:
+    """hookd's config without the groups the installs added (when still there as added)."""
+    added: dict[str, list[Any]] = {}
+    for record in records:
+        added = merge_hooks(added, record.added)
+    if not added or not records or not str(records[0].hookd_config):
         return
+    path = records[0].hookd_config
+    existed = all(r.hookd_config_existed for r in records)
     old, cfg = _read_json(path)
     hooks = cfg.get("hooks")
     if old is None or not isinstance(hooks, dict):
@@ -328,15 +373,14 @@ def _take_back(plan: Plan, record: InstallRecord) -> None:
     kept: dict[str, Any] = {}
     removed = edited = 0
     for event, groups in hooks.items():
-        added = record.added.get(event, [])
         if not isinstance(groups, list):
             kept[event] = groups
             continue
-        left = [g for g in groups if g not in added]
+        left = [g for g in groups if g not in added.get(event, [])]
         removed += len(groups) - len(left)
         if left:
             kept[event] = left
-    for event, groups in record.added.items():
+    for event, groups in added.items():
         present = hooks.get(event) if isinstance(hooks.get(event), list) else []
         edited += sum(1 for g in groups if g not in (present or []))
     if removed:
@@ -345,7 +389,7 @@ def _take_back(plan: Plan, record: InstallRecord) -> None:
             new_cfg["hooks"] = kept
         else:
             new_cfg.pop("hooks")
-        if not new_cfg and not record.hookd_config_existed:
+        if not new_cfg and not existed:
             plan.removals.append(path)  # install created it; nothing else was put there
         else:
             plan.changes.append(FileChange(path, old, _dump(new_cfg)))
@@ -465,22 +509,30 @@ def _dump(data: dict[str, Any]) -> str:
 
 
 def apply_plan(plan: Plan, *, write: Callable[[Path, str, int], None] | None = None) -> list[Path]:
-    """Write the changed files atomically; back up the agent's file first (fresh installs).
+    """Write the changed files atomically; back up an agent file first (fresh installs).
 
     The backup keeps the original file's mode: it is a copy of a file the user
     already had, with the exposure it already had.  New files are owner-only
-    (hook commands and headers may hold secrets); a file that exists keeps its
-    mode; the install record is always owner-only (it holds the original text).
+    (hook commands and headers may hold secrets) unless the adapter says its files
+    are programs (``install_mode``); a file that exists keeps its mode; the install
+    record is always owner-only (it holds the original text).
     """
     put = write or _write_atomically
+    backups = plan.backups if isinstance(plan, AgentPlan) else {}
+    modes = plan.modes if isinstance(plan, AgentPlan) else {}
     written: list[Path] = []
     for change in plan.changed:
         change.path.parent.mkdir(parents=True, exist_ok=True)
-        backup = plan.backup
-        if backup is not None and change.old is not None and backup == backup_path(change.path):
-            if not backup.exists():
-                put(backup, change.old, _mode_of(change.path))
-        put(change.path, change.new, 0o600 if change.private else _mode_of(change.path))
+        backup = backups.get(change.path)
+        if backup is not None and change.old is not None and not backup.exists():
+            put(backup, change.old, _mode_of(change.path))
+        if change.private:
+            mode = 0o600
+        elif change.old is None:
+            mode = modes.get(change.path, 0o600)
+        else:
+            mode = _mode_of(change.path)
+        put(change.path, change.new, mode)
         written.append(change.path)
     for path in plan.removals:
         path.unlink(missing_ok=True)

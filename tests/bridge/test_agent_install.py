@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from hookd.agents.cline import ClineAdapter
 from hookd.agents.codex import CodexAdapter
 from hookd.agents.qwen import QwenAdapter
 from hookd.bridge.agent_install import BACKUP_SUFFIX, RECORD_SUFFIX
@@ -207,3 +208,31 @@ def test_an_unparsable_file_is_an_error_naming_it_and_nothing_is_written(
     err = capsys.readouterr().err
     assert str(settings) in err and "line 1" in err
     assert settings.read_text() == '{"hooks": {'
+
+
+def test_cline_gets_one_script_per_event_and_keeps_the_users_own(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Cline reads one executable per event: install writes a relay script for each event
+    except the one the user already has a hook for (Cline runs one), and says so."""
+    folder = home / "Documents" / "Cline" / "Hooks"
+    folder.mkdir(parents=True)
+    own = folder / "PreToolUse"
+    own.write_text("#!/bin/sh\necho '{\"cancel\": false}'\n")
+    own.chmod(0o755)
+    assert hookctl(["agents", "install", "cline", "--python-relay"]) == 0
+    out = capsys.readouterr().out
+    assert "hookd is not wired for PreToolUse" in out
+    scripts = sorted(p.name for p in folder.iterdir() if ".hookd-" not in p.name)
+    assert scripts == sorted(s.native for s in ClineAdapter.events)
+    assert own.read_text().startswith("#!/bin/sh\necho")  # untouched, and not backed up
+    assert not own.with_name("PreToolUse" + BACKUP_SUFFIX).exists()
+    start = folder / "TaskStart"
+    assert start.stat().st_mode & 0o777 == 0o700
+    argv = shlex.split(start.read_text().splitlines()[-1])
+    assert argv[0] == "exec" and argv[-3:] == ["--agent", "cline", "TaskStart"]
+
+    assert hookctl(["agents", "install", "cline", "--python-relay"]) == 0
+    assert "nothing to change" in capsys.readouterr().out
+    assert hookctl(["agents", "uninstall", "cline"]) == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["PreToolUse"]
