@@ -3,7 +3,7 @@
  * millisecond instead of a Python interpreter's ~10 ms.
  *
  * It is a line-for-line twin of client/hookd_client/relay.py (the reference):
- * same arguments (EVENT [--socket PATH] [--fail-closed]), same socket-path
+ * same arguments ([--agent AGENT] EVENT [--socket PATH] [--fail-closed]), same socket-path
  * rule and /tmp squat checks as hookd_client/sockpath.py, same two frames
  * (hello, relay) of docs/protocol.md, same output and exit code, and the same
  * fail-open / fail-closed messages when the daemon cannot answer.  Anything
@@ -314,15 +314,22 @@ __attribute__((format(printf, 1, 2))) static void say_more(const char *fmt, ...)
 /* Replaces `why`. */
 #define say(...) (why[0] = 0, say_more(__VA_ARGS__))
 
+/* --agent AGENT: whose hook this is (NULL: Claude Code, and then the relay
+ * frame has no "agent" key, byte for byte as before agents existed). */
+static const char *agent = NULL;
+
 /* Fail open (exit 0 with a visible systemMessage) or closed (exit 2, reason on
  * stderr): a missing daemon must not freeze the agent unless a hook asked to
- * block when it cannot run.  The JSON escaping matches relay.py's _json_str. */
+ * block when it cannot run.  Exit 2 blocks for every agent hookd serves; an
+ * agent whose stdout is not Claude-shaped JSON (relay.py's _QUIET_STDOUT_AGENTS)
+ * gets the fail-open message on stderr instead.  The JSON escaping matches
+ * relay.py's _json_str. */
 static int fail(int fail_closed)
 {
-    if (fail_closed) {
+    if (fail_closed || (agent && strcmp(agent, "copilot") == 0)) {
         write_all(2, why, strlen(why));
         write_all(2, "\n", 1);
-        return 2;
+        return fail_closed ? 2 : 0;
     }
     struct buf out = {0};
     put(&out, "{\"systemMessage\": \"", 19);
@@ -497,7 +504,7 @@ static void build_frames(struct buf *out, const char *event, const unsigned char
 
     start = out->len;
     put(out, "\0\0\0\0", 4);
-    mp_map(out, 6);
+    mp_map(out, agent ? 7 : 6);
     mp_cstr(out, "kind"), mp_cstr(out, "relay");
     mp_cstr(out, "id"), mp_uint(out, 1);
     mp_cstr(out, "event"), mp_cstr(out, event);
@@ -516,6 +523,8 @@ static void build_frames(struct buf *out, const char *event, const unsigned char
         mp_cstr(out, eq + 1);
         written++;
     }
+    if (agent)
+        mp_cstr(out, "agent"), mp_cstr(out, agent);
     mp_cstr(out, "pid"), mp_uint(out, has_pid ? pid : (uint64_t)getppid());
     end_frame(out, start);
 }
@@ -627,7 +636,8 @@ static int read_reply(int fd)
 
 static int usage(void)
 {
-    static const char msg[] = "usage: hookd-relay EVENT [--socket PATH] [--fail-closed]\n";
+    static const char msg[] =
+        "usage: hookd-relay [--agent AGENT] EVENT [--socket PATH] [--fail-closed]\n";
     write_all(2, msg, sizeof msg - 1);
     return 1;
 }
@@ -646,6 +656,10 @@ int main(int argc, char **argv)
             explicit = argv[++k];
         else if (strncmp(arg, "--socket=", 9) == 0)
             explicit = arg + 9;
+        else if (strcmp(arg, "--agent") == 0 && k + 1 < argc)
+            agent = argv[++k];
+        else if (strncmp(arg, "--agent=", 8) == 0)
+            agent = arg + 8;
         else if (!event && arg[0] != '-')
             event = arg;
         else
@@ -653,6 +667,8 @@ int main(int argc, char **argv)
     }
     if (!event)
         return usage();
+    if (agent && (!*agent || strcmp(agent, "claude") == 0))
+        agent = NULL; /* Claude Code is the default door */
 
     /* The hook input, forwarded as raw bytes: the daemon parses it. */
     struct buf input = {0};

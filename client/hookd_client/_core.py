@@ -425,11 +425,13 @@ class RequestMethods:
         on_progress: ProgressFn | None = None,
         on_unavailable: FailurePolicy | None = None,
         agent_pid: int | None = None,
+        agent: str = "",
     ) -> protocol.FireReply:
         """Run one event's hooks.  ``on_unavailable`` (default: the client's) decides
         what an unreachable or failing daemon means: ``"open"`` (proceed, with a
         system message), ``"closed"`` (block/deny) or ``"raise"``.  ``event`` may be a
-        typed event (``PreToolUse(...)``) instead of a name and a mapping."""
+        typed event (``PreToolUse(...)``) instead of a name and a mapping.  ``agent``
+        (``codex``, …; empty: Claude Code): the event and payload are that agent's own."""
         policy = on_unavailable or self.on_unavailable
         event, payload = event_payload(event, payload)
 
@@ -443,6 +445,7 @@ class RequestMethods:
                 format="claude" if claude else "result",
                 progress=on_progress is not None,
                 agent_pid=agent_pid,
+                agent=agent,
             )
 
         async def interim(message: Interim) -> None:

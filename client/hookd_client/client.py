@@ -278,8 +278,13 @@ class Client:
         context: Literal["interactive", "batch"] = "interactive",
         claude: bool = False,
         on_unavailable: Literal["open", "closed", "raise"] = "raise",
+        agent: str = "",
     ) -> protocol.FireReply:
         """Run one event's hooks.
+
+        ``agent`` (``codex``, ``gemini``, …; empty: Claude Code) says whose event
+        this is: ``event`` and ``payload`` are then that agent's own, and with
+        ``claude=True`` the reply's ``claude`` is that agent's hook output.
 
         ``on_unavailable`` says what an unreachable daemon (or one that is
         stopping or failed internally) means for this event: ``"raise"``
@@ -300,6 +305,7 @@ class Client:
                     env=env,
                     context=context,
                     format="claude" if claude else "result",
+                    agent=agent,
                 ),
                 timeout=self.fire_timeout,
             )

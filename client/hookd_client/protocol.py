@@ -107,6 +107,11 @@ class Fire(_Msg, tag="fire"):
     progress: bool = False
     """Send ``progress`` messages as hooks start and finish."""
     agent_pid: int | None = None
+    agent: str = ""
+    """Which agent fires (``codex``, ``gemini``, …; empty: Claude Code).  ``event`` and
+    ``input`` are then that agent's own (``BeforeTool``, its field names): the daemon
+    translates them with the agent's adapter, runs the hooks on the canonical event,
+    and ``claude`` (with ``format: "claude"``) is the agent's own hook output."""
 
 
 class Status(_Msg, tag="status"):
@@ -222,6 +227,10 @@ class Relay(_Msg, tag="relay"):
     env: dict[str, str] | None = None
     pid: int | None = None
     """The agent's pid (the relay's parent, i.e. Claude Code)."""
+    agent: str = ""
+    """``hookd-relay --agent AGENT``: the agent whose hook this is (empty: Claude Code).
+    ``event`` is then the agent's own event name and ``input`` its own stdin; the
+    reply is what that agent obeys."""
 
 
 class ResetBreakers(_Msg, tag="reset_breakers"):

@@ -242,8 +242,34 @@ class _Unsafe(OSError):
     """The socket path is in the shared fallback directory and not the user's own."""
 
 
-def relay(event: str, data: bytes, path: str) -> tuple[str, str, int]:
-    """Send one event; return ``(stdout, stderr, exit_code)`` from the daemon's reply."""
+_QUIET_STDOUT_AGENTS = frozenset({"copilot"})
+"""Agents whose hook stdout is not Claude-shaped JSON: the fail-open message goes to stderr."""
+
+
+def fail_open(agent: str, why: str) -> tuple[str, str, int]:
+    """What the relay prints when hookd cannot answer and the hook fails open.
+
+    Visible, in the agent's own format: a ``systemMessage`` (Claude Code, Codex
+    and Gemini CLI all show it to the user and go on), or for an agent whose
+    stdout is another shape, a line on stderr with exit 0.
+    """
+    if agent in _QUIET_STDOUT_AGENTS:
+        return "", why + "\n", 0
+    return '{"systemMessage": ' + _json_str(why) + "}\n", "", 0
+
+
+def fail_closed(agent: str, why: str) -> tuple[str, str, int]:
+    """Exit 2 with the reason on stderr: every agent hookd serves blocks on it
+    (Claude Code, Codex, Gemini CLI, Copilot CLI — agents.md)."""
+    del agent
+    return "", why + "\n", 2
+
+
+def relay(event: str, data: bytes, path: str, agent: str = "") -> tuple[str, str, int]:
+    """Send one event; return ``(stdout, stderr, exit_code)`` from the daemon's reply.
+
+    ``agent``: the agent whose hook this is (``--agent``); empty is Claude Code,
+    and then the request carries no ``agent`` key, byte for byte as before."""
     pid = os.environ.get("CLAUDE_PID", "")
     hello: dict[str, object] = {"kind": "hello", "version": 1, "client": "hookd-relay"}
     request: dict[str, object] = {
@@ -253,6 +279,8 @@ def relay(event: str, data: bytes, path: str) -> tuple[str, str, int]:
         "input": data,
         "env": _environment(),
     }
+    if agent:
+        request["agent"] = agent
     if pid.isdigit():
         hello["pid"] = int(pid)
         request["pid"] = int(pid)
@@ -292,29 +320,37 @@ def relay(event: str, data: bytes, path: str) -> tuple[str, str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    fail_closed = False
+    closed = False
     explicit: str | None = None
     event: str | None = None
+    agent = ""
+    usage = "usage: relay.py [--agent AGENT] EVENT [--socket PATH] [--fail-closed]\n"
     while args:
         arg = args.pop(0)
         if arg == "--fail-closed":
-            fail_closed = True
+            closed = True
         elif arg == "--socket" and args:
             explicit = args.pop(0)
         elif arg.startswith("--socket="):
             explicit = arg[len("--socket=") :]
+        elif arg == "--agent" and args:
+            agent = args.pop(0)
+        elif arg.startswith("--agent="):
+            agent = arg[len("--agent=") :]
         elif event is None and not arg.startswith("-"):
             event = arg
         else:
-            sys.stderr.write("usage: relay.py EVENT [--socket PATH] [--fail-closed]\n")
+            sys.stderr.write(usage)
             return 1
     if event is None:
-        sys.stderr.write("usage: relay.py EVENT [--socket PATH] [--fail-closed]\n")
+        sys.stderr.write(usage)
         return 1
+    if agent == "claude":
+        agent = ""  # Claude Code is the default door: the same request as without --agent
     data = sys.stdin.buffer.read()
     path = socket_path(explicit)
     try:
-        stdout, stderr, code = relay(event, data, path)
+        stdout, stderr, code = relay(event, data, path, agent)
     except _NotRunning as exc:
         why = f"hookd is not running: {exc} (socket {path})"
     except _Unsafe as exc:
@@ -330,11 +366,12 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.buffer.write(stderr.encode("utf-8", "surrogateescape"))
             sys.stderr.flush()
         return code
-    if fail_closed:
-        sys.stderr.write(why + "\n")
-        return 2
-    sys.stdout.buffer.write(('{"systemMessage": ' + _json_str(why) + "}\n").encode("utf-8"))
-    return 0
+    stdout, stderr, code = (fail_closed if closed else fail_open)(agent, why)
+    if stdout:
+        sys.stdout.buffer.write(stdout.encode("utf-8"))
+    if stderr:
+        sys.stderr.write(stderr)
+    return code
 
 
 if __name__ == "__main__":

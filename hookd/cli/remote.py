@@ -194,6 +194,7 @@ def _status_sessions(st: dict[str, Any]) -> list[str]:
         rows.append(
             [
                 s["session_id"],
+                s.get("agent") or "-",
                 str(s.get("agent_pid") or "-"),
                 s["project"],
                 f"{s.get('last_event') or '-'} {_ago(s.get('last_event_at'))}",
@@ -201,7 +202,7 @@ def _status_sessions(st: dict[str, Any]) -> list[str]:
                 outcomes or "-",
             ]
         )
-    header = ["session", "agent pid", "project", "last event", "events", "runs"]
+    header = ["session", "agent", "agent pid", "project", "last event", "events", "runs"]
     return ["", f"sessions ({len(st['sessions'])}):", _table(rows, header)]
 
 
@@ -324,14 +325,20 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         _print_json(data)
         return EXIT_OK
     rows = [
-        [s["session_id"], str(s.get("agent_pid") or "-"), s["project"], str(s.get("events", 0))]
+        [
+            s["session_id"],
+            s.get("agent") or "-",
+            str(s.get("agent_pid") or "-"),
+            s["project"],
+            str(s.get("events", 0)),
+        ]
         for s in data
     ]
-    print(_table(rows, ["session", "agent pid", "project", "events"]))
+    print(_table(rows, ["session", "agent", "agent pid", "project", "events"]))
     return EXIT_OK
 
 
-_TAIL_ROW = "{:<8} {:<12} {:<18} {:<18} {:>4} {:>8}  {}"
+_TAIL_ROW = "{:<8} {:<12} {:<8} {:<18} {:<18} {:>4} {:>8}  {}"
 
 
 @_guard
@@ -339,7 +346,11 @@ def cmd_tail(args: argparse.Namespace) -> int:
     with _client(args) as client:
         try:
             if not args.json:
-                print(_TAIL_ROW.format("time", "session", "event", "outcome", "exit", "ms", "hook"))
+                print(
+                    _TAIL_ROW.format(
+                        "time", "session", "agent", "event", "outcome", "exit", "ms", "hook"
+                    )
+                )
             for record in client.tail(follow=args.follow, last=args.last):
                 if args.json:
                     print(json.dumps(record), flush=True)
@@ -349,6 +360,7 @@ def cmd_tail(args: argparse.Namespace) -> int:
                     line = _TAIL_ROW.format(
                         when,
                         record["session_id"],
+                        record.get("agent") or "-",
                         record["event"],
                         record["outcome"],
                         "-" if exit_code is None else str(exit_code),

@@ -80,7 +80,9 @@ class Activity:
             ref, session_id, time.time(), invocation.timeout, invocation
         )
 
-    def hook_finished(self, ref: HookRef, session_id: str, run: HookRun | None) -> None:
+    def hook_finished(
+        self, ref: HookRef, session_id: str, run: HookRun | None, agent: str = ""
+    ) -> None:
         """Drop the hook from the running view; count and publish its run (if it ran)."""
         self._running.pop(id(ref), None)
         if run is None:
@@ -90,6 +92,7 @@ class Activity:
             {
                 "time": time.time(),
                 "session_id": session_id,
+                "agent": agent,
                 "event": ref.event,
                 "hook": ref.name,
                 "source": ref.source,

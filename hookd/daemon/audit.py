@@ -73,6 +73,8 @@ class AuditRun(msgspec.Struct, kw_only=True, omit_defaults=True, tag="run", tag_
     event: str
     hook: str
     hook_type: str
+    agent: str = ""
+    """The agent whose event ran the hook (``claude``, ``codex``, …)."""
     scope: str
     source: str
     input_hash: str
@@ -97,6 +99,10 @@ class AuditEvent(msgspec.Struct, kw_only=True, omit_defaults=True, tag="event", 
     event: str
     project: str
     client: str = ""
+    agent: str = ""
+    """The agent that fired the event; ``input`` is then the canonical (translated) input."""
+    native_event: str = ""
+    """The agent's own name for the event, when it differs (``BeforeTool``)."""
     input_hash: str
     input_size: int
     input: dict[str, Any] | None = None
@@ -197,6 +203,8 @@ class EventAudit:
     data: bytes
     """The input's compact JSON: hashed once, and written into the record as is."""
     started: float = field(default_factory=time.perf_counter)
+    agent: str = ""
+    native_event: str = ""
 
 
 class AuditLog:
@@ -229,7 +237,14 @@ class AuditLog:
     # --- what the daemon calls -------------------------------------------------
 
     def begin(
-        self, event: str, raw: dict[str, Any], session_id: str, project: str, client: str
+        self,
+        event: str,
+        raw: dict[str, Any],
+        session_id: str,
+        project: str,
+        client: str,
+        agent: str = "",
+        native_event: str = "",
     ) -> EventAudit:
         digest, data = input_hash(raw) if self.enabled else ("", b"")
         return EventAudit(
@@ -241,6 +256,8 @@ class AuditLog:
             raw=raw,
             hash=digest,
             data=data,
+            agent=agent,
+            native_event=native_event if native_event != event else "",
         )
 
     def run(self, audit: EventAudit, ref: HookRef, run: HookRun) -> None:
@@ -259,6 +276,7 @@ class AuditLog:
                 event=audit.event,
                 hook=ref.name,
                 hook_type=ref.type,
+                agent=audit.agent,
                 scope=ref.scope,
                 source=ref.source,
                 input_hash=audit.hash,
@@ -292,6 +310,8 @@ class AuditLog:
             event=audit.event,
             project=audit.project,
             client=audit.client,
+            agent=audit.agent,
+            native_event=audit.native_event,
             input_hash=audit.hash,
             input_size=size,
             input_truncated=not keep,

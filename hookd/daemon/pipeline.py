@@ -31,6 +31,9 @@ import structlog
 import trio
 
 from hookd.agent_process import AgentLookup
+from hookd.agents.base import EventSpec
+from hookd.agents.capabilities import degrade
+from hookd.agents.registry import DEFAULT_AGENT
 from hookd.config.model import HookConfig
 from hookd.config.skills import find_skill, invoked_skill, load_skill
 from hookd.daemon.activity import Activity
@@ -68,6 +71,10 @@ class PreparedEvent:
     agent_pid: int | None
     agent_caps_stop: bool = False
     """The agent enforces its own cap on Stop loops (Claude Code's doors): hookd adds none."""
+    agent_spec: EventSpec | None = None
+    """Another agent's event (``hookd-relay --agent``): the result is degraded to what that
+    agent can do on it (:func:`hookd.agents.capabilities.degrade`) before it is audited,
+    so the audit log records every loss."""
 
     @property
     def runs_hooks(self) -> bool:
@@ -173,9 +180,15 @@ class EventPipeline:
         agent_pid: int | None = None,
         client: str = "",
         agent_caps_stop: bool = False,
+        agent: str = DEFAULT_AGENT,
+        agent_spec: EventSpec | None = None,
     ) -> PreparedEvent:
         """Everything before the hooks run, synchronously: validate the input, find
-        the session and its config generation (trust applied), plan the hooks."""
+        the session and its config generation (trust applied), plan the hooks.
+
+        ``agent`` names the session's agent (status, tail, audit); ``agent_spec`` is the
+        agent's event when it is not Claude Code (``event_name`` and ``raw`` are then
+        already the canonical event its adapter decoded)."""
         event = decode_event(raw, event_name)
         known = self.sessions.get(event.typed.session_id)
         # A known session keeps the project it started in (the table ignores
@@ -186,16 +199,33 @@ class EventPipeline:
         problem = path_problem(project)
         if problem is not None:
             raise EventInputError(f"{event_name}: the project directory {problem}")
-        session = self.sessions.touch(event.typed.session_id, project, agent_pid, client)
+        session = self.sessions.touch(event.typed.session_id, project, agent_pid, client, agent)
         full_config = self.registry.config_for(session.project)
         config = self.trust.apply(full_config, session.project)
         plan = self.engine.plan(config, event, session.extra_groups(), session.state)
         if event_name == "PreToolUse" and raw.get("tool_name") == "Skill":
             # After planning: the skill's hooks apply from the next event on.
             self._activate_skill(session, raw.get("tool_input"))
-        audit = self.audit.begin(event_name, raw, session.session_id, session.project, client)
+        audit = self.audit.begin(
+            event_name,
+            raw,
+            session.session_id,
+            session.project,
+            client,
+            agent,
+            agent_spec.native if agent_spec is not None else "",
+        )
         return PreparedEvent(
-            event, session, full_config, config, plan, audit, env, agent_pid, agent_caps_stop
+            event,
+            session,
+            full_config,
+            config,
+            plan,
+            audit,
+            env,
+            agent_pid,
+            agent_caps_stop,
+            agent_spec,
         )
 
     def _activate_skill(self, session: Session, tool_input: object) -> None:
@@ -275,6 +305,8 @@ class EventPipeline:
         self, prepared: PreparedEvent, result: FireResult, deliver_async: bool
     ) -> FireResult:
         session, event_name = prepared.session, prepared.event.name
+        if prepared.agent_spec is not None:
+            result = degrade(result, prepared.agent_spec)
         held_back = _held_back(prepared.full_config, prepared.config, event_name)
         self.audit.event(prepared.audit, result, held_back)
         if deliver_async:
@@ -310,7 +342,7 @@ class EventPipeline:
             if phase == "started":
                 activity.hook_started(ref, session.session_id, invocation)
             else:
-                activity.hook_finished(ref, session.session_id, run)
+                activity.hook_finished(ref, session.session_id, run, session.agent)
                 if run is not None:
                     session.hook_runs += 1
                     session.outcomes[run.outcome] += 1

@@ -29,6 +29,8 @@ class SessionInfo(msgspec.Struct, kw_only=True, omit_defaults=True):
     agent_pid: int | None
     project: str
     client: str = ""
+    agent: str = ""
+    """The agent whose events these are (``claude``, ``codex``, …)."""
     started: float
     last_event: str | None = None
     last_event_at: float | None = None
@@ -45,6 +47,7 @@ class Session:
     project: str
     agent_pid: int | None
     client: str = ""
+    agent: str = ""
     started: float = field(default_factory=time.time)
     last_event: str | None = None
     last_event_at: float | None = None
@@ -67,6 +70,7 @@ class Session:
             agent_pid=self.agent_pid,
             project=self.project,
             client=self.client,
+            agent=self.agent,
             started=self.started,
             last_event=self.last_event,
             last_event_at=self.last_event_at,
@@ -83,17 +87,26 @@ class SessionTable:
         self._sessions: dict[str, Session] = {}
         self.limit = limit
 
-    def touch(self, session_id: str, project: str, agent_pid: int | None, client: str) -> Session:
+    def touch(
+        self,
+        session_id: str,
+        project: str,
+        agent_pid: int | None,
+        client: str,
+        agent: str = "",
+    ) -> Session:
         session = self._sessions.get(session_id)
         if session is None:
             if len(self._sessions) >= self.limit:
                 self._evict_oldest()
-            session = Session(session_id, project, agent_pid, client)
+            session = Session(session_id, project, agent_pid, client, agent)
             self._sessions[session_id] = session
         if agent_pid is not None:
             session.agent_pid = agent_pid
         if client:
             session.client = client
+        if agent:
+            session.agent = agent
         return session
 
     def get(self, session_id: str) -> Session | None:

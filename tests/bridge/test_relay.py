@@ -131,6 +131,66 @@ def test_socket_path_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     assert relay.socket_path() == f"/tmp/hookd-{os.getuid()}/hookd.sock"
 
 
+async def test_daemon_down_fails_open_in_the_agents_own_format(
+    tmp_path: Path, relay_cmd: list[str]
+) -> None:
+    """Codex reads a systemMessage like Claude Code; Copilot's stdout is not that JSON, so
+    its fail-open message goes to stderr (exit 0: the call goes ahead)."""
+    missing = str(tmp_path / "nobody.sock")
+    codex = await _run_relay(
+        relay_cmd, "--agent", "codex", "PreToolUse", "--socket", missing, stdin=b"{}"
+    )
+    assert codex.returncode == 0
+    assert json.loads(codex.stdout)["systemMessage"].startswith("hookd is not running:")
+    copilot = await _run_relay(
+        relay_cmd, "--agent", "copilot", "preToolUse", "--socket", missing, stdin=b"{}"
+    )
+    assert (copilot.returncode, copilot.stdout) == (0, b"")
+    assert copilot.stderr.startswith(b"hookd is not running:")
+
+
+async def test_agent_relay_runs_the_agents_event_through_its_adapter(
+    daemon_factory: Any, relay_cmd: list[str]
+) -> None:
+    """``--agent codex PreToolUse`` with Codex's real stdin: the hook (matcher ``Bash``) sees
+    the canonical input, the reply is what Codex obeys, the session is Codex's."""
+    handle = await daemon_factory()
+    hook = {
+        "type": "command",
+        "command": 'cat > /dev/null; printf \'{"decision":"block","reason":"no"}\'',
+    }
+    handle.user_config.write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}})
+    )
+    handle.daemon.reload()
+    raw = (DATA / "agents" / "codex-0.169.0" / "PreToolUse.json").read_bytes()
+    proc = await _run_relay(
+        relay_cmd, "--agent", "codex", "PreToolUse", "--socket", str(handle.socket), stdin=raw
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and out["permissionDecisionReason"] == "no"
+    sessions = [
+        s for s in handle.daemon.sessions.all() if s.session_id == json.loads(raw)["session_id"]
+    ]
+    assert [s.agent for s in sessions] == ["codex"]
+
+
+async def test_agent_relay_refuses_an_unknown_agent_and_event_and_fails_open(
+    daemon_factory: Any, relay_cmd: list[str]
+) -> None:
+    handle = await daemon_factory()
+    sock = str(handle.socket)
+    raw = (DATA / "agents" / "codex-0.169.0" / "PreToolUse.json").read_bytes()
+    nobody = await _run_relay(relay_cmd, "--agent", "nobody", "X", "--socket", sock, stdin=raw)
+    assert nobody.returncode == 0
+    assert "unknown agent 'nobody'" in json.loads(nobody.stdout)["systemMessage"]
+    wrong = await _run_relay(
+        relay_cmd, "--agent", "codex", "BeforeTool", "--socket", sock, "--fail-closed", stdin=raw
+    )
+    assert wrong.returncode == 2 and b"BeforeTool" in wrong.stderr
+
+
 @pytest.mark.parametrize("size", [0, 31, 32, 255, 256, 65535, 65536, 300_000])
 def test_hand_encoded_relay_frame_is_what_msgspec_decodes(size: int) -> None:
     data = ("é" * (size // 2)).encode()[:size] if size else b""
@@ -238,6 +298,10 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
     cases: list[tuple[str, ...]] = [
         ("PreToolUse", "--socket", str(quote)),
         ("Stop", "--socket", str(tmp_path / "x.sock"), "--fail-closed"),
+        ("--agent", "codex", "PreToolUse", "--socket", str(tmp_path / "x.sock")),
+        ("--agent=gemini", "BeforeTool", "--socket", str(tmp_path / "x.sock"), "--fail-closed"),
+        ("--agent", "copilot", "preToolUse", "--socket", str(tmp_path / "x.sock")),
+        ("--agent", "claude", "Stop", "--socket", str(tmp_path / "x.sock")),
         ("PreToolUse", "--socket", str(tmp_path / ("long" * 40) / "hookd.sock")),
     ]
     for args in cases:
@@ -251,7 +315,8 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
     for bad in [(), ("--nope",), ("A", "B"), ("--socket",)]:
         assert (await _run_relay(python, *bad, stdin=b"")).returncode == 1
         got = await _run_relay(compiled, *bad, stdin=b"")
-        assert got.returncode == 1 and got.stderr.startswith(b"usage: hookd-relay EVENT"), bad
+        assert got.returncode == 1, bad
+        assert got.stderr.startswith(b"usage: hookd-relay [--agent AGENT] EVENT"), bad
 
 
 async def test_socket_path_order_as_the_process_sees_it(

@@ -15,6 +15,8 @@ from typing import Any
 import msgspec
 
 from hookd.agent_process import agent_context
+from hookd.agents.base import UnknownAgentEvent
+from hookd.agents.registry import DEFAULT_AGENT, UnknownAgent, adapter_for
 from hookd.daemon.async_delivery import AsyncDelivery
 from hookd.daemon.async_store import AsyncEntry
 from hookd.daemon.connection import Connection
@@ -48,6 +50,8 @@ class EventRequests:
         """Finished now (no hook runs) or a task (hooks run, or progress was asked for)."""
         if self.lifecycle.stopping:
             raise RequestError("shutting_down", "hookd is stopping")
+        if msg.agent and msg.agent != DEFAULT_AGENT:
+            return self._route_agent(conn, msg)
         if isinstance(msg, protocol.Fire):
             prepared = self.pipeline.prepare(
                 msg.event,
@@ -77,6 +81,58 @@ class EventRequests:
         async def run() -> msgspec.Struct:
             result = await self._run(conn, msg, prepared, deliver)
             return _reply(msg, result, _tool_name(prepared.event.raw))
+
+        return Later(run)
+
+    def _route_agent(self, conn: Connection, msg: EventRequest) -> Answer:
+        """Another agent's door: its adapter decodes the native event into the canonical
+        one, the pipeline runs that (degrading the result to what the agent can do),
+        and the adapter encodes the answer the agent obeys."""
+        try:
+            adapter = adapter_for(msg.agent)
+        except UnknownAgent as exc:
+            raise RequestError("bad_request", str(exc)) from None
+        raw = _relay_input(msg) if isinstance(msg, protocol.Relay) else msg.input
+        try:
+            agent_event = adapter.decode(msg.event, raw)
+        except UnknownAgentEvent as exc:
+            raise EventInputError(str(exc)) from None
+        prepared = self.pipeline.prepare(
+            agent_event.event,
+            agent_event.input,
+            env=msg.env if msg.env is not None else conn.env,
+            agent_pid=(msg.pid if isinstance(msg, protocol.Relay) else msg.agent_pid)
+            or conn.agent_pid,
+            client=conn.client or ("hookd-relay" if isinstance(msg, protocol.Relay) else ""),
+            # Whether another agent caps Stop loops is not known for each one: hookd
+            # applies its own cap, so a Stop hook can never loop an agent forever.
+            agent_caps_stop=False,
+            agent=adapter.name,
+            agent_spec=agent_event.spec,
+        )
+        deliver = isinstance(msg, protocol.Fire) and msg.format == "result"
+        progress = isinstance(msg, protocol.Fire) and msg.progress
+
+        def reply(result: FireResult) -> msgspec.Struct:
+            out = adapter.encode(result, agent_event)
+            if isinstance(msg, protocol.Relay):
+                return protocol.RelayReply(
+                    id=msg.id, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
+                )
+            claude = None
+            if msg.format == "claude":
+                claude = protocol.ClaudeHookOutput(
+                    stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
+                )
+            return protocol.FireReply(id=msg.id, result=result, claude=claude)
+
+        if not progress:
+            now = self.pipeline.answer_now(prepared, deliver)
+            if now is not None:
+                return reply(now)
+
+        async def run() -> msgspec.Struct:
+            return reply(await self._run(conn, msg, prepared, deliver))
 
         return Later(run)
 
