@@ -318,33 +318,32 @@ def relay(event: str, data: bytes, path: str, agent: str = "") -> tuple[str, str
         sock.close()
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    closed = False
-    explicit: str | None = None
-    event: str | None = None
-    agent = ""
-    usage = "usage: relay.py [--agent AGENT] EVENT [--socket PATH] [--fail-closed]\n"
+def _options(args: list[str]) -> dict[str, str] | None:
+    """``--agent``, EVENT, ``--socket``, ``--fail-closed`` (as ``"1"``); None: bad usage."""
+    found: dict[str, str] = {}
     while args:
         arg = args.pop(0)
         if arg == "--fail-closed":
-            closed = True
-        elif arg == "--socket" and args:
-            explicit = args.pop(0)
-        elif arg.startswith("--socket="):
-            explicit = arg[len("--socket=") :]
-        elif arg == "--agent" and args:
-            agent = args.pop(0)
-        elif arg.startswith("--agent="):
-            agent = arg[len("--agent=") :]
-        elif event is None and not arg.startswith("-"):
-            event = arg
+            found["closed"] = "1"
+        elif arg in ("--socket", "--agent") and args:
+            found[arg[2:]] = args.pop(0)
+        elif arg.startswith(("--socket=", "--agent=")):
+            name, _, value = arg[2:].partition("=")
+            found[name] = value
+        elif "event" not in found and not arg.startswith("-"):
+            found["event"] = arg
         else:
-            sys.stderr.write(usage)
-            return 1
-    if event is None:
-        sys.stderr.write(usage)
+            return None
+    return found if "event" in found else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = _options(list(sys.argv[1:] if argv is None else argv))
+    if options is None:
+        sys.stderr.write("usage: relay.py [--agent AGENT] EVENT [--socket PATH] [--fail-closed]\n")
         return 1
+    event, explicit, closed = options["event"], options.get("socket"), "closed" in options
+    agent = options.get("agent", "")
     if agent == "claude":
         agent = ""  # Claude Code is the default door: the same request as without --agent
     data = sys.stdin.buffer.read()

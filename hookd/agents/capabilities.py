@@ -56,10 +56,36 @@ def degrade(result: FireResult, spec: EventSpec) -> FireResult:
     Each change is named in ``errors`` (``hookd: …``) so the audit log and
     ``hookctl tail`` show it, and logged.
     """
-    caps = spec.caps
     where = f"{spec.native} ({spec.canonical})"
     changes: dict[str, object] = {}
     losses: list[str] = []
+    decision, reason = _verdict(result, spec, where, changes, losses)
+    _losses(result, spec, decision, where, changes, losses)
+    if not losses:
+        return result
+    for loss in losses:
+        log.warning(
+            "capability loss", native_event=spec.native, canonical=spec.canonical, loss=loss
+        )
+    return msgspec.structs.replace(
+        result,
+        decision=decision,
+        reason=reason,
+        errors=[*result.errors, *losses],
+        **changes,
+    )
+
+
+def _verdict(
+    result: FireResult,
+    spec: EventSpec,
+    where: str,
+    changes: dict[str, object],
+    losses: list[str],
+) -> tuple[str | None, str | None]:
+    """The decision and reason the agent gets: a rewrite it cannot apply blocks, an ask
+    it cannot ask denies (both never less safe than what the hook asked for)."""
+    caps = spec.caps
     decision, reason = result.decision, result.reason
     if result.updated_input is not None and not caps.rewrite_input:
         if decision not in ("deny", "block"):
@@ -78,6 +104,19 @@ def degrade(result: FireResult, spec: EventSpec) -> FireResult:
             f" which the agent cannot ask on {where}; denied"
         )
         losses.append(f"hookd: permissionDecision ask not available on {where}: denied")
+    return decision, reason
+
+
+def _losses(
+    result: FireResult,
+    spec: EventSpec,
+    decision: str | None,
+    where: str,
+    changes: dict[str, object],
+    losses: list[str],
+) -> None:
+    """What the agent cannot carry out at all: named in ``losses``, removed via ``changes``."""
+    caps = spec.caps
     if decision in ("deny", "block") and not caps.block:
         losses.append(f"hookd: the agent cannot block on {where}: the block is lost")
     if spec.canonical in _STOP_EVENTS and decision == "block" and not caps.continue_stop:
@@ -89,19 +128,6 @@ def degrade(result: FireResult, spec: EventSpec) -> FireResult:
     if result.system_messages and not caps.system_message:
         losses.append(f"hookd: the agent shows no systemMessage on {where}: message dropped")
         changes["system_messages"] = []
-    if not losses:
-        return result
-    for loss in losses:
-        log.warning(
-            "capability loss", native_event=spec.native, canonical=spec.canonical, loss=loss
-        )
-    return msgspec.structs.replace(
-        result,
-        decision=decision,
-        reason=reason,
-        errors=[*result.errors, *losses],
-        **changes,
-    )
 
 
 class HookReport(msgspec.Struct, frozen=True, kw_only=True):

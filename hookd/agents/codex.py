@@ -35,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+import msgspec
 import structlog
 
 from hookd.agents.base import (
@@ -151,7 +152,7 @@ class CodexAdapter(Adapter):
 
     def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
         tool = event.input.get("tool_name")
-        out = render_claude(result, tool if isinstance(tool, str) else None)
+        out = render_claude(_native_reasons(result), tool if isinstance(tool, str) else None)
         if out.exit_code == 2:
             return AgentReply(
                 stdout=out.stdout,
@@ -221,43 +222,79 @@ class CodexAdapter(Adapter):
         return steps
 
 
+def _native_reasons(result: FireResult) -> FireResult:
+    """Block reasons as Codex words them: an exit-2 hook's reason is its stderr alone.
+
+    hookd's aggregation writes Claude Code's ``[<command>]: <stderr>`` for an exit-2
+    block (what Claude Code shows its model); Codex shows the model
+    ``Command blocked by PreToolUse hook: <stderr>``, so the bracketed command
+    would be text the model never sees natively.
+    """
+    runs = [r for r in result.hooks if r.outcome == "blocking" and not r.is_async]
+    if not runs or result.decision not in ("deny", "block"):
+        return result
+    messages = []
+    changed = False
+    for run in runs:
+        message = run.block_message or ""
+        stderr = run.stderr.strip()
+        if run.exit_code == 2 and message.endswith(f"]: {stderr or 'No stderr output'}"):
+            message, changed = stderr, True
+        messages.append(message)
+    if not changed:
+        return result
+    reason = messages[0] if result.event == "PreToolUse" else "\n".join(m for m in messages if m)
+    return msgspec.structs.replace(result, reason=reason or None, blocking_messages=messages)
+
+
 def _fit(event: str, data: dict[str, Any]) -> None:
     """Claude Code's output for ``event`` made acceptable to Codex's checks (in place)."""
     specific = data.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
     if event == "PreToolUse":
-        stop = data.pop("continue", None) is False
-        stop_reason = data.pop("stopReason", None)
-        data.pop("suppressOutput", None)
-        decision = specific.get("permissionDecision")
-        if stop and decision != "deny":
-            # continue:false is "stop everything"; Codex refuses it here, so the
-            # call is denied instead (never run after a hook said stop).
-            specific["permissionDecision"] = decision = "deny"
-            specific["permissionDecisionReason"] = stop_reason or DEFAULT_BLOCK_REASON
-            log.warning("continue:false on PreToolUse sent to Codex as a deny")
-        if decision == "allow" and "updatedInput" not in specific:
-            specific.pop("permissionDecision")
-            specific.pop("permissionDecisionReason", None)
-        if decision == "deny" and not specific.get("permissionDecisionReason"):
-            specific["permissionDecisionReason"] = DEFAULT_BLOCK_REASON
-        if "updatedInput" in specific and decision is None:
-            specific["permissionDecision"] = "allow"
+        _fit_pre_tool_use(data, specific)
     elif event in ("PostToolUse", "PermissionRequest"):
-        for key in ("updatedMCPToolOutput", "updatedToolOutput", "updatedPermissions"):
-            if specific.pop(key, None) is not None:
-                log.warning("Codex cannot apply a hook's output field", field=key, hook_event=event)
-        data.pop("suppressOutput", None)
-        verdict = specific.get("decision")
-        if event == "PermissionRequest" and isinstance(verdict, dict):
-            for key in ("updatedInput", "updatedPermissions"):
-                if verdict.pop(key, None) is not None:
-                    log.warning("Codex cannot apply a PermissionRequest field", field=key)
-        if event == "PermissionRequest":
-            data.pop("continue", None)
-            data.pop("stopReason", None)
+        _drop_updates(event, data, specific)
     if data.get("decision") == "block" and not data.get("reason"):
         data["reason"] = DEFAULT_BLOCK_REASON
     data.pop("hookSpecificOutput", None)
     if set(specific) - {"hookEventName"}:
         data["hookSpecificOutput"] = {"hookEventName": event, **specific}
+
+
+def _fit_pre_tool_use(data: dict[str, Any], specific: dict[str, Any]) -> None:
+    """PreToolUse: no continue/stopReason/suppressOutput, no bare allow, a deny has a reason."""
+    stop = data.pop("continue", None) is False
+    stop_reason = data.pop("stopReason", None)
+    data.pop("suppressOutput", None)
+    decision = specific.get("permissionDecision")
+    if stop and decision != "deny":
+        # continue:false is "stop everything"; Codex refuses it here, so the
+        # call is denied instead (never run after a hook said stop).
+        specific["permissionDecision"] = decision = "deny"
+        specific["permissionDecisionReason"] = stop_reason or DEFAULT_BLOCK_REASON
+        log.warning("continue:false on PreToolUse sent to Codex as a deny")
+    if decision == "allow" and "updatedInput" not in specific:
+        specific.pop("permissionDecision")
+        specific.pop("permissionDecisionReason", None)
+    if decision == "deny" and not specific.get("permissionDecisionReason"):
+        specific["permissionDecisionReason"] = DEFAULT_BLOCK_REASON
+    if "updatedInput" in specific and decision is None:
+        specific["permissionDecision"] = "allow"
+
+
+def _drop_updates(event: str, data: dict[str, Any], specific: dict[str, Any]) -> None:
+    """PostToolUse/PermissionRequest: the ``updated…`` fields Codex rejects, logged."""
+    for key in ("updatedMCPToolOutput", "updatedToolOutput", "updatedPermissions"):
+        if specific.pop(key, None) is not None:
+            log.warning("Codex cannot apply a hook's output field", field=key, hook_event=event)
+    data.pop("suppressOutput", None)
+    verdict = specific.get("decision")
+    if event != "PermissionRequest":
+        return
+    if isinstance(verdict, dict):
+        for key in ("updatedInput", "updatedPermissions"):
+            if verdict.pop(key, None) is not None:
+                log.warning("Codex cannot apply a PermissionRequest field", field=key)
+    data.pop("continue", None)
+    data.pop("stopReason", None)

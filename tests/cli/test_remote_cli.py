@@ -47,6 +47,7 @@ async def test_tail_has_a_header_and_stop_speaks_json(daemon_factory: Any) -> No
     assert out.splitlines()[0].split() == [
         "time",
         "session",
+        "agent",
         "event",
         "outcome",
         "exit",
