@@ -466,6 +466,8 @@ class AgentFileState:
     recorded: bool
     """An install record is beside it (``uninstall`` can restore)."""
     error: str | None = None
+    notes: tuple[str, ...] = ()
+    """What reading the file's own hooks said (hooks that stay in the agent, and why)."""
 
 
 def file_state(adapter: Adapter, path: Path) -> AgentFileState:
@@ -475,10 +477,11 @@ def file_state(adapter: Adapter, path: Path) -> AgentFileState:
         return AgentFileState(path, False, False, 0, recorded)
     try:
         wired = adapter.is_wired(text)
-        own = sum(len(g) for g in read_native(adapter, path).hooks.values())
+        native = read_native(adapter, path)
     except (OSError, ValueError) as exc:
         return AgentFileState(path, True, False, 0, recorded, error=str(exc))
-    return AgentFileState(path, True, wired, own, recorded)
+    own = sum(len(g) for g in native.hooks.values())
+    return AgentFileState(path, True, wired, own, recorded, notes=tuple(native.warnings))
 
 
 # --- files -----------------------------------------------------------------------------

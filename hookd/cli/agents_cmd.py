@@ -260,6 +260,7 @@ def _state_json(state: AgentFileState) -> dict[str, Any]:
         "own_groups": state.own_groups,
         "recorded": state.recorded,
         "error": state.error,
+        "notes": list(state.notes),
     }
 
 
@@ -297,6 +298,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         for scope, files in r["files"].items():
             for f in files:
                 print(f"  {scope:<8} {f['path']}: {_describe(f, style)}")
+                for note in f["notes"]:
+                    print(f"  {'':<8} {style.dim(note)}")
             if r["wired"][scope]:
                 for step in r["trust_steps"][scope]:
                     print(f"  {'':<8} trust: {step}")

@@ -180,6 +180,7 @@ def test_cursors_own_hooks_stay_and_run_beside_hookds(
     [row] = json.loads(capsys.readouterr().out)
     user = row["files"]["user"][0]
     assert row["wired"]["user"] and user["recorded"]
+    assert "stay in this file" in user["notes"][0]  # status says where the user's hook runs
     assert hookctl(["agents", "uninstall", "cursor"]) == 0
     assert hooks.read_text() == original
 
