@@ -32,8 +32,8 @@ import trio
 
 from hookd.agent_process import AgentLookup
 from hookd.agents.base import EventSpec
-from hookd.agents.capabilities import degrade
-from hookd.agents.registry import DEFAULT_AGENT
+from hookd.agents.capabilities import degrade, report
+from hookd.agents.registry import DEFAULT_AGENT, adapter_for
 from hookd.config.model import HookConfig
 from hookd.config.skills import find_skill, invoked_skill, load_skill
 from hookd.daemon.activity import Activity
@@ -106,6 +106,8 @@ class EventPipeline:
         self.async_runner = async_runner
         self.async_delivery = async_delivery
         self.activity = activity
+        self._reported: set[tuple[int, str]] = set()
+        """(generation, agent) pairs whose capability warnings were logged."""
 
     async def fire(
         self,
@@ -201,6 +203,8 @@ class EventPipeline:
             raise EventInputError(f"{event_name}: the project directory {problem}")
         session = self.sessions.touch(event.typed.session_id, project, agent_pid, client, agent)
         full_config = self.registry.config_for(session.project)
+        if agent_spec is not None:
+            self._warn_losses(agent, full_config)
         config = self.trust.apply(full_config, session.project)
         plan = self.engine.plan(config, event, session.extra_groups(), session.state)
         if event_name == "PreToolUse" and raw.get("tool_name") == "Skill":
@@ -227,6 +231,32 @@ class EventPipeline:
             agent_caps_stop,
             agent_spec,
         )
+
+    def _warn_losses(self, agent: str, config: HookConfig) -> None:
+        """The first event of ``agent`` on a config generation logs, once, every hook
+        that agent cannot run as written (``capabilities.report``: warnings for an event
+        it only has after the fact or a Stop block it cannot continue on; info for an
+        event it never fires, an ask that becomes a deny, a matcher hookd applies).
+
+        Here rather than at load time because only here is it known which agents use
+        the daemon; ``hookctl explain`` and ``doctor`` give the full report on demand.
+        """
+        key = (config.generation, agent)
+        if key in self._reported:
+            return
+        if len(self._reported) > 256:  # old generations: forget them, keep it bounded
+            self._reported.clear()
+        self._reported.add(key)
+        for finding in report(adapter_for(agent), config.all_hooks()):
+            (log.info if finding.severity == "info" else log.warning)(
+                "agent cannot run a hook as written",
+                agent=agent,
+                hook_event=finding.event,
+                hook=finding.hook,
+                source=finding.source,
+                why=finding.message,
+                generation=config.generation,
+            )
 
     def _activate_skill(self, session: Session, tool_input: object) -> None:
         """The agent invoked a skill: register its frontmatter hooks for this session

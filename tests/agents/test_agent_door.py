@@ -109,3 +109,26 @@ async def test_an_unknown_agent_or_event_is_a_clear_error(daemon_factory: Any) -
         await trio.to_thread.run_sync(_fire, handle.socket, "Stop", payload, "nobody")
     with pytest.raises(DaemonError, match="AfterAgent"):
         await trio.to_thread.run_sync(_fire, handle.socket, "AfterAgent", payload, "codex")
+
+
+async def test_the_first_event_of_an_agent_logs_what_it_cannot_run(
+    daemon_factory: Any, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Once per config generation and agent: goose (from its docs) cannot continue after
+    Stop, so a Stop hook's block is lost there — a warning, logged once."""
+    handle = await daemon_factory()
+    stop = {"type": "command", "command": "true"}
+    _write_hooks(handle, {"Stop": [{"hooks": [stop]}]})
+    payload = {"session_id": "goose-log", "cwd": str(handle.project()), "hook_event_name": "Stop"}
+    capfd.readouterr()
+    for _ in range(2):
+        await trio.to_thread.run_sync(_fire, handle.socket, "Stop", payload, "goose")
+    captured = capfd.readouterr()
+    found = [
+        line
+        for line in (captured.out + captured.err).splitlines()
+        if "agent cannot run a hook as written" in line
+    ]
+    assert len(found) == 1, found
+    assert "agent=goose" in found[0] and "hook_event=Stop" in found[0]
+    assert "cannot continue" in found[0]
