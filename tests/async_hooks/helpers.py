@@ -132,6 +132,11 @@ def command_hook(command: str, **extra: Any) -> dict[str, Any]:
     return {"type": "command", "command": command, **extra}
 
 
+def async_hook(command: str, **extra: Any) -> dict[str, Any]:
+    """A config ``async: true`` command hook (``async`` cannot be a keyword argument)."""
+    return {**command_hook(command), "async": True, **extra}
+
+
 def read_pids(path: Path) -> list[int]:
     if not path.exists():
         return []

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from hookd_client import protocol
 from .helpers import (
     Wire,
     alive,
+    async_hook,
     command_hook,
     configure,
     event,
@@ -30,10 +30,6 @@ from .helpers import (
     wait_until,
     wait_until_async,
 )
-
-
-def _async(command: str, **extra: Any) -> dict[str, Any]:
-    return {**command_hook(command), "async": True, **extra}
 
 
 async def _wait_state(conn: Wire, session: str, states: list[str]) -> list[dict[str, Any]]:
@@ -68,7 +64,8 @@ async def test_beyond_the_per_session_count_the_oldest_results_are_dropped(
             "PostToolUse": [
                 {
                     "hooks": [
-                        _async(script("wait_go.sh", go, "", f"R{i}")) for i, go in enumerate(gates)
+                        async_hook(script("wait_go.sh", go, "", f"R{i}"))
+                        for i, go in enumerate(gates)
                     ]
                 }
             ]
@@ -92,7 +89,7 @@ async def test_results_older_than_the_retention_age_are_dropped(
     daemon_factory: Any, wire: Any
 ) -> None:
     handle = await daemon_factory(async_retention_seconds=0.2, async_housekeeping_seconds=0.05)
-    configure(handle, {"PostToolUse": [{"hooks": [_async(script("late_context.sh", "OLD"))]}]})
+    configure(handle, {"PostToolUse": [{"hooks": [async_hook(script("late_context.sh", "OLD"))]}]})
     conn = await wire(handle.socket)
     await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-age"))
     supervisor = handle.daemon.async_runner
@@ -108,7 +105,9 @@ async def test_results_younger_than_the_retention_age_survive_housekeeping(
 ) -> None:
     handle = await daemon_factory(async_housekeeping_seconds=0.02)
     supervisor = handle.daemon.async_runner
-    configure(handle, {"PostToolUse": [{"hooks": [_async(script("late_context.sh", "YOUNG"))]}]})
+    configure(
+        handle, {"PostToolUse": [{"hooks": [async_hook(script("late_context.sh", "YOUNG"))]}]}
+    )
     conn = await wire(handle.socket)
     await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-young"))
     await _wait_state(conn, "s-young", ["finished"])
@@ -130,7 +129,7 @@ async def test_a_failed_async_run_is_reported_in_the_next_replys_errors(
     configure(
         handle,
         {
-            "PostToolUse": [{"hooks": [_async(broken)]}],
+            "PostToolUse": [{"hooks": [async_hook(broken)]}],
             "UserPromptSubmit": [{"hooks": [command_hook("true")]}],
         },
     )
@@ -155,7 +154,7 @@ async def test_a_timed_out_async_run_is_reported_in_the_next_replys_errors(
     configure(
         handle,
         {
-            "PostToolUse": [{"hooks": [_async("cat >/dev/null; sleep 30", timeout=0.3)]}],
+            "PostToolUse": [{"hooks": [async_hook("cat >/dev/null; sleep 30", timeout=0.3)]}],
             "UserPromptSubmit": [{"hooks": [command_hook("true")]}],
         },
     )
@@ -172,7 +171,7 @@ async def test_a_successful_async_run_adds_no_error(daemon_factory: Any, wire: A
     configure(
         handle,
         {
-            "PostToolUse": [{"hooks": [_async(script("late_context.sh", "FINE"))]}],
+            "PostToolUse": [{"hooks": [async_hook(script("late_context.sh", "FINE"))]}],
             "UserPromptSubmit": [{"hooks": [command_hook("true")]}],
         },
     )
@@ -198,8 +197,8 @@ async def test_config_async_hooks_get_their_own_timeout_or_600_s_on_user_prompt_
             "UserPromptSubmit": [
                 {
                     "hooks": [
-                        _async(script("wait_go.sh", go, "", "DEFAULT")),
-                        _async(script("wait_go.sh", go, "", "OWN"), timeout=45),
+                        async_hook(script("wait_go.sh", go, "", "DEFAULT")),
+                        async_hook(script("wait_go.sh", go, "", "OWN"), timeout=45),
                     ]
                 }
             ]
@@ -218,7 +217,9 @@ async def test_a_config_async_session_end_hook_outlives_the_session_end_budget(
 ) -> None:
     """SessionEnd's hooks share a 1.5 s budget; a background one is not bound by it."""
     handle = await daemon_factory()
-    configure(handle, {"SessionEnd": [{"hooks": [_async(script("late_context.sh", "BYE", "2"))]}]})
+    configure(
+        handle, {"SessionEnd": [{"hooks": [async_hook(script("late_context.sh", "BYE", "2"))]}]}
+    )
     conn = await wire(handle.socket)
     reply = await conn.fire("SessionEnd", event("SessionEnd-other", "s-end"))
     assert isinstance(reply, protocol.FireReply)
@@ -239,11 +240,10 @@ async def test_identical_async_command_hooks_all_run(
 ) -> None:
     handle = await daemon_factory()
     pids = tmp_path / "pids"
-    same = _async(f"cat >/dev/null; echo $$ >> {pids}")
+    same = async_hook(f"cat >/dev/null; echo $$ >> {pids}")
     groups = [{"hooks": [same]}, {"matcher": "Bash", "hooks": [same]}, {"hooks": [same, same]}]
     configure(handle, {"PostToolUse": groups})
-    handle.policy_config.write_text(json.dumps({"hooks": {"PostToolUse": [{"hooks": [same]}]}}))
-    handle.daemon.reload()
+    configure(handle, {"PostToolUse": [{"hooks": [same]}]}, policy=True)
     conn = await wire(handle.socket)
     reply = await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-dedup"))
     assert isinstance(reply, protocol.FireReply)
@@ -261,8 +261,7 @@ async def test_identical_sync_command_hooks_run_once(
     same = command_hook(f"cat >/dev/null; echo $$ >> {pids}")
     groups = [{"hooks": [same]}, {"matcher": "Bash", "hooks": [same]}, {"hooks": [same, same]}]
     configure(handle, {"PostToolUse": groups})
-    handle.policy_config.write_text(json.dumps({"hooks": {"PostToolUse": [{"hooks": [same]}]}}))
-    handle.daemon.reload()
+    configure(handle, {"PostToolUse": [{"hooks": [same]}]}, policy=True)
     conn = await wire(handle.socket)
     reply = await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-sync"))
     assert isinstance(reply, protocol.FireReply) and len(reply.result.hooks) == 1
@@ -285,7 +284,7 @@ async def test_a_drained_queue_keeps_the_per_session_limits(
     def gated(*indexes: int) -> dict[str, Any]:
         """Hook ``i`` marks that it started, then waits for its gate."""
         hooks = [
-            _async(
+            async_hook(
                 f"cat >/dev/null; touch {tmp_path}/started{i}; "
                 f"while [ ! -e {gates[i]} ]; do sleep 0.02; done"
             )
@@ -336,7 +335,7 @@ async def test_a_drained_queue_keeps_the_per_session_limits(
 async def test_the_journal_directory_is_private(daemon_factory: Any, wire: Any) -> None:
     """The journal holds hook outputs (stdout, stderr): only the user may read it."""
     handle = await daemon_factory()
-    configure(handle, {"PostToolUse": [{"hooks": [_async(script("late_context.sh", "P"))]}]})
+    configure(handle, {"PostToolUse": [{"hooks": [async_hook(script("late_context.sh", "P"))]}]})
     conn = await wire(handle.socket)
     await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-private"))
     await _wait_state(conn, "s-private", ["finished"])

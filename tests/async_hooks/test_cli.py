@@ -10,7 +10,7 @@ from typing import Any
 
 import trio
 
-from .helpers import command_hook, configure, event, poll_results, script
+from .helpers import async_hook, configure, event, poll_results, script
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -36,11 +36,7 @@ async def test_hookctl_async_and_status_list_runs_by_agent_and_session(
     go = tmp_path / "go"
     configure(
         handle,
-        {
-            "PostToolUse": [
-                {"hooks": [{**command_hook(script("wait_go.sh", go, "", "SEEN")), "async": True}]}
-            ]
-        },
+        {"PostToolUse": [{"hooks": [async_hook(script("wait_go.sh", go, "", "SEEN"))]}]},
     )
     agent = await wire(handle.socket, pid=777001)
     await agent.fire("PostToolUse", event("PostToolUse-Bash", "s-cli"))

@@ -11,7 +11,7 @@ import trio
 
 from hookd_client import protocol
 
-from .helpers import command_hook, configure, event, poll_results, script, wait_until
+from .helpers import async_hook, command_hook, configure, event, poll_results, script, wait_until
 
 
 async def test_config_async_does_not_wait_and_its_context_is_polled_once(
@@ -21,11 +21,7 @@ async def test_config_async_does_not_wait_and_its_context_is_polled_once(
     go = tmp_path / "go"
     configure(
         handle,
-        {
-            "PostToolUse": [
-                {"hooks": [{**command_hook(script("wait_go.sh", go, "", "LATE")), "async": True}]}
-            ]
-        },
+        {"PostToolUse": [{"hooks": [async_hook(script("wait_go.sh", go, "", "LATE"))]}]},
     )
     conn = await wire(handle.socket)
     reply = await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-poll"))
@@ -52,9 +48,7 @@ async def test_result_rides_on_the_sessions_next_fire_reply_as_bare_context(
     configure(
         handle,
         {
-            "PostToolUse": [
-                {"hooks": [{**command_hook(script("late_context.sh", "CTX-1")), "async": True}]}
-            ],
+            "PostToolUse": [{"hooks": [async_hook(script("late_context.sh", "CTX-1"))]}],
             "UserPromptSubmit": [{"hooks": [command_hook("true")]}],
         },
     )
@@ -80,7 +74,7 @@ async def test_async_deny_is_ignored(daemon_factory: Any, wire: Any) -> None:
             "PreToolUse": [
                 {
                     "matcher": "Bash",
-                    "hooks": [{**command_hook("echo no >&2; exit 2"), "async": True}],
+                    "hooks": [async_hook("echo no >&2; exit 2")],
                 }
             ]
         },
@@ -98,8 +92,7 @@ async def test_concurrent_polls_and_reconnects_see_every_result_exactly_once(
 ) -> None:
     handle = await daemon_factory()
     hooks = [
-        {**command_hook(f"sleep 0.0{i % 10}; {script('late_context.sh', f'R{i}')}"), "async": True}
-        for i in range(40)
+        async_hook(f"sleep 0.0{i % 10}; {script('late_context.sh', f'R{i}')}") for i in range(40)
     ]
     configure(handle, {"PostToolUse": [{"hooks": hooks}]})
     firer = await wire(handle.socket)
@@ -144,9 +137,7 @@ async def test_results_outlive_the_agent_connection_and_session_end(
     configure(
         handle,
         {
-            "PostToolUse": [
-                {"hooks": [{**command_hook(script("wait_go.sh", go, "", "AFTER")), "async": True}]}
-            ],
+            "PostToolUse": [{"hooks": [async_hook(script("wait_go.sh", go, "", "AFTER"))]}],
             "SessionEnd": [{"hooks": [command_hook("true")]}],
         },
     )

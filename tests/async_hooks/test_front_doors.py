@@ -9,7 +9,7 @@ import msgspec
 
 from hookd_client import protocol
 
-from .helpers import command_hook, configure, event, script, wait_until
+from .helpers import async_hook, command_hook, configure, event, script, wait_until
 
 
 async def test_a_first_line_that_is_not_an_ack_is_read_as_usual(
@@ -34,11 +34,7 @@ async def test_relay_puts_waiting_results_into_additional_context(
     handle = await daemon_factory()
     configure(
         handle,
-        {
-            "PostToolUse": [
-                {"hooks": [{**command_hook(script("late_context.sh", "VIA-RELAY")), "async": True}]}
-            ]
-        },
+        {"PostToolUse": [{"hooks": [async_hook(script("late_context.sh", "VIA-RELAY"))]}]},
     )
     conn = await wire(handle.socket)
     payload = event("PostToolUse-Bash", "s-relay")

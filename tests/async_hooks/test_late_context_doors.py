@@ -32,7 +32,7 @@ from hookd_client.client import Client
 from hookd_client.toolcall import run_tool_call, run_tool_call_blocking
 from hookd_client.trio_client import open_client
 
-from .helpers import command_hook, configure, event, script, wait_until
+from .helpers import async_hook, configure, event, script, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 LATE = "LATE\nSYS-LATE"
@@ -45,8 +45,8 @@ HANG_GUARD = 30
 async def waiting(daemon_factory: Any, wire: Any) -> AsyncIterator[Any]:
     """A daemon holding one finished, undelivered async result for session ``s-late``."""
     handle = await daemon_factory()
-    async_hook = {**command_hook(script("late_context.sh", "LATE")), "async": True}
-    configure(handle, {"PostToolUse": [{"matcher": "Bash", "hooks": [async_hook]}]})
+    late = async_hook(script("late_context.sh", "LATE"))
+    configure(handle, {"PostToolUse": [{"matcher": "Bash", "hooks": [late]}]})
     conn = await wire(handle.socket)
     await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-late"))
     await wait_until(lambda: handle.daemon.async_runner.stats()["undelivered"] == 1)

@@ -15,7 +15,8 @@ import trio
 from .helpers import (
     Wire,
     alive,
-    command_hook,
+    async_hook,
+    configure,
     event,
     kill_quietly,
     poll_results,
@@ -29,15 +30,15 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def _fast(text: str) -> dict[str, Any]:
-    return {"hooks": [{**command_hook(script("late_context.sh", text)), "async": True}]}
+    return {"hooks": [async_hook(script("late_context.sh", text))]}
 
 
 def _gated(go: Path, text: str) -> dict[str, Any]:
-    return {"hooks": [{**command_hook(script("wait_go.sh", go, "", text)), "async": True}]}
+    return {"hooks": [async_hook(script("wait_go.sh", go, "", text))]}
 
 
 def _stuck(go: Path, pids: Path) -> dict[str, Any]:
-    return {"hooks": [{**command_hook(script("wait_go.sh", go, pids, "NEVER")), "async": True}]}
+    return {"hooks": [async_hook(script("wait_go.sh", go, pids, "NEVER"))]}
 
 
 async def _phase_one(conn: Any, write_config: Any, tmp_path: Path, session: str) -> str:
@@ -83,8 +84,7 @@ async def test_graceful_restart_keeps_undelivered_results_and_reports_cancelled_
     first = await daemon_factory(state_dir=str(state))
 
     def write_config(hooks: dict[str, Any]) -> None:
-        first.user_config.write_text(json.dumps({"hooks": hooks}))
-        first.daemon.reload()
+        configure(first, hooks)
 
     conn = await wire(first.socket)
     try:

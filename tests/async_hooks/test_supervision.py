@@ -12,6 +12,7 @@ from hookd_client import protocol
 
 from .helpers import (
     alive,
+    async_hook,
     command_hook,
     configure,
     event,
@@ -112,9 +113,7 @@ async def test_limits_queue_then_refuse_clearly(
         async_max_running=3, async_max_running_per_session=2, async_max_queued_per_session=3
     )
     go = tmp_path / "go"
-    hooks = [
-        {**command_hook(script("wait_go.sh", go, "", f"Q{i}")), "async": True} for i in range(8)
-    ]
+    hooks = [async_hook(script("wait_go.sh", go, "", f"Q{i}")) for i in range(8)]
     configure(handle, {"PostToolUse": [{"hooks": hooks}]})
     conn = await wire(handle.socket)
     reply = await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-cap"))
@@ -151,7 +150,7 @@ async def test_500_async_hooks_fired_at_once_stay_inside_the_caps(
     )
     # Each run says who it is (a fresh uuid), so every delivery can be counted.
     unique = 'sleep 0.2; printf \'{"systemMessage":"%s"}\' "$(cat /proc/sys/kernel/random/uuid)"'
-    configure(handle, {"PostToolUse": [{"hooks": [{**command_hook(unique), "async": True}]}]})
+    configure(handle, {"PostToolUse": [{"hooks": [async_hook(unique)]}]})
     supervisor = handle.daemon.async_runner
     sessions = [f"s-load-{i}" for i in range(5)]
     peak = {"running": 0, "session": 0}

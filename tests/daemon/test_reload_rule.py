@@ -17,6 +17,7 @@ import trio
 from cli.helpers import CC_FIXTURES, hookctl
 from hookd_client.client import Client
 from reliability.helpers import event
+from support.daemon import configure
 
 GOOD = {
     "matcher": "Bash",
@@ -29,19 +30,19 @@ GOOD = {
     ],
 }
 BAD = {"matcher": "Bash", "hooks": [{"type": "command", "timeout": -1, "command": "true"}]}
+HALF_VALID = {"PreToolUse": [GOOD, BAD]}
 
 
 def _write_half_valid(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"hooks": {"PreToolUse": [GOOD, BAD]}}))
+    path.write_text(json.dumps({"hooks": HALF_VALID}))
 
 
 async def test_the_daemon_runs_nothing_from_a_file_with_an_invalid_group(
     daemon_factory: Any,
 ) -> None:
     handle = await daemon_factory()
-    _write_half_valid(handle.user_config)
-    handle.daemon.reload()
+    configure(handle, HALF_VALID)
     project = handle.project()
 
     def fire_and_status() -> tuple[Any, dict[str, Any]]:
@@ -60,12 +61,10 @@ async def test_the_daemon_runs_nothing_from_a_file_with_an_invalid_group(
     assert "invalid (not applied)" in text
 
     # Fixed: the whole file applies; broken again: the whole last good version stays.
-    handle.user_config.write_text(json.dumps({"hooks": {"PreToolUse": [GOOD]}}))
-    handle.daemon.reload()
+    configure(handle, {"PreToolUse": [GOOD]})
     result, _ = await trio.to_thread.run_sync(fire_and_status)
     assert result.additional_context == ["GOOD-GROUP"]
-    _write_half_valid(handle.user_config)
-    handle.daemon.reload()
+    configure(handle, HALF_VALID)
     result, status = await trio.to_thread.run_sync(fire_and_status)
     assert result.additional_context == ["GOOD-GROUP"]
     [source] = [s for s in status["sources"] if s["path"] == str(handle.user_config)]
@@ -118,8 +117,7 @@ async def test_a_header_variable_that_will_be_sent_empty_is_flagged(
 
     handle = await daemon_factory()
     webhook = {"type": "http", "url": "http://127.0.0.1:9/x", "headers": {"X-Key": "${KEY}"}}
-    handle.user_config.write_text(json.dumps({"hooks": {"PostToolUse": [{"hooks": [webhook]}]}}))
-    handle.daemon.reload()
+    configure(handle, {"PostToolUse": [{"hooks": [webhook]}]})
     text = await trio.to_thread.run_sync(
         lambda: hookctl("--socket", str(handle.socket), "status").stdout
     )

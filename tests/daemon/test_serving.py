@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import struct
@@ -20,6 +19,7 @@ from hookd.daemon.settings import DaemonSettings
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonError
 from hookd_client.trio_client import open_client
+from support.daemon import configure, configure_text
 from support.events import fixture_event as event
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -54,8 +54,7 @@ async def status(sock: Path) -> dict[str, Any]:
 
 async def test_fifty_concurrent_sessions_show_in_status(daemon_factory: Any) -> None:
     handle = await daemon_factory()
-    write_hooks(handle.user_config, "context.json")
-    handle.daemon.reload()
+    configure_text(handle, (CONFIGS / "context.json").read_text())
     limiter = trio.CapacityLimiter(50)
     replies: dict[str, protocol.FireReply] = {}
 
@@ -86,8 +85,7 @@ async def test_fifty_concurrent_sessions_show_in_status(daemon_factory: Any) -> 
 async def test_reload_while_events_flow(daemon_factory: Any) -> None:
     """No event fails during reloads; after the save, the next event sees the new hooks."""
     handle = await daemon_factory()
-    write_hooks(handle.user_config, "context.json")
-    handle.daemon.reload()
+    configure_text(handle, (CONFIGS / "context.json").read_text())
     failures: list[str] = []
     seen: list[list[str]] = []
     stop = trio.Event()
@@ -124,11 +122,9 @@ async def test_reload_while_events_flow(daemon_factory: Any) -> None:
 
 async def test_broken_edit_keeps_last_good_config_and_is_reported(daemon_factory: Any) -> None:
     handle = await daemon_factory()
-    write_hooks(handle.user_config, "context.json")
-    handle.daemon.reload()
+    configure_text(handle, (CONFIGS / "context.json").read_text())
     generation = handle.daemon.registry.generation
-    handle.user_config.write_text('{"hooks": {"PreToolUse": [{"hooks": [{"type": "command"}]}]}}')
-    handle.daemon.reload()
+    configure(handle, {"PreToolUse": [{"hooks": [{"type": "command"}]}]})
     reply = await fire(handle.socket, "PreToolUse", event())
     assert reply.result.additional_context == ["ctx from user hooks"]
     assert handle.daemon.registry.generation == generation
@@ -140,16 +136,14 @@ async def test_broken_edit_keeps_last_good_config_and_is_reported(daemon_factory
     )
     assert st["config_errors"]
     # Syntax errors too: the good version stays, the error names the line.
-    handle.user_config.write_text('{\n  "hooks": {\n    oops\n}')
-    handle.daemon.reload()
+    configure_text(handle, '{\n  "hooks": {\n    oops\n}')
     st = await status(handle.socket)
     [source] = [s for s in st["sources"] if s["path"] == str(handle.user_config)]
     assert any(":3" in e for e in source["errors"]), source["errors"]
     reply = await fire(handle.socket, "PreToolUse", event())
     assert reply.result.additional_context == ["ctx from user hooks"]
     # Fixing the file makes a new generation with the fix.
-    write_hooks(handle.user_config, "context2.json")
-    assert handle.daemon.reload()
+    assert configure_text(handle, (CONFIGS / "context2.json").read_text())
     reply = await fire(handle.socket, "PreToolUse", event())
     assert reply.result.additional_context == ["ctx two"]
 
@@ -327,8 +321,7 @@ async def test_a_client_that_never_reads_does_not_stall_others(daemon_factory: A
 async def test_many_requests_in_flight_on_one_connection(daemon_factory: Any) -> None:
     """Replies carry the request id and may come back out of order."""
     handle = await daemon_factory()
-    write_hooks(handle.user_config, "sleepy.json")
-    handle.daemon.reload()
+    configure_text(handle, (CONFIGS / "sleepy.json").read_text())
 
     def run() -> dict[int, Any]:
         s = _raw(handle.socket)
@@ -461,14 +454,13 @@ async def test_once_survives_a_reload_that_moves_the_hook(daemon_factory: Any) -
     once = {"type": "command", "command": "echo once", "once": True}
     other = {"type": "command", "command": "echo other"}
 
-    def configure(hooks: list[dict[str, Any]]) -> None:
-        handle.user_config.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": hooks}]}}))
-        handle.daemon.reload()
+    def pre_tool_use(hooks: list[dict[str, Any]]) -> None:
+        configure(handle, {"PreToolUse": [{"hooks": hooks}]})
 
-    configure([once])
+    pre_tool_use([once])
     first = await fire(handle.socket, "PreToolUse", event(session_id="once-s"))
     assert [r.stdout.strip() for r in first.result.hooks] == ["once"]
-    configure([other, once])  # inserted above: the once hook moved to index 1
+    pre_tool_use([other, once])  # inserted above: the once hook moved to index 1
     second = await fire(handle.socket, "PreToolUse", event(session_id="once-s"))
     assert [r.stdout.strip() for r in second.result.hooks] == ["other"]
 
@@ -513,8 +505,7 @@ async def test_a_stopping_daemon_refuses_new_events_and_finishes_running_ones(
     handle = await daemon_factory(shutdown_grace=30.0)
     waits = 'touch "$HOOKD_T_STARTED"; while [ ! -e "$HOOKD_T_RELEASE" ]; do sleep 0.01; done'
     hooks = {"PreToolUse": [{"hooks": [{"type": "command", "command": waits}]}]}
-    handle.user_config.write_text(json.dumps({"hooks": hooks}))
-    handle.daemon.reload()
+    configure(handle, hooks)
     started, release = handle.root / "started", handle.root / "release"
     env = {**os.environ, "HOOKD_T_STARTED": str(started), "HOOKD_T_RELEASE": str(release)}
     replies: list[protocol.FireReply] = []

@@ -10,6 +10,7 @@ import trio
 
 from hookd_client import protocol
 from hookd_client.client import Client
+from support.daemon import configure
 
 CC_FIXTURES = Path(__file__).resolve().parent.parent / "data" / "cc-fixtures"
 
@@ -35,21 +36,8 @@ async def test_starts_without_config_and_reports_status(daemon_factory: Any) -> 
 
 async def test_fire_runs_user_hooks_and_tracks_the_session(daemon_factory: Any) -> None:
     handle = await daemon_factory()
-    handle.user_config.write_text(
-        json.dumps(
-            {
-                "hooks": {
-                    "PreToolUse": [
-                        {
-                            "matcher": "Bash",
-                            "hooks": [{"type": "command", "command": "echo nope >&2; exit 2"}],
-                        }
-                    ]
-                }
-            }
-        )
-    )
-    handle.daemon.reload()
+    blocks = {"type": "command", "command": "echo nope >&2; exit 2"}
+    configure(handle, {"PreToolUse": [{"matcher": "Bash", "hooks": [blocks]}]})
     event = _fixture("PreToolUse-Bash")
 
     def fire() -> protocol.FireReply:

@@ -10,14 +10,14 @@ from typing import Any
 import trio
 
 from hookd_client.client import Client
+from support.daemon import configure_text
 
 CONFIGS = Path(__file__).resolve().parent.parent / "data" / "daemon"
 
 
 async def test_status_line_and_file_suggestion(daemon_factory: Any) -> None:
     handle = await daemon_factory()
-    handle.user_config.write_text((CONFIGS / "statusline.json").read_text())
-    handle.daemon.reload()
+    configure_text(handle, (CONFIGS / "statusline.json").read_text())
     project = str(handle.project())
 
     def run() -> tuple[str | None, list[str]]:
@@ -49,8 +49,7 @@ async def test_status_line_and_file_suggestion(daemon_factory: Any) -> None:
 async def test_status_line_is_off_when_hooks_are_disabled(daemon_factory: Any) -> None:
     handle = await daemon_factory()
     settings = json.loads((CONFIGS / "statusline.json").read_text())
-    handle.user_config.write_text(json.dumps({**settings, "disableAllHooks": True}))
-    handle.daemon.reload()
+    configure_text(handle, json.dumps({**settings, "disableAllHooks": True}))
 
     def run() -> str | None:
         with Client(handle.socket) as client:

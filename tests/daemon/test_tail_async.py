@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import trio
@@ -11,13 +10,13 @@ from cli.helpers import hookctl
 from hookd_client import protocol
 from hookd_client.client import Client
 from reliability.helpers import event
+from support.daemon import configure
 
 
 async def test_an_async_hooks_run_appears_in_tail(daemon_factory: Any) -> None:
     handle = await daemon_factory()
     hook = {"type": "command", "command": "echo async-ran; exit 3", "async": True}
-    handle.user_config.write_text(json.dumps({"hooks": {"PostToolUse": [{"hooks": [hook]}]}}))
-    handle.daemon.reload()
+    configure(handle, {"PostToolUse": [{"hooks": [hook]}]})
     project = handle.project()
 
     def fire() -> None:

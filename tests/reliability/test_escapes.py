@@ -18,7 +18,6 @@ process's children.
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from pathlib import Path
@@ -31,6 +30,7 @@ from hookd import proctree
 from hookd_client import protocol
 from hookd_client.client import Client
 from reliability.helpers import event, processes_with, rss_kb
+from support.daemon import configure
 
 ESCAPE = """(setsid env -i sh -c 'trap "" TERM; sleep 1000' &); sleep 1000"""
 ESCAPEES = (b'sh\0-c\0trap "" TERM; sleep 1000\0', b"sleep\x001000\0")
@@ -85,9 +85,7 @@ def cleanup(pids: list[int]) -> None:
 
 async def setup(daemon_factory: Any, hooks: list[dict[str, Any]], **settings: Any) -> Any:
     handle = await daemon_factory(**settings)
-    groups = [{"matcher": "Bash", "hooks": hooks}]
-    handle.user_config.write_text(json.dumps({"hooks": {"PreToolUse": groups}}))
-    handle.daemon.reload()
+    configure(handle, {"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]})
     return handle
 
 

@@ -19,13 +19,12 @@ import trio
 from hookd_client import protocol
 from hookd_client.client import Client
 from reliability.helpers import DATA, event, processes_with, rss_kb
+from support.daemon import configure_text
 
 
 async def _daemon(daemon_factory: Any, **settings: Any) -> Any:
     handle = await daemon_factory(**settings)
-    text = (DATA / "faulty.json").read_text().replace("{DATA}", str(DATA))
-    handle.user_config.write_text(text)
-    handle.daemon.reload()
+    configure_text(handle, (DATA / "faulty.json").read_text().replace("{DATA}", str(DATA)))
     return handle
 
 

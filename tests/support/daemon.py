@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from hookd.daemon.server import Daemon
 
-__all__ = ["DaemonFactory", "DaemonHandle", "configure"]
+__all__ = ["DaemonFactory", "DaemonHandle", "configure", "configure_text"]
 
 
 @dataclass
@@ -38,8 +38,19 @@ class DaemonFactory(Protocol):
     async def __call__(self, **overrides: Any) -> DaemonHandle: ...
 
 
-def configure(handle: DaemonHandle, hooks: dict[str, Any], *, policy: bool = False) -> None:
-    """Write the daemon's user (or policy) hooks and reload now: the next event sees them."""
+def configure(
+    handle: DaemonHandle, hooks: dict[str, Any], *, policy: bool = False, **settings: Any
+) -> bool:
+    """Write the daemon's user (or policy) hooks, with any other top-level ``settings``
+    (``disableAllHooks``, ``statusLine`` …), and reload now: the next event sees them.
+
+    Returns the reload's answer (True when the config changed). Invalid hooks are
+    written as given: the tests of the reload rule need broken files too."""
+    return configure_text(handle, json.dumps({**settings, "hooks": hooks}), policy=policy)
+
+
+def configure_text(handle: DaemonHandle, text: str, *, policy: bool = False) -> bool:
+    """:func:`configure` with the file's exact text: a fixture file, a syntax error."""
     path = handle.policy_config if policy else handle.user_config
-    path.write_text(json.dumps({"hooks": hooks}))
-    handle.daemon.reload()
+    path.write_text(text)
+    return handle.daemon.reload()
