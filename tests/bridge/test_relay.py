@@ -19,6 +19,7 @@ import pytest
 import trio
 
 from hookd_client import protocol, relay
+from support.daemon import configure, configure_text
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RELAY = Path(relay.__file__).resolve()
@@ -54,8 +55,7 @@ async def test_relay_prints_what_the_hooks_decided(
     daemon_factory: Any, relay_cmd: list[str]
 ) -> None:
     handle = await daemon_factory()
-    handle.user_config.write_text((DATA / "bridge" / "endpoint-hooks.json").read_text())
-    handle.daemon.reload()
+    configure_text(handle, (DATA / "bridge" / "endpoint-hooks.json").read_text())
     proc = await _run_relay(
         relay_cmd, "PreToolUse", "--socket", str(handle.socket), stdin=_input("PreToolUse-Bash")
     )
@@ -69,8 +69,7 @@ async def test_relay_finds_the_socket_through_hookd_socket(
     daemon_factory: Any, relay_cmd: list[str]
 ) -> None:
     handle = await daemon_factory()
-    handle.user_config.write_text((DATA / "bridge" / "endpoint-hooks.json").read_text())
-    handle.daemon.reload()
+    configure_text(handle, (DATA / "bridge" / "endpoint-hooks.json").read_text())
     proc = await _run_relay(
         relay_cmd,
         "UserPromptSubmit",
@@ -243,8 +242,7 @@ async def test_stop_loops_through_the_relay_are_capped_by_claude_code_alone(
     plain client fire — an agent with no cap of its own — still gets it."""
     handle = await daemon_factory()
     always = {"type": "command", "command": "echo AGAIN >&2; exit 2"}
-    handle.user_config.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [always]}]}}))
-    handle.daemon.reload()
+    configure(handle, {"Stop": [{"hooks": [always]}]})
     for _ in range(10):
         proc = await _run_relay(
             relay_cmd, "Stop", "--socket", str(handle.socket), stdin=_input("Stop")
@@ -275,8 +273,7 @@ async def test_big_input_and_the_agents_environment_reach_the_hook(
         'print(len(d["prompt"]), os.environ.get("RELAY_VAR"), "NOT_UTF8" in os.environ)\''
     )
     hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": report}]}]}
-    handle.user_config.write_text(json.dumps({"hooks": hooks}))
-    handle.daemon.reload()
+    configure(handle, hooks)
     raw = json.loads(_input("UserPromptSubmit"))
     raw["prompt"] = "é→" * 60_000
     proc = await _run_relay(

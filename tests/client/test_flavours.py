@@ -12,7 +12,6 @@ test_aio_client.py.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ import trio
 
 from hookd_client import aio, protocol, trio_client
 from hookd_client.client import DaemonUnavailable
+from support.daemon import configure
 from support.events import context_output, deny_output
 
 T = TypeVar("T")
@@ -100,18 +100,10 @@ async def test_fire_returns_a_typed_result_with_progress(
 ) -> None:
     handle = await daemon_factory()
     command = "echo nope >&2; exit 2"
-    handle.user_config.write_text(
-        json.dumps(
-            {
-                "hooks": {
-                    "PreToolUse": [
-                        {"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}
-                    ]
-                }
-            }
-        )
+    configure(
+        handle,
+        {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]},
     )
-    handle.daemon.reload()
     seen: list[tuple[str, str | None]] = []
 
     async def body(client: Any) -> protocol.FireReply:

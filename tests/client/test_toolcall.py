@@ -10,6 +10,7 @@ import trio
 from hookd_client.client import Client
 from hookd_client.toolcall import run_tool_call, run_tool_call_blocking
 from hookd_client.trio_client import open_client
+from support.daemon import configure
 
 
 def _pre(**fields: Any) -> dict[str, Any]:
@@ -180,21 +181,13 @@ async def test_tool_failure_goes_to_post_tool_use_failure(
 async def test_blocking_variant_with_config_hooks(daemon_factory: Any, make_event: Any) -> None:
     handle = await daemon_factory()
     rewrite = json.dumps(_pre(updatedInput={"file_path": "/tmp/safe.txt"}))
-    handle.user_config.write_text(
-        json.dumps(
-            {
-                "hooks": {
-                    "PreToolUse": [
-                        {"hooks": [{"type": "command", "command": f"echo '{rewrite}'"}]}
-                    ],
-                    "PostToolUse": [
-                        {"hooks": [{"type": "command", "command": "echo fix it >&2; exit 2"}]}
-                    ],
-                }
-            }
-        )
+    configure(
+        handle,
+        {
+            "PreToolUse": [{"hooks": [{"type": "command", "command": f"echo '{rewrite}'"}]}],
+            "PostToolUse": [{"hooks": [{"type": "command", "command": "echo fix it >&2; exit 2"}]}],
+        },
     )
-    handle.daemon.reload()
     base = _base(make_event("PreToolUse-Read"))
 
     def run() -> Any:

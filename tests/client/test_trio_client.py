@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ import trio
 
 from hookd_client import protocol
 from hookd_client.trio_client import CallbackHook, open_client
+from support.daemon import configure
 from support.events import context_output, deny_output
 
 HANG_GUARD = 30
@@ -158,10 +158,7 @@ async def test_clear_session_hooks_stops_the_callbacks(
 
 async def test_status_tail_and_async_check(daemon_factory: Any, make_event: Any) -> None:
     handle = await daemon_factory()
-    handle.user_config.write_text(
-        json.dumps({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]}})
-    )
-    handle.daemon.reload()
+    configure(handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]})
     event = make_event("PreToolUse-Bash")
     async with open_client(handle.socket) as client:
         await client.fire("PreToolUse", event)
@@ -178,10 +175,7 @@ async def test_tail_follow_streams_new_records_until_cancelled(
     daemon_factory: Any, make_event: Any
 ) -> None:
     handle = await daemon_factory()
-    handle.user_config.write_text(
-        json.dumps({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]}})
-    )
-    handle.daemon.reload()
+    configure(handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]})
     event = make_event("PreToolUse-Bash")
     followed: list[dict[str, Any]] = []
     got = trio.Event()
@@ -292,18 +286,14 @@ async def test_subscribed_client_gets_async_rewake_pushes(
     rewake = Path(__file__).resolve().parent.parent / "data" / "async" / "rewake.sh"
     go = tmp_path / "go"
     command = f"{rewake} '{go}'"
-    handle.user_config.write_text(
-        json.dumps(
-            {
-                "hooks": {
-                    "PostToolUse": [
-                        {"hooks": [{"type": "command", "command": command, "asyncRewake": True}]}
-                    ]
-                }
-            }
-        )
+    configure(
+        handle,
+        {
+            "PostToolUse": [
+                {"hooks": [{"type": "command", "command": command, "asyncRewake": True}]}
+            ]
+        },
     )
-    handle.daemon.reload()
     event = make_event("PostToolUse-Bash")
     send, receive = trio.open_memory_channel[protocol.AsyncResult](10)
 

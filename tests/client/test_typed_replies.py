@@ -3,7 +3,6 @@ what docs/protocol.md documents (``{kind: "reply", id, data}`` with the listed f
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import msgspec
@@ -13,12 +12,12 @@ import trio
 from hookd_client import protocol
 from hookd_client.client import Client
 from hookd_client.trio_client import open_client
+from support.daemon import configure
 
 
 def _configure(handle: Any) -> None:
     hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}
-    handle.user_config.write_text(json.dumps({"hooks": hooks}))
-    handle.daemon.reload()
+    configure(handle, hooks)
 
 
 async def test_the_blocking_client_returns_typed_payloads(daemon_factory: Any) -> None:

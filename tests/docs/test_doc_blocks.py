@@ -42,6 +42,7 @@ from hookd.config.model import Scope
 from hookd.config.sources import SourceSpec
 from hookd.daemon.settings import DaemonSettings
 from hookd_client.client import Client
+from support.daemon import configure
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "docs" / "configuration.md", ROOT / "docs" / "client.md"]
@@ -142,8 +143,7 @@ async def _run_as_hooks(block: Block, handle: Any, tmp: Path) -> None:
     names = [n.strip() for n in block.detail.split(",") if n.strip()]
     assert names, "python-hook needs the function names"
     groups = [{"hooks": [{"type": "python", "callable": f"{module}:{name}"}]} for name in names]
-    handle.user_config.write_text(json.dumps({"hooks": {"PreToolUse": groups}}))
-    handle.daemon.reload()
+    configure(handle, {"PreToolUse": groups})
     raw = json.loads((FIXTURES / "PreToolUse-Bash.json").read_text())
     raw["cwd"] = str(tmp)
 

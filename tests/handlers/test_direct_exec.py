@@ -24,6 +24,7 @@ from hookd.daemon.settings import DaemonSettings
 from hookd.handlers.direct_exec import simple_argv
 from hookd_client.events import decode_event
 from hookd_client.results import HookRun
+from support.daemon import configure
 
 ENV = {"CLAUDE_PROJECT_DIR": "/srv/my project", "X": "1", "EMPTY": "", "PATH": "/usr/bin:/bin"}
 
@@ -190,12 +191,7 @@ async def test_the_daemon_setting_switches_it(
 
     script = _script(tmp_path / "parent-name", "#!/bin/sh\ncat /proc/$PPID/comm\n")
     handle = await daemon_factory(command_without_shell=setting)
-    handle.user_config.write_text(
-        json.dumps(
-            {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": str(script)}]}]}}
-        )
-    )
-    handle.daemon.reload()
+    configure(handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": str(script)}]}]})
     payload = {
         "session_id": f"setting-{setting}",
         "transcript_path": "/dev/null",

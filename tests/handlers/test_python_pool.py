@@ -20,6 +20,7 @@ import trio
 from hookd_client.client import Client
 from hookd_client.results import FireResult
 from reliability.helpers import event
+from support.daemon import configure, configure_text
 
 HELD = Path(__file__).resolve().parent.parent / "data" / "handlers" / "pyhooks" / "held.py"
 
@@ -69,8 +70,7 @@ async def test_one_sessions_stuck_hooks_do_not_stall_another_session(
     daemon_factory: Any, tmp_path: Path, pool: dict[str, int]
 ) -> None:
     handle = await daemon_factory(**pool)
-    handle.user_config.write_text(json.dumps(_config()))
-    handle.daemon.reload()
+    configure_text(handle, json.dumps(_config()))
     here = tmp_path / "a"
     here.mkdir()
     os.mkfifo(here / "fifo")
@@ -96,16 +96,12 @@ async def test_one_sessions_stuck_hooks_do_not_stall_another_session(
 
 async def test_no_python_worker_until_a_python_hook_runs(daemon_factory: Any) -> None:
     handle = await daemon_factory()
-    handle.user_config.write_text(
-        json.dumps({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]}})
-    )
-    handle.daemon.reload()
+    configure(handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]})
     project = handle.project()
     await trio.to_thread.run_sync(_fire, handle.socket, "S", "Bash", project)
     pool = handle.daemon.handlers.pool
     assert pool.spawned == 0 and pool.pids() == []
-    handle.user_config.write_text(json.dumps(_config()))
-    handle.daemon.reload()
+    configure_text(handle, json.dumps(_config()))
     result = await trio.to_thread.run_sync(_fire, handle.socket, "S", "Quick", project)
     assert result.system_messages == ["QUICK-S"]
     assert pool.spawned >= 1

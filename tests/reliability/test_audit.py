@@ -16,6 +16,7 @@ from hookd_client import protocol
 from hookd_client.client import Client
 from hookd_client.results import FireResult
 from reliability.helpers import DATA, event
+from support.daemon import configure_text
 
 
 def _fire_sync(sock: Path, payload: dict[str, Any]) -> protocol.FireReply:
@@ -57,8 +58,7 @@ def hookctl(handle: Any, *args: str) -> subprocess.CompletedProcess[str]:
 
 async def test_runs_and_decisions_are_recorded_with_the_rewrite_diff(daemon_factory: Any) -> None:
     handle = await daemon_factory()
-    handle.user_config.write_text((DATA / "rewrite.json").read_text())
-    handle.daemon.reload()
+    configure_text(handle, (DATA / "rewrite.json").read_text())
     reply = await fire(handle)
     assert reply.result.updated_input == {"command": "ls -la", "timeout": 5}
     run, recorded = records(handle)
@@ -82,8 +82,7 @@ async def test_runs_and_decisions_are_recorded_with_the_rewrite_diff(daemon_fact
 async def test_a_timeout_is_recorded_with_its_kill_reason(daemon_factory: Any) -> None:
     handle = await daemon_factory()
     text = (DATA / "faulty.json").read_text().replace("{DATA}", str(DATA))
-    handle.user_config.write_text(text)
-    handle.daemon.reload()
+    configure_text(handle, text)
     await fire(handle, tool_name="Hang")
     [run] = [r for r in records(handle) if isinstance(r, AuditRun)]
     assert run.outcome == "cancelled" and run.kill_reason == "timeout"
@@ -128,15 +127,13 @@ def test_a_torn_line_is_reported_not_skipped(tmp_path: Path) -> None:
 
 async def test_replay_shows_what_the_current_config_changes(daemon_factory: Any) -> None:
     handle = await daemon_factory()
-    handle.user_config.write_text((DATA / "rewrite.json").read_text())
-    handle.daemon.reload()
+    configure_text(handle, (DATA / "rewrite.json").read_text())
     await fire(handle)
     [recorded] = [r for r in records(handle) if isinstance(r, AuditEvent)]
     same = await trio.to_thread.run_sync(lambda: hookctl(handle, "replay", recorded.id[:8]))
     assert same.returncode == 0, same.stderr
     assert "no change" in same.stdout
-    handle.user_config.write_text((DATA / "deny.json").read_text())
-    handle.daemon.reload()
+    configure_text(handle, (DATA / "deny.json").read_text())
     changed = await trio.to_thread.run_sync(
         lambda: hookctl(handle, "replay", recorded.id, "--json")
     )

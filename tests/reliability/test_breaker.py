@@ -14,6 +14,7 @@ from hookd_client.client import Client
 from hookd_client.results import HookRef, HookRun
 from hookd_client.trio_client import CallbackHook, open_client
 from reliability.helpers import DATA, event
+from support.daemon import configure_text
 
 REF = HookRef(name="h", type="command", scope="user", source="s", event="PreToolUse")
 
@@ -81,8 +82,7 @@ def test_reset_by_pattern() -> None:
 async def _daemon(daemon_factory: Any, **settings: Any) -> Any:
     handle = await daemon_factory(**settings)
     text = (DATA / "faulty.json").read_text().replace("{DATA}", str(DATA))
-    handle.user_config.write_text(text)
-    handle.daemon.reload()
+    configure_text(handle, text)
     return handle
 
 

@@ -10,7 +10,6 @@ error naming the request.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import trio
 
 from hookd_client.client import Client, DaemonError
 from reliability.helpers import event, rss_kb
+from support.daemon import configure
 
 MIB = 1024 * 1024
 
@@ -28,10 +28,7 @@ async def setup(daemon_factory: Any, tmp_path: Path, body: str, **settings: Any)
     module.write_text(f"def hook(payload):\n    {body}\n")
     handle = await daemon_factory(**settings)
     hooks = [{"type": "python", "callable": f"{module}:hook"}]
-    handle.user_config.write_text(
-        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]}})
-    )
-    handle.daemon.reload()
+    configure(handle, {"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]})
     return handle
 
 

@@ -11,7 +11,6 @@ deeper than any parser goes is "not valid JSON" — never a
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import trio
 
 from hookd_client.client import Client
 from reliability.helpers import event
+from support.daemon import configure
 
 DEEP = 100_000
 
@@ -28,8 +28,7 @@ async def fire_with(daemon_factory: Any, command: str) -> Any:
     handle = await daemon_factory()
     hooks = [{"type": "command", "command": command}]
     groups = [{"matcher": "Bash", "hooks": hooks}]
-    handle.user_config.write_text(json.dumps({"hooks": {"PreToolUse": groups}}))
-    handle.daemon.reload()
+    configure(handle, {"PreToolUse": groups})
 
     def run() -> Any:
         with Client(handle.socket, timeout=60) as client:
@@ -70,10 +69,7 @@ async def test_lone_surrogates_from_a_python_hook_are_not_a_handler_error(
     module.write_text('def hook(payload):\n    return \'{"systemMessage": "x\\udcff"}\'\n')
     handle = await daemon_factory()
     hooks = [{"type": "python", "callable": f"{module}:hook"}]
-    handle.user_config.write_text(
-        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]}})
-    )
-    handle.daemon.reload()
+    configure(handle, {"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]})
 
     def run() -> Any:
         with Client(handle.socket, timeout=60) as client:

@@ -12,6 +12,7 @@ import trio
 from hookd_client.client import Client
 from reliability.helpers import DATA, event
 from reliability.test_trust import hookctl
+from support.daemon import configure_text
 
 
 def _failing(command: str) -> str:
@@ -55,13 +56,11 @@ async def test_breakers_are_forgotten_with_their_hooks(daemon_factory: Any) -> N
     handle = await daemon_factory(breaker_threshold=5)
     project = handle.project()
     for attempt in range(4):  # a hook edited again and again, failing each time
-        handle.user_config.write_text(_failing(f"exit 1 # attempt {attempt}"))
-        handle.daemon.reload()
+        configure_text(handle, _failing(f"exit 1 # attempt {attempt}"))
         await _fire(handle, project)
     breakers = (await _status(handle))["breakers"]
     assert [b["hook"] for b in breakers] == ["exit 1 # attempt 3"]
-    handle.user_config.write_text("{}")
-    handle.daemon.reload()
+    configure_text(handle, "{}")
     assert (await _status(handle))["breakers"] == []
 
 

@@ -15,6 +15,7 @@ from hookd.daemon.audit import AuditEvent, read_records
 from hookd_client import protocol
 from hookd_client.client import Client
 from reliability.helpers import DATA, event
+from support.daemon import configure_text
 
 
 async def _setup(daemon_factory: Any) -> tuple[Any, Path]:
@@ -135,8 +136,7 @@ async def test_an_untrusted_project_cannot_switch_off_the_users_hooks(daemon_fac
 
 async def test_allow_managed_hooks_only_holds_in_a_trusted_project(daemon_factory: Any) -> None:
     handle, project = await _setup(daemon_factory)
-    handle.policy_config.write_text((DATA / "policy_managed_only.json").read_text())
-    handle.daemon.reload()
+    configure_text(handle, (DATA / "policy_managed_only.json").read_text(), policy=True)
     hookctl(handle, "trust", str(project), "--state-dir", state(handle))
     assert await contexts(handle, project) == []
 

@@ -17,6 +17,7 @@ import trio
 from hookd_client.client import Client
 from reliability.helpers import event
 from reliability.test_trust import hookctl, state
+from support.daemon import configure
 
 
 def _marker_command(marker: Path, text: str) -> str:
@@ -97,19 +98,15 @@ async def test_a_user_python_hook_does_not_import_from_an_untrusted_project(
     marker = project / "module-ran"
     (project / "i21_projmod.py").write_text(PY_HOOK.format(marker=str(marker)))
     (project / "i21_projfile.py").write_text(PY_HOOK.format(marker=str(marker)))
-    handle.user_config.write_text(
-        json.dumps(
-            {
-                "hooks": {
-                    "PreToolUse": [
-                        {"hooks": [{"type": "python", "callable": "i21_projmod:hook"}]},
-                        {"hooks": [{"type": "python", "callable": "i21_projfile.py:hook"}]},
-                    ]
-                }
-            }
-        )
+    configure(
+        handle,
+        {
+            "PreToolUse": [
+                {"hooks": [{"type": "python", "callable": "i21_projmod:hook"}]},
+                {"hooks": [{"type": "python", "callable": "i21_projfile.py:hook"}]},
+            ]
+        },
     )
-    handle.daemon.reload()
 
     def fire() -> Any:
         with Client(handle.socket) as client:
