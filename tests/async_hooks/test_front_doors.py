@@ -54,3 +54,36 @@ async def test_relay_puts_waiting_results_into_additional_context(
     context = out["hookSpecificOutput"]["additionalContext"]
     assert context == "VIA-RELAY\nSYS-VIA-RELAY"
     assert await conn.check("s-relay") == []
+
+
+async def test_an_agent_relay_puts_waiting_results_into_its_own_context(
+    daemon_factory: Any, wire: Any
+) -> None:
+    """``hookd-relay --agent codex``: late async context reaches Codex as additionalContext on
+    the next event whose answer carries context (PostToolUse), delivered once."""
+    handle = await daemon_factory()
+    configure(
+        handle,
+        {
+            "PostToolUse": [
+                {"hooks": [{**command_hook(script("late_context.sh", "VIA-CODEX")), "async": True}]}
+            ]
+        },
+    )
+    conn = await wire(handle.socket)
+    payload = {**event("PostToolUse-Bash", "s-codex"), "tool_response": "ran\n", "turn_id": "t"}
+
+    async def relay() -> protocol.RelayReply:
+        reply = await conn.request(
+            lambda rid: protocol.Relay(
+                id=rid, event="PostToolUse", input=msgspec.json.encode(payload), agent="codex"
+            )
+        )
+        assert isinstance(reply, protocol.RelayReply), reply
+        return reply
+
+    assert (await relay()).stdout == ""
+    await wait_until(lambda: handle.daemon.async_runner.stats()["undelivered"] == 1)
+    out = json.loads((await relay()).stdout)
+    assert out["hookSpecificOutput"]["additionalContext"] == "VIA-CODEX\nSYS-VIA-CODEX"
+    assert await conn.check("s-codex") == []

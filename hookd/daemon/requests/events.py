@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from hookd.agent_process import agent_context
-from hookd.agents.base import UnknownAgentEvent
+from hookd.agents.base import EventSpec, UnknownAgentEvent
 from hookd.agents.registry import DEFAULT_AGENT, UnknownAgent, adapter_for
 from hookd.daemon.async_delivery import AsyncDelivery
 from hookd.daemon.async_store import AsyncEntry
@@ -110,11 +110,12 @@ class EventRequests:
             agent=adapter.name,
             agent_spec=agent_event.spec,
         )
-        deliver = isinstance(msg, protocol.Fire) and msg.format == "result"
+        as_result = isinstance(msg, protocol.Fire) and msg.format == "result"
+        deliver = as_result or _agent_carries_late_context(agent_event.spec)
         progress = isinstance(msg, protocol.Fire) and msg.progress
 
         def reply(result: FireResult) -> msgspec.Struct:
-            out = adapter.encode(result, agent_event)
+            out = adapter.encode(result if as_result else _late_as_context(result), agent_event)
             if isinstance(msg, protocol.Relay):
                 return protocol.RelayReply(
                     id=msg.id, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
@@ -205,6 +206,25 @@ def _delivers(msg: EventRequest) -> bool:
     if isinstance(msg, protocol.Fire) and msg.format == "result":
         return True
     return carries_late_context(msg.event)
+
+
+def _agent_carries_late_context(spec: EventSpec) -> bool:
+    """May another agent's answer on this event carry late async results?  Where it
+    adds context to the model, on the events Claude Code's rule allows (never a stop:
+    context there would make the agent go on)."""
+    return spec.caps.add_context and carries_late_context(spec.canonical)
+
+
+def _late_as_context(result: FireResult) -> FireResult:
+    """Late async results, once delivered onto this reply, as ``additional_context``:
+    the field every adapter encodes (not all of them know ``async_results``)."""
+    if not result.async_results:
+        return result
+    return msgspec.structs.replace(
+        result,
+        additional_context=[*result.additional_context, *result.async_results],
+        async_results=[],
+    )
 
 
 def _tool_name(raw: dict[str, Any]) -> str | None:
