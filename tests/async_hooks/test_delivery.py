@@ -187,6 +187,30 @@ async def test_async_rewake_exit2_is_pushed_to_a_subscribed_agent_at_once(
     assert await agent.check("s-wake") == []
 
 
+async def test_a_subscription_without_a_session_gets_its_own_agents_wake_ups_only(
+    daemon_factory: Any, wire: Any
+) -> None:
+    """``subscribe_async`` with no session: every wake-up of hooks this agent process
+    fired, in any of its sessions, and none of another agent's (that one waits for a
+    poll).  A surviving mutant made an agent-wide subscription receive nothing."""
+    handle = await daemon_factory()
+    configure(
+        handle, {"PostToolUse": [{"hooks": [command_hook(script("rewake.sh"), asyncRewake=True)]}]}
+    )
+    agent = await wire(handle.socket, pid=616161)
+    other = await wire(handle.socket, pid=626262)
+    await agent.subscribe()
+    await other.fire("PostToolUse", event("PostToolUse-Bash", "s-other-agent"))
+    await wait_until(lambda: handle.daemon.async_runner.stats()["undelivered"] == 1)
+    await agent.fire("PostToolUse", event("PostToolUse-Bash", "s-any-session"))
+    with trio.fail_after(20):
+        push = await agent.pushes.receive()
+    assert push.rewake and push.session_id == "s-any-session"
+    assert handle.daemon.async_runner.stats()["undelivered"] == 1
+    [waiting] = await other.check("s-other-agent")
+    assert "WAKE-UP" in waiting["messages"][0]
+
+
 async def test_async_rewake_without_a_subscriber_waits_for_a_poll(
     daemon_factory: Any, wire: Any
 ) -> None:
