@@ -26,5 +26,6 @@ def detect_binary(binary: str, path: str | None = None) -> Installation:
     except (OSError, subprocess.TimeoutExpired):
         return Installation(installed=True, binary=found)
     words = done.stdout.replace("(", " ").split()
-    version = next((w for w in words if w[:1].isdigit()), None)
+    # "GitHub Copilot CLI 1.0.102." — a sentence's full stop is not part of the version.
+    version = next((w.rstrip(".,;:)") for w in words if w[:1].isdigit()), None)
     return Installation(installed=True, binary=found, version=version)

@@ -58,6 +58,13 @@ def lint_agent(
                 out.append(_finding("error", f"{adapter.title} cannot read it: {exc}", path))
                 continue
             out.extend(lint_file(adapter, path, text))
+            if _is_wired(adapter, text):
+                # The agent's own gate: hookd cannot see whether the user passed it, so it
+                # is said (an agent that skips untrusted hooks says nothing itself).
+                out.extend(
+                    _finding("info", f"before {adapter.title} runs hookd's entries: {step}", path)
+                    for step in adapter.trust_steps(scope)
+                )
     return out
 
 

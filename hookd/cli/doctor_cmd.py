@@ -46,15 +46,12 @@ def _wired(adapter: Adapter, home: Path, project: Path) -> bool:
     return False
 
 
-def collect(
-    agents: list[Adapter], home: Path, project: Path, *, verbose: bool
-) -> list[dict[str, Any]]:
+def collect(agents: list[Adapter], home: Path, project: Path) -> list[dict[str, Any]]:
     """Every finding, each with the agent it concerns ("hookd" for hookd's own config)."""
     rows: list[dict[str, Any]] = []
 
     def add(agent: str, finding: Finding) -> None:
-        if finding.severity != "info" or verbose:
-            rows.append({"agent": agent, **_as_dict(finding)})
+        rows.append({"agent": agent, **_as_dict(finding)})
 
     for adapter in agents:
         for finding in lint_agent(adapter, home, project):
@@ -118,7 +115,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     except UnknownAgent as exc:
         print(f"hookctl doctor: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    rows = collect(agents, Path.home(), Path(args.project_dir).resolve(), verbose=args.verbose)
+    every = collect(agents, Path.home(), Path(args.project_dir).resolve())
+    rows = every if args.verbose else [r for r in every if r["severity"] != "info"]
+    hidden = len(every) - len(rows)
     failed = any(r["severity"] == "error" for r in rows)
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -131,6 +130,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         where = f" ({r['where']})" if r["where"] else ""
         place = f"{r['path']}{where}: " if r["path"] else ""
         print(f"{paint[r['severity']](r['severity'])} [{r['agent']}] {place}{r['message']}")
+    if hidden:
+        print(style.dim(f"{hidden} note(s) worth knowing (trust gates, …): hookctl doctor -v"))
     return EXIT_ERROR if failed else EXIT_OK
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -82,3 +83,32 @@ def test_agents_install_claude_help_is_claude_installs(capsys: pytest.CaptureFix
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert "--literal-token" in out and "--local" in out
+
+
+BIN = Path(__file__).resolve().parents[1] / "e2e" / "node_modules" / ".bin"
+PINNED = {"claude": "2.1.330", "codex": "0.169.0", "gemini": "0.61.0", "copilot": "1.0.102"}
+
+
+def test_agents_list_finds_the_pinned_clis_and_their_versions(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real CLIs tests/e2e/package.json pins, found on PATH and asked their version."""
+    if not all((BIN / name).exists() for name in PINNED):
+        if os.environ.get("CI"):
+            pytest.fail("the pinned agent CLIs are missing; scripts/check installs them in CI")
+        pytest.skip("run `npm install` in tests/e2e first")
+    _home(monkeypatch, tmp_path / "home", tmp_path / "none.sock")
+    monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "home" / ".copilot"))
+    assert hookctl(["agents", "list", "--json", "--project-dir", str(tmp_path)]) == 0
+    rows = {r["agent"]: r for r in json.loads(capsys.readouterr().out)}
+    for name, version in PINNED.items():
+        assert rows[name]["installed"] is True, name
+        assert rows[name]["version"] == version, rows[name]
+        assert rows[name]["binary"] == str(BIN / name)
+    assert rows["cursor"]["installed"] is False and rows["cursor"]["verified"] is False
+    # The text table says the same.
+    assert hookctl(["agents", "list", "--project-dir", str(tmp_path)]) == 0
+    table = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert "0.169.0" in table["codex"] and "run here" in table["codex"]
+    assert "from docs" in table["kiro"]

@@ -94,6 +94,14 @@ def test_for_a_wired_agent_doctor_says_what_it_does_with_each_hook(
     code, rows = doctor(capsys, "--agent", "windsurf", "--project-dir", str(project))
     assert code == 0
     [stop] = rows
+    # With -v, also the agent's own gate, which hookd cannot check for it.
+    code, every = doctor(capsys, "--agent", "windsurf", "--project-dir", str(project), "-v")
+    [gate] = [r for r in every if "runs hookd's entries" in r["message"]]
+    assert gate["severity"] == "info" and "reload the window" in gate["message"]
+    assert gate["path"] == str(home / ".codeium" / "windsurf" / "hooks.json")
+    hidden = sum(r["severity"] == "info" for r in every)
+    assert hookctl(["doctor", "--agent", "windsurf", "--project-dir", str(project)]) == 0
+    assert f"{hidden} note(s) worth knowing" in capsys.readouterr().out
     assert stop["agent"] == "windsurf" and stop["severity"] == "warning"
     assert "cannot continue" in stop["message"] and "./keep-going.sh" in stop["message"]
 
