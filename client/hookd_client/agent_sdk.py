@@ -89,9 +89,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 AGENT = "claude-agent-sdk"
-"""The agent this door speaks for: the client name in ``hello`` (``hookctl status``)
-and, once the protocol's ``fire`` carries an ``agent`` field, that field (see
-:meth:`HookdHooks._fire`)."""
+"""The agent this door speaks for: every ``fire``'s ``agent`` and the relay's ``--agent``
+(``hookctl status``/``sessions``/``tail`` and the audit log show it), and the client name
+in ``hello``."""
 
 CALLBACK_EVENTS: tuple[HookEvent, ...] = (
     "PreToolUse",
@@ -275,10 +275,16 @@ class HookdHooks(dict[HookEvent, list[HookMatcher]]):
     async def _fire(
         self, client: AsyncClient, event: str, hook_input: dict[str, Any], session: _Session
     ) -> protocol.FireReply:
-        # The seam for the agent's name: when protocol.Fire carries ``agent``, pass
-        # agent=AGENT here; until then the hello's client name (``name``) says it.
+        # ``agent``: sessions, tail and the audit log name the SDK; the daemon takes it
+        # through Claude Code's route (its adapter speaks Claude Code), so the answer
+        # is the one Claude Code would get.
         return await client.fire(
-            event, hook_input, env=self._environment(session), claude=True, on_unavailable="raise"
+            event,
+            hook_input,
+            env=self._environment(session),
+            claude=True,
+            on_unavailable="raise",
+            agent=AGENT,
         )
 
     def _environment(self, session: _Session) -> dict[str, str]:
@@ -389,7 +395,7 @@ def hookd_settings(
     """
     hooks: dict[str, Any] = {}
     for event in SETTINGS_EVENTS:
-        args = ["-m", "hookd_client.relay", event]
+        args = ["-m", "hookd_client.relay", "--agent", AGENT, event]
         if socket_path is not None:
             args += ["--socket", str(socket_path)]
         if event in fail_closed:

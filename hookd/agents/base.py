@@ -172,6 +172,11 @@ class Adapter(abc.ABC):
     """Native tool name → Claude Code's (``run_shell_command`` → ``Bash``)."""
     timeout_unit: ClassVar[float] = 1.0
     """Seconds per unit of the agent's hook timeout field (Gemini: 0.001)."""
+    speaks_claude_code: ClassVar[bool] = False
+    """Its hook inputs and the output it obeys are Claude Code's own, byte for byte
+    (Claude Code; the Agent SDK, whose CLI is Claude Code): the daemon then takes its
+    events through Claude Code's route — late async context on the events whose output
+    carries it, the agent's own Stop-loop cap — with only the agent's name recorded."""
 
     # --- runtime ------------------------------------------------------------------
 

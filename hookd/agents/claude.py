@@ -56,6 +56,7 @@ class ClaudeAdapter(Adapter):
     title: ClassVar[str] = "Claude Code"
     verified: ClassVar[bool] = True
     tested_version: ClassVar[str | None] = "2.1.330"
+    speaks_claude_code: ClassVar[bool] = True
     events = tuple(EventSpec(native=e, canonical=e, caps=_ALL) for e in EVENT_NAMES)
 
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:

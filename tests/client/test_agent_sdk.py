@@ -158,6 +158,8 @@ async def test_a_deny_from_the_users_config_reaches_the_sdk(
             return bash, read
 
     bash, read = await in_asyncio(main)
+    sessions = handle.daemon.sessions.all()
+    assert [s.agent for s in sessions] == ["claude-agent-sdk"] * 2  # two fresh sessions
     specific = bash["hookSpecificOutput"]
     assert specific["permissionDecision"] == "deny"
     assert "no shell" in specific["permissionDecisionReason"]
@@ -329,6 +331,8 @@ async def test_session_start_reaches_hookd_through_the_settings_relay(
     )
     assert done.returncode == 0, done.stderr
     assert "SESSION-CONTEXT" in done.stdout.decode()
+    (session,) = handle.daemon.sessions.all()
+    assert session.agent == "claude-agent-sdk"
 
 
 def test_settings_relay_fails_open_without_a_daemon(unused_socket: Path) -> None:

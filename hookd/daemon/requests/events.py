@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from hookd.agent_process import agent_context
-from hookd.agents.base import EventSpec, UnknownAgentEvent
+from hookd.agents.base import Adapter, EventSpec, UnknownAgentEvent
 from hookd.agents.registry import DEFAULT_AGENT, UnknownAgent, adapter_for
 from hookd.daemon.async_delivery import AsyncDelivery
 from hookd.daemon.async_store import AsyncEntry
@@ -50,8 +50,12 @@ class EventRequests:
         """Finished now (no hook runs) or a task (hooks run, or progress was asked for)."""
         if self.lifecycle.stopping:
             raise RequestError("shutting_down", "hookd is stopping")
+        agent = DEFAULT_AGENT
         if msg.agent and msg.agent != DEFAULT_AGENT:
-            return self._route_agent(conn, msg)
+            adapter = _adapter(msg.agent)
+            if not adapter.speaks_claude_code:
+                return self._route_agent(conn, msg, adapter)
+            agent = adapter.name
         if isinstance(msg, protocol.Fire):
             prepared = self.pipeline.prepare(
                 msg.event,
@@ -62,6 +66,7 @@ class EventRequests:
                 # An answer rendered for Claude Code goes back to Claude Code, which caps
                 # Stop loops itself (`hookctl fire --format claude` as a command hook).
                 agent_caps_stop=msg.format == "claude",
+                agent=agent,
             )
         else:
             prepared = self.pipeline.prepare(
@@ -71,6 +76,7 @@ class EventRequests:
                 agent_pid=msg.pid or conn.agent_pid,
                 client=conn.client or "hookd-relay",
                 agent_caps_stop=True,  # the relay is a Claude Code hook: it caps Stop loops
+                agent=agent,
             )
         deliver = _delivers(msg)
         if not (isinstance(msg, protocol.Fire) and msg.progress):
@@ -84,14 +90,10 @@ class EventRequests:
 
         return Later(run)
 
-    def _route_agent(self, conn: Connection, msg: EventRequest) -> Answer:
+    def _route_agent(self, conn: Connection, msg: EventRequest, adapter: Adapter) -> Answer:
         """Another agent's door: its adapter decodes the native event into the canonical
         one, the pipeline runs that (degrading the result to what the agent can do),
         and the adapter encodes the answer the agent obeys."""
-        try:
-            adapter = adapter_for(msg.agent)
-        except UnknownAgent as exc:
-            raise RequestError("bad_request", str(exc)) from None
         raw = _relay_input(msg) if isinstance(msg, protocol.Relay) else msg.input
         try:
             agent_event = adapter.decode(msg.event, raw)
@@ -193,6 +195,13 @@ def _relay_input(msg: protocol.Relay) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise EventInputError("hook input is not an object")
     return raw
+
+
+def _adapter(name: str) -> Adapter:
+    try:
+        return adapter_for(name)
+    except UnknownAgent as exc:
+        raise RequestError("bad_request", str(exc)) from None
 
 
 def _delivers(msg: EventRequest) -> bool:
