@@ -296,7 +296,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     for r in rows:
         print(style.bold(f"{r['agent']} ({r['title']})"))
         for scope, files in r["files"].items():
-            for f in files:
+            present = [f for f in files if f["exists"]]
+            if not files:
+                steps = "; ".join(r["trust_steps"][scope])
+                print(f"  {scope:<8} {style.dim('no hook file' + (f': {steps}' if steps else ''))}")
+            elif not present:
+                first = files[0]["path"]
+                more = f" (+{len(files) - 1} more)" if len(files) > 1 else ""
+                print(f"  {scope:<8} {style.dim(f'no file: {first}{more}')}")
+            for f in present:
                 print(f"  {scope:<8} {f['path']}: {_describe(f, style)}")
                 for note in f["notes"]:
                     print(f"  {'':<8} {style.dim(note)}")
@@ -309,8 +317,6 @@ def cmd_status(args: argparse.Namespace) -> int:
 def _describe(f: dict[str, Any], style: Style) -> str:
     if f["error"]:
         return style.red(f"unreadable: {f['error']}")
-    if not f["exists"]:
-        return style.dim("no file")
     parts = [style.green("wired to hookd") if f["wired"] else "not wired"]
     if f["own_groups"]:
         parts.append(

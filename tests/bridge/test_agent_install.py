@@ -181,6 +181,11 @@ def test_cursors_own_hooks_stay_and_run_beside_hookds(
     user = row["files"]["user"][0]
     assert row["wired"]["user"] and user["recorded"]
     assert "stay in this file" in user["notes"][0]  # status says where the user's hook runs
+    assert hookctl(["agents", "status", "cursor"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    wired = "wired to hookd; install record kept (uninstall restores)"
+    assert text[1] == f"  user     {hooks}: {wired}"
+    assert "stay in this file" in text[2] and text[-1].startswith("  project  no file: ")
     assert hookctl(["agents", "uninstall", "cursor"]) == 0
     assert hooks.read_text() == original
 
