@@ -318,15 +318,28 @@ __attribute__((format(printf, 1, 2))) static void say_more(const char *fmt, ...)
  * frame has no "agent" key, byte for byte as before agents existed). */
 static const char *agent = NULL;
 
+/* Agents that show a hook's systemMessage (relay.py's _SYSTEM_MESSAGE_AGENTS; NULL
+ * is Claude Code); every other agent gets the fail-open message on stderr. */
+static int shows_system_message(void)
+{
+    static const char *const names[] = {"codex", "gemini", "qwen", "factory",
+                                        "claude-agent-sdk"};
+    if (!agent)
+        return 1;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(agent, names[k]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Fail open (exit 0 with a visible systemMessage) or closed (exit 2, reason on
  * stderr): a missing daemon must not freeze the agent unless a hook asked to
  * block when it cannot run.  Exit 2 blocks for every agent hookd serves; an
- * agent whose stdout is not Claude-shaped JSON (relay.py's _QUIET_STDOUT_AGENTS)
- * gets the fail-open message on stderr instead.  The JSON escaping matches
- * relay.py's _json_str. */
+ * agent that shows no systemMessage gets the fail-open message on stderr
+ * instead.  The JSON escaping matches relay.py's _json_str. */
 static int fail(int fail_closed)
 {
-    if (fail_closed || (agent && strcmp(agent, "copilot") == 0)) {
+    if (fail_closed || !shows_system_message()) {
         write_all(2, why, strlen(why));
         write_all(2, "\n", 1);
         return fail_closed ? 2 : 0;

@@ -242,20 +242,23 @@ class _Unsafe(OSError):
     """The socket path is in the shared fallback directory and not the user's own."""
 
 
-_QUIET_STDOUT_AGENTS = frozenset({"copilot"})
-"""Agents whose hook stdout is not Claude-shaped JSON: the fail-open message goes to stderr."""
+_SYSTEM_MESSAGE_AGENTS = frozenset({"", "codex", "gemini", "qwen", "factory", "claude-agent-sdk"})
+"""Agents that show a hook's ``{"systemMessage": …}`` to the user ("" is Claude Code).
+Every other agent's stdout is another shape (Copilot shows no systemMessage, Kiro
+turns stdout into context, Cline reads ``{cancel, …}``): its fail-open message goes
+to stderr, and stdout stays empty — "no opinion" in every dialect."""
 
 
 def fail_open(agent: str, why: str) -> tuple[str, str, int]:
     """What the relay prints when hookd cannot answer and the hook fails open.
 
-    Visible, in the agent's own format: a ``systemMessage`` (Claude Code, Codex
-    and Gemini CLI all show it to the user and go on), or for an agent whose
-    stdout is another shape, a line on stderr with exit 0.
+    Visible, in the agent's own format: a ``systemMessage`` for the agents that
+    show it to the user and go on (:data:`_SYSTEM_MESSAGE_AGENTS`), else a line on
+    stderr with exit 0 and nothing on stdout.
     """
-    if agent in _QUIET_STDOUT_AGENTS:
-        return "", why + "\n", 0
-    return '{"systemMessage": ' + _json_str(why) + "}\n", "", 0
+    if agent in _SYSTEM_MESSAGE_AGENTS:
+        return '{"systemMessage": ' + _json_str(why) + "}\n", "", 0
+    return "", why + "\n", 0
 
 
 def fail_closed(agent: str, why: str) -> tuple[str, str, int]:

@@ -133,8 +133,9 @@ def test_socket_path_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
 async def test_daemon_down_fails_open_in_the_agents_own_format(
     tmp_path: Path, relay_cmd: list[str]
 ) -> None:
-    """Codex reads a systemMessage like Claude Code; Copilot's stdout is not that JSON, so
-    its fail-open message goes to stderr (exit 0: the call goes ahead)."""
+    """Codex shows a systemMessage like Claude Code; Copilot shows none (and Kiro would read
+    stdout as context), so their fail-open message goes to stderr (exit 0: the call goes
+    ahead, stdout empty)."""
     missing = str(tmp_path / "nobody.sock")
     codex = await _run_relay(
         relay_cmd, "--agent", "codex", "PreToolUse", "--socket", missing, stdin=b"{}"
@@ -182,8 +183,9 @@ async def test_agent_relay_refuses_an_unknown_agent_and_event_and_fails_open(
     sock = str(handle.socket)
     raw = (DATA / "agents" / "codex-0.169.0" / "PreToolUse.json").read_bytes()
     nobody = await _run_relay(relay_cmd, "--agent", "nobody", "X", "--socket", sock, stdin=raw)
-    assert nobody.returncode == 0
-    assert "unknown agent 'nobody'" in json.loads(nobody.stdout)["systemMessage"]
+    # An agent hookd does not know may read any stdout shape: the message goes to stderr.
+    assert (nobody.returncode, nobody.stdout) == (0, b"")
+    assert b"unknown agent 'nobody'" in nobody.stderr
     wrong = await _run_relay(
         relay_cmd, "--agent", "codex", "BeforeTool", "--socket", sock, "--fail-closed", stdin=raw
     )
@@ -298,6 +300,8 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
         ("--agent", "codex", "PreToolUse", "--socket", str(tmp_path / "x.sock")),
         ("--agent=gemini", "BeforeTool", "--socket", str(tmp_path / "x.sock"), "--fail-closed"),
         ("--agent", "copilot", "preToolUse", "--socket", str(tmp_path / "x.sock")),
+        ("--agent", "kiro", "preToolUse", "--socket", str(tmp_path / "x.sock")),
+        ("--agent", "qwen", "PreToolUse", "--socket", str(tmp_path / "x.sock")),
         ("--agent", "claude", "Stop", "--socket", str(tmp_path / "x.sock")),
         ("PreToolUse", "--socket", str(tmp_path / ("long" * 40) / "hookd.sock")),
     ]
