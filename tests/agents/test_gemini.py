@@ -1,0 +1,413 @@
+"""Real Gemini CLI 0.61.0, offline, once with its own hooks and once through hookd.
+
+Each scenario runs the pinned ``gemini`` (tests/e2e/package.json) twice
+against the scripted fake Gemini API (``fake_gemini.py``) with a fresh HOME:
+
+* **native**: the hooks in Gemini's own format in ``~/.gemini/settings.json``
+  (``BeforeTool``, matcher ``run_shell_command``, ``{"decision": "deny"}``,
+  timeouts in ms);
+* **hookd**: the same hooks written once in Claude Code's format in hookd's
+  ``~/.config/hookd/hooks.json`` (``PreToolUse``, matcher ``Bash``,
+  ``permissionDecision``, seconds), a real ``hookd serve``, and Gemini wired by
+  ``hookctl agents install gemini --user`` — every event goes through
+  ``hookd-relay --agent gemini``.
+
+Then it compares what the model received (each request's user text and tool
+results), which tools ran with which input (the stream-json ``tool_use`` /
+``tool_result`` and the file the shell command writes), which hooks ran, and
+how the run ended (exit code, result, errors) — equal, up to the run's own
+directory and process ids.  Each scenario also asserts the behaviour itself
+(a deny really denied), so two runs that are wrong the same way fail.
+
+The two runs of a scenario go in parallel (each is ~10 s of Gemini start-up on
+this machine; ``-m`` skips the model router's extra classifier call).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from agents.fake_gemini import FakeGeminiApi, Shell, Text, serve_fake_gemini
+from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
+
+ROOT = Path(__file__).resolve().parents[2]
+GEMINI = ROOT / "tests" / "e2e" / "node_modules" / ".bin" / "gemini"
+HOOK = Path(__file__).resolve().parent / "scripted_hook.py"
+MODEL = "gemini-2.5-flash"
+PROMPT = "Please run the shell command for me."
+COMMAND = "echo from-the-model > tool_out.txt; echo ran"
+REWRITTEN = "echo rewritten > tool_out.txt; echo ran"
+
+pytestmark = [pytest.mark.slow, pytest.mark.gemini]
+
+
+def gemini_available() -> bool:
+    return GEMINI.exists() and shutil.which("node") is not None
+
+
+@pytest.fixture(autouse=True)
+def _require_gemini() -> None:
+    """Skip without the CLI on a developer's machine; fail in CI (scripts/check installs it)."""
+    if gemini_available():
+        return
+    if os.environ.get("CI"):
+        pytest.fail("Gemini CLI or node is missing; scripts/check installs it in CI")
+    pytest.skip("run `npm install` in tests/e2e first")
+
+
+# --- one run -------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    root: Path
+    project: Path
+    records: Path
+    api: FakeGeminiApi
+    returncode: int = -1
+    stream: list[dict[str, Any]] = field(default_factory=list)
+    stderr: str = ""
+
+    def hooks_ran(self) -> list[tuple[str, str]]:
+        """(label, phase) of every hook run, sorted (parallel hooks finish in any order)."""
+        if not self.records.exists():
+            return []
+        lines = self.records.read_text(encoding="utf-8").splitlines()
+        return sorted((json.loads(x)["label"], json.loads(x)["phase"]) for x in lines if x)
+
+    def tool_file(self) -> str | None:
+        path = self.project / "tool_out.txt"
+        return path.read_text(encoding="utf-8") if path.exists() else None
+
+    def observed(self) -> dict[str, Any]:
+        """Everything compared between the native run and the run through hookd."""
+        requests = [
+            {
+                "user": [
+                    t for t in self.api.user_texts(i) if not t.startswith("<session_context>")
+                ],
+                "tool_results": self.api.tool_results(i),
+                "tool_calls": self.api.tool_calls(i),
+            }
+            for i in range(len(self.api.requests))
+        ]
+        tools = [
+            {
+                k: v
+                for k, v in e.items()
+                if k in ("type", "tool_name", "parameters", "status", "output", "error")
+            }
+            for e in self.stream
+            if e.get("type") in ("tool_use", "tool_result")
+        ]
+        end = {
+            "returncode": self.returncode,
+            "result": [e.get("status") for e in self.stream if e.get("type") == "result"],
+            "errors": [e.get("message") for e in self.stream if e.get("type") == "error"],
+        }
+        seen = {
+            "model_saw": requests,
+            "tools": tools,
+            "tool_file": self.tool_file(),
+            "hooks": self.hooks_ran(),
+            "end": end,
+        }
+        normalised: dict[str, Any] = normalise(seen, self.root)
+        return normalised
+
+
+def normalise(value: Any, root: Path) -> Any:
+    if isinstance(value, str):
+        value = value.replace(str(root), "<RUN>")
+        value = re.sub(r"(Process Group PGID:) \d+", r"\1 <PGID>", value)
+        return re.sub(r"\d{13}", "<MS>", value)  # Gemini's call ids hold the epoch in ms
+    if isinstance(value, list):
+        return [normalise(v, root) for v in value]
+    if isinstance(value, tuple):
+        return tuple(normalise(v, root) for v in value)
+    if isinstance(value, dict):
+        return {k: normalise(v, root) for k, v in value.items()}
+    return value
+
+
+def new_run(turns: list[Text | Shell]) -> Run:
+    # Short: hookd's Unix socket lives here (paths must stay under 108 bytes).
+    root = Path(tempfile.mkdtemp(prefix="gm", dir="/tmp"))
+    project = root / "proj"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (root / "home" / ".gemini").mkdir(parents=True)
+    return Run(root=root, project=project, records=root / "records.jsonl", api=FakeGeminiApi(turns))
+
+
+BASE_SETTINGS: dict[str, Any] = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+}
+
+
+async def run_gemini(run: Run, extra_env: dict[str, str]) -> None:
+    async with trio.open_nursery() as nursery:
+        await nursery.start(serve_fake_gemini, run.api)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+            "HOME": str(run.root / "home"),
+            "GEMINI_API_KEY": "fake-key",
+            "GOOGLE_GEMINI_BASE_URL": run.api.base_url,
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+            **extra_env,
+        }
+        argv = [
+            str(GEMINI),
+            "-p",
+            PROMPT,
+            "-m",
+            MODEL,
+            "--yolo",
+            "--skip-trust",
+            "-o",
+            "stream-json",
+        ]
+        with trio.fail_after(240):
+            done = await trio.run_process(
+                argv,
+                cwd=str(run.project),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
+        nursery.cancel_scope.cancel()
+    run.returncode = done.returncode
+    run.stderr = done.stderr.decode(errors="replace")
+    for line in done.stdout.decode(errors="replace").splitlines():
+        if line.startswith("{"):
+            run.stream.append(json.loads(line))
+
+
+async def run_native(run: Run, hooks: dict[str, Any]) -> None:
+    settings = {**BASE_SETTINGS, "hooks": hooks}
+    (run.root / "home" / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    await run_gemini(run, {})
+
+
+async def run_through_hookd(run: Run, hooks: dict[str, Any]) -> None:
+    home = run.root / "home"
+    (home / ".gemini" / "settings.json").write_text(json.dumps(BASE_SETTINGS))
+    paths = daemon_paths(run.root, home)
+    (paths.config_home / "hookd").mkdir(parents=True)
+    (paths.config_home / "hookd" / "hooks.json").write_text(json.dumps({"hooks": hooks}))
+    async with hookd_daemon(paths) as daemon:
+        install = await trio.run_process(
+            [
+                str(VENV_BIN / "hookctl"),
+                "agents",
+                "install",
+                "gemini",
+                "--user",
+                "--socket",
+                str(daemon.socket),
+            ],
+            env=daemon.env(),
+            cwd=str(run.project),
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+        assert install.returncode == 0, install.stderr.decode() + install.stdout.decode()
+        wired = json.loads((home / ".gemini" / "settings.json").read_text())
+        assert wired["security"] == BASE_SETTINGS["security"]
+        assert all("--agent gemini" in g[0]["hooks"][0]["command"] for g in wired["hooks"].values())
+        await run_gemini(run, {"HOOKD_SOCKET": str(daemon.socket)})
+
+
+Hooks = dict[str, Any]
+Scenario = Callable[[Run], tuple[Hooks, Hooks]]
+
+
+def hook(run: Run, label: str, *args: str) -> str:
+    return shlex.join(
+        [sys.executable, str(HOOK), "--record", str(run.records), "--label", label, *args]
+    )
+
+
+def group(command: str, matcher: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+    handler: dict[str, Any] = {"type": "command", "command": command}
+    if timeout is not None:
+        handler["timeout"] = timeout
+    found: dict[str, Any] = {"hooks": [handler]}
+    if matcher is not None:
+        found["matcher"] = matcher
+    return found
+
+
+def tail(path: Path) -> str:
+    return path.read_text(errors="replace")[-3000:] if path.exists() else "(none)"
+
+
+def js(value: Any) -> str:
+    return json.dumps(value)
+
+
+async def compare(
+    scenario: Scenario, turns: list[Text | Shell]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    native, hookd = new_run(turns), new_run(turns)
+    native_hooks, _ = scenario(native)
+    _, hookd_hooks = scenario(hookd)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run_native, native, native_hooks)
+        nursery.start_soon(run_through_hookd, hookd, hookd_hooks)
+    seen_native, seen_hookd = native.observed(), hookd.observed()
+    assert seen_hookd == seen_native, (
+        f"native stderr:\n{native.stderr[-3000:]}\nhookd stderr:\n{hookd.stderr[-3000:]}\n"
+        f"daemon log:\n{tail(hookd.root / 'hookd.log')}"
+    )
+    for run in (native, hookd):
+        shutil.rmtree(run.root, ignore_errors=True)
+    return seen_native, seen_hookd
+
+
+TOOL_TURNS: list[Text | Shell] = [Shell(COMMAND), Text("All done.")]
+
+
+# --- the scenarios -------------------------------------------------------------------------
+
+
+async def test_shell_deny_with_a_matcher_on_the_shell_tool() -> None:
+    """A deny on the shell tool, next to a hook on another tool that must not fire."""
+
+    def scenario(run: Run) -> tuple[Hooks, Hooks]:
+        deny = hook(run, "deny-shell", "--stderr", "  no shell here  \n", "--exit", "2")
+        other = hook(run, "read-only", "--stderr", "wrong tool\n", "--exit", "2")
+        native = {"BeforeTool": [group(deny, "run_shell_command"), group(other, "read_file")]}
+        hookd = {"PreToolUse": [group(deny, "Bash"), group(other, "Read")]}
+        return native, hookd
+
+    seen, _ = await compare(scenario, TOOL_TURNS)
+    assert seen["tool_file"] is None
+    assert seen["model_saw"][1]["tool_results"] == [
+        {"error": "Tool execution blocked: no shell here"}
+    ]
+    assert seen["hooks"] == [("deny-shell", "answered"), ("deny-shell", "start")]
+
+
+async def test_json_deny_rewrite_and_added_context() -> None:
+    """Claude Code's ``permissionDecision: "allow"`` + ``updatedInput`` is Gemini's
+    ``tool_input``; context from SessionStart, the prompt hook (plain stdout in Claude
+    Code's format) and after the tool reaches the model where Gemini puts it."""
+
+    def scenario(run: Run) -> tuple[Hooks, Hooks]:
+        native_rewrite = js({"hookSpecificOutput": {"tool_input": {"command": REWRITTEN}}})
+        claude_rewrite = js(
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "allow",
+                    "updatedInput": {"command": REWRITTEN},
+                }
+            }
+        )
+
+        def context(event: str, text: str) -> str:
+            return js({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+        native = {
+            "SessionStart": [
+                group(hook(run, "start", "--stdout", context("SessionStart", "CTX-START")))
+            ],
+            "BeforeAgent": [
+                group(hook(run, "prompt", "--stdout", context("BeforeAgent", "CTX-PROMPT")))
+            ],
+            "BeforeTool": [
+                group(hook(run, "rewrite", "--stdout", native_rewrite), "run_shell_command")
+            ],
+            "AfterTool": [group(hook(run, "after", "--stdout", context("AfterTool", "CTX-TOOL")))],
+        }
+        hookd = {
+            "SessionStart": [
+                group(hook(run, "start", "--stdout", context("SessionStart", "CTX-START")))
+            ],
+            "UserPromptSubmit": [group(hook(run, "prompt", "--stdout", "CTX-PROMPT\n"))],
+            "PreToolUse": [group(hook(run, "rewrite", "--stdout", claude_rewrite), "Bash")],
+            "PostToolUse": [
+                group(hook(run, "after", "--stdout", context("PostToolUse", "CTX-TOOL")))
+            ],
+        }
+        return native, hookd
+
+    seen, _ = await compare(scenario, TOOL_TURNS)
+    assert seen["tool_file"] == "rewritten\n"
+    first, second = seen["model_saw"][0], seen["model_saw"][1]
+    assert any("CTX-START" in t for t in first["user"]), first
+    assert any("CTX-PROMPT" in t for t in first["user"]), first
+    (result,) = second["tool_results"]
+    assert "<hook_context>CTX-TOOL</hook_context>" in result["output"]
+    assert "were modified by a hook" in result["output"]
+
+
+async def test_stop_continuation() -> None:
+    """A Stop hook (AfterAgent) that sends the model back to work once."""
+
+    def scenario(run: Run) -> tuple[Hooks, Hooks]:
+        args = ["--unless-stop-hook-active"]
+        native_stop = hook(
+            run, "stop", *args, "--stdout", js({"decision": "deny", "reason": "Also say DONE."})
+        )
+        claude_stop = hook(run, "stop", *args, "--stderr", "Also say DONE.\n", "--exit", "2")
+        return {"AfterAgent": [group(native_stop)]}, {"Stop": [group(claude_stop)]}
+
+    seen, _ = await compare(scenario, [Shell(COMMAND), Text("All done."), Text("DONE.")])
+    assert len(seen["model_saw"]) == 3
+    assert "Also say DONE." in seen["model_saw"][2]["user"]
+    assert seen["hooks"].count(("stop", "start")) == 2
+    assert seen["hooks"].count(("stop", "answered")) == 1
+
+
+async def test_user_prompt_block() -> None:
+    def scenario(run: Run) -> tuple[Hooks, Hooks]:
+        native_block = hook(
+            run, "block", "--stdout", js({"decision": "deny", "reason": "not this prompt"})
+        )
+        claude_block = hook(
+            run, "block", "--stdout", js({"decision": "block", "reason": "not this prompt"})
+        )
+        return {"BeforeAgent": [group(native_block)]}, {"UserPromptSubmit": [group(claude_block)]}
+
+    seen, _ = await compare(scenario, TOOL_TURNS)
+    assert seen["model_saw"] == []
+    assert seen["end"]["returncode"] == 0
+    assert any("not this prompt" in str(e) for e in seen["end"]["errors"]), seen["end"]
+
+
+async def test_a_timed_out_hook_fails_open() -> None:
+    """A hook past its timeout (2000 ms natively, 2 s in hookd's config) is killed and the
+    tool runs, although the hook would have blocked it."""
+
+    def scenario(run: Run) -> tuple[Hooks, Hooks]:
+        slow = hook(run, "slow", "--sleep", "60", "--stderr", "too late\n", "--exit", "2")
+        native = {"BeforeTool": [group(slow, "run_shell_command", timeout=2000)]}
+        hookd = {"PreToolUse": [group(slow, "Bash", timeout=2)]}
+        return native, hookd
+
+    seen, _ = await compare(scenario, TOOL_TURNS)
+    assert seen["tool_file"] == "from-the-model\n"
+    assert seen["hooks"] == [("slow", "start")]
