@@ -210,8 +210,12 @@ async def run_native(run: Run, hooks: dict[str, Any]) -> None:
 
 
 async def run_through_hookd(run: Run, hooks: dict[str, Any]) -> None:
+    """``hooks``: hookd's config; its ``"gemini"`` key instead holds hooks in Gemini's format,
+    written into Gemini's settings for ``hookctl agents install`` to move into hookd's."""
     home = run.root / "home"
-    (home / ".gemini" / "settings.json").write_text(json.dumps(BASE_SETTINGS))
+    native = hooks.pop("gemini", None)
+    settings = {**BASE_SETTINGS, "hooks": native} if native else BASE_SETTINGS
+    (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
     paths = daemon_paths(run.root, home)
     (paths.config_home / "hookd").mkdir(parents=True)
     (paths.config_home / "hookd" / "hooks.json").write_text(json.dumps({"hooks": hooks}))
@@ -233,6 +237,9 @@ async def run_through_hookd(run: Run, hooks: dict[str, Any]) -> None:
             check=False,
         )
         assert install.returncode == 0, install.stderr.decode() + install.stdout.decode()
+        if native:
+            moved = json.loads((paths.config_home / "hookd" / "hooks.json").read_text())
+            assert set(moved["hooks"]) == {"PreToolUse"}, moved
         wired = json.loads((home / ".gemini" / "settings.json").read_text())
         assert wired["security"] == BASE_SETTINGS["security"]
         assert all("--agent gemini" in g[0]["hooks"][0]["command"] for g in wired["hooks"].values())
@@ -411,3 +418,28 @@ async def test_a_timed_out_hook_fails_open() -> None:
     seen, _ = await compare(scenario, TOOL_TURNS)
     assert seen["tool_file"] == "from-the-model\n"
     assert seen["hooks"] == [("slow", "start")]
+
+
+async def test_hooks_already_in_gemini_move_into_hookd_and_keep_working() -> None:
+    """The install story: the user's own Gemini hooks (a shell matcher, a timeout in ms)
+    are moved by ``hookctl agents install gemini`` into hookd's config, translated
+    (matcher ``Bash``, seconds), and behave as they did."""
+
+    def scenario(run: Run) -> tuple[Hooks, Hooks]:
+        deny = hook(run, "deny-shell", "--stderr", "moved guard says no\n", "--exit", "2")
+        slow = hook(run, "slow", "--sleep", "60", "--exit", "2")
+        other = hook(run, "read-only", "--exit", "2")
+        native = {
+            "BeforeTool": [
+                group(deny, "run_shell_command", timeout=30000),
+                group(slow, timeout=2000),
+                group(other, "read_file"),
+            ]
+        }
+        return native, {"gemini": native}
+
+    seen, _ = await compare(scenario, TOOL_TURNS)
+    assert seen["tool_file"] is None
+    assert seen["model_saw"][1]["tool_results"] == [
+        {"error": "Tool execution blocked: moved guard says no"}
+    ]
