@@ -209,9 +209,10 @@ async def run_native(run: Run, hooks: dict[str, Any]) -> None:
     await run_gemini(run, {})
 
 
-async def run_through_hookd(run: Run, hooks: dict[str, Any]) -> None:
+async def run_through_hookd(run: Run, hooks: dict[str, Any], *, daemon_down: bool = False) -> None:
     """``hooks``: hookd's config; its ``"gemini"`` key instead holds hooks in Gemini's format,
-    written into Gemini's settings for ``hookctl agents install`` to move into hookd's."""
+    written into Gemini's settings for ``hookctl agents install`` to move into hookd's.
+    ``daemon_down``: the daemon is stopped after the install, before Gemini runs."""
     home = run.root / "home"
     native = hooks.pop("gemini", None)
     settings = {**BASE_SETTINGS, "hooks": native} if native else BASE_SETTINGS
@@ -243,7 +244,10 @@ async def run_through_hookd(run: Run, hooks: dict[str, Any]) -> None:
         wired = json.loads((home / ".gemini" / "settings.json").read_text())
         assert wired["security"] == BASE_SETTINGS["security"]
         assert all("--agent gemini" in g[0]["hooks"][0]["command"] for g in wired["hooks"].values())
-        await run_gemini(run, {"HOOKD_SOCKET": str(daemon.socket)})
+        if not daemon_down:
+            await run_gemini(run, {"HOOKD_SOCKET": str(daemon.socket)})
+    if daemon_down:
+        await run_gemini(run, {"HOOKD_SOCKET": str(paths.socket)})
 
 
 Hooks = dict[str, Any]
@@ -443,3 +447,27 @@ async def test_hooks_already_in_gemini_move_into_hookd_and_keep_working() -> Non
     assert seen["model_saw"][1]["tool_results"] == [
         {"error": "Tool execution blocked: moved guard says no"}
     ]
+
+
+async def test_daemon_down_fails_open_or_closed_as_configured() -> None:
+    """hookd stopped after the install: an event whose hooks include ``onFailure: "block"``
+    (the shell guard, so BeforeTool was wired ``--fail-closed``) blocks, in Gemini's terms;
+    every other event fails open, and the run goes on."""
+    run = new_run(TOOL_TURNS)
+    guard = {"type": "command", "command": hook(run, "guard"), "onFailure": "block"}
+    hooks = {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [guard]}],
+        "UserPromptSubmit": [group(hook(run, "prompt"))],
+    }
+    await run_through_hookd(run, hooks, daemon_down=True)
+    wired = json.loads((run.root / "home" / ".gemini" / "settings.json").read_text())
+    assert wired["hooks"]["BeforeTool"][0]["hooks"][0]["command"].endswith("--fail-closed")
+    assert not wired["hooks"]["BeforeAgent"][0]["hooks"][0]["command"].endswith("--fail-closed")
+    seen = run.observed()
+    assert seen["hooks"] == []
+    assert seen["tool_file"] is None
+    (result,) = seen["model_saw"][1]["tool_results"]
+    assert result["error"].startswith("Tool execution blocked: hookd is not running"), result
+    assert seen["end"]["returncode"] == 0
+    assert "hookd is not running" in run.stderr  # the fail-open systemMessage, shown
+    shutil.rmtree(run.root, ignore_errors=True)
