@@ -303,28 +303,50 @@ TOOL_TURNS: list[Text | Shell] = [Shell(COMMAND), Text("All done.")]
 # --- the scenarios -------------------------------------------------------------------------
 
 
-async def test_shell_deny_with_a_matcher_on_the_shell_tool() -> None:
-    """A deny on the shell tool, next to a hook on another tool that must not fire."""
+async def test_shell_deny_with_a_matcher_then_a_stop_continuation() -> None:
+    """A deny on the shell tool, next to a hook on another tool that must not fire; then a
+    Stop hook (AfterAgent) that sends the model back to work once."""
 
     def scenario(run: Run) -> tuple[Hooks, Hooks]:
         deny = hook(run, "deny-shell", "--stderr", "  no shell here  \n", "--exit", "2")
         other = hook(run, "read-only", "--stderr", "wrong tool\n", "--exit", "2")
-        native = {"BeforeTool": [group(deny, "run_shell_command"), group(other, "read_file")]}
-        hookd = {"PreToolUse": [group(deny, "Bash"), group(other, "Read")]}
+        once = ["--unless-stop-hook-active"]
+        native_stop = hook(
+            run, "stop", *once, "--stdout", js({"decision": "deny", "reason": "Also say DONE."})
+        )
+        claude_stop = hook(run, "stop", *once, "--stderr", "Also say DONE.\n", "--exit", "2")
+        native = {
+            "BeforeTool": [group(deny, "run_shell_command"), group(other, "read_file")],
+            "AfterAgent": [group(native_stop)],
+        }
+        hookd = {
+            "PreToolUse": [group(deny, "Bash"), group(other, "Read")],
+            "Stop": [group(claude_stop)],
+        }
         return native, hookd
 
-    seen, _ = await compare(scenario, TOOL_TURNS)
+    seen, _ = await compare(scenario, [Shell(COMMAND), Text("All done."), Text("DONE.")])
     assert seen["tool_file"] is None
     assert seen["model_saw"][1]["tool_results"] == [
         {"error": "Tool execution blocked: no shell here"}
     ]
-    assert seen["hooks"] == [("deny-shell", "answered"), ("deny-shell", "start")]
+    assert len(seen["model_saw"]) == 3
+    assert "Also say DONE." in seen["model_saw"][2]["user"]
+    assert seen["hooks"] == [
+        ("deny-shell", "answered"),
+        ("deny-shell", "start"),
+        ("stop", "answered"),
+        ("stop", "start"),
+        ("stop", "start"),
+    ]
 
 
-async def test_json_deny_rewrite_and_added_context() -> None:
+async def test_rewrite_added_context_and_a_timed_out_hook() -> None:
     """Claude Code's ``permissionDecision: "allow"`` + ``updatedInput`` is Gemini's
     ``tool_input``; context from SessionStart, the prompt hook (plain stdout in Claude
-    Code's format) and after the tool reaches the model where Gemini puts it."""
+    Code's format) and after the tool reaches the model where Gemini puts it.  Beside the
+    rewrite, a hook past its timeout (2000 ms natively, 2 s in hookd's config) that would
+    have blocked is killed: the call goes on (fails open)."""
 
     def scenario(run: Run) -> tuple[Hooks, Hooks]:
         native_rewrite = js({"hookSpecificOutput": {"tool_input": {"command": REWRITTEN}}})
@@ -337,6 +359,7 @@ async def test_json_deny_rewrite_and_added_context() -> None:
                 }
             }
         )
+        slow = hook(run, "slow", "--sleep", "60", "--stderr", "too late\n", "--exit", "2")
 
         def context(event: str, text: str) -> str:
             return js({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
@@ -349,7 +372,8 @@ async def test_json_deny_rewrite_and_added_context() -> None:
                 group(hook(run, "prompt", "--stdout", context("BeforeAgent", "CTX-PROMPT")))
             ],
             "BeforeTool": [
-                group(hook(run, "rewrite", "--stdout", native_rewrite), "run_shell_command")
+                group(hook(run, "rewrite", "--stdout", native_rewrite), "run_shell_command"),
+                group(slow, "run_shell_command", timeout=2000),
             ],
             "AfterTool": [group(hook(run, "after", "--stdout", context("AfterTool", "CTX-TOOL")))],
         }
@@ -358,7 +382,10 @@ async def test_json_deny_rewrite_and_added_context() -> None:
                 group(hook(run, "start", "--stdout", context("SessionStart", "CTX-START")))
             ],
             "UserPromptSubmit": [group(hook(run, "prompt", "--stdout", "CTX-PROMPT\n"))],
-            "PreToolUse": [group(hook(run, "rewrite", "--stdout", claude_rewrite), "Bash")],
+            "PreToolUse": [
+                group(hook(run, "rewrite", "--stdout", claude_rewrite), "Bash"),
+                group(slow, "Bash", timeout=2),
+            ],
             "PostToolUse": [
                 group(hook(run, "after", "--stdout", context("PostToolUse", "CTX-TOOL")))
             ],
@@ -373,24 +400,8 @@ async def test_json_deny_rewrite_and_added_context() -> None:
     (result,) = second["tool_results"]
     assert "<hook_context>CTX-TOOL</hook_context>" in result["output"]
     assert "were modified by a hook" in result["output"]
-
-
-async def test_stop_continuation() -> None:
-    """A Stop hook (AfterAgent) that sends the model back to work once."""
-
-    def scenario(run: Run) -> tuple[Hooks, Hooks]:
-        args = ["--unless-stop-hook-active"]
-        native_stop = hook(
-            run, "stop", *args, "--stdout", js({"decision": "deny", "reason": "Also say DONE."})
-        )
-        claude_stop = hook(run, "stop", *args, "--stderr", "Also say DONE.\n", "--exit", "2")
-        return {"AfterAgent": [group(native_stop)]}, {"Stop": [group(claude_stop)]}
-
-    seen, _ = await compare(scenario, [Shell(COMMAND), Text("All done."), Text("DONE.")])
-    assert len(seen["model_saw"]) == 3
-    assert "Also say DONE." in seen["model_saw"][2]["user"]
-    assert seen["hooks"].count(("stop", "start")) == 2
-    assert seen["hooks"].count(("stop", "answered")) == 1
+    assert ("slow", "start") in seen["hooks"]
+    assert ("slow", "answered") not in seen["hooks"]
 
 
 async def test_user_prompt_block() -> None:
@@ -407,21 +418,6 @@ async def test_user_prompt_block() -> None:
     assert seen["model_saw"] == []
     assert seen["end"]["returncode"] == 0
     assert any("not this prompt" in str(e) for e in seen["end"]["errors"]), seen["end"]
-
-
-async def test_a_timed_out_hook_fails_open() -> None:
-    """A hook past its timeout (2000 ms natively, 2 s in hookd's config) is killed and the
-    tool runs, although the hook would have blocked it."""
-
-    def scenario(run: Run) -> tuple[Hooks, Hooks]:
-        slow = hook(run, "slow", "--sleep", "60", "--stderr", "too late\n", "--exit", "2")
-        native = {"BeforeTool": [group(slow, "run_shell_command", timeout=2000)]}
-        hookd = {"PreToolUse": [group(slow, "Bash", timeout=2)]}
-        return native, hookd
-
-    seen, _ = await compare(scenario, TOOL_TURNS)
-    assert seen["tool_file"] == "from-the-model\n"
-    assert seen["hooks"] == [("slow", "start")]
 
 
 async def test_hooks_already_in_gemini_move_into_hookd_and_keep_working() -> None:
