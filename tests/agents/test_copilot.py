@@ -95,7 +95,9 @@ async def run_both(
     hook_file: dict[str, Any],
     turns: list[Turn] | None = None,
 ) -> tuple[CopilotRun, CopilotRun]:
-    native = await run_copilot(tmp_path / "native", turns or TURNS, hook_file, "native", cache=cache)
+    native = await run_copilot(
+        tmp_path / "native", turns or TURNS, hook_file, "native", cache=cache
+    )
     hookd = await run_copilot(
         tmp_path / "hookd", turns or TURNS, hook_file, "hookd", cache=cache, relay=relay
     )
