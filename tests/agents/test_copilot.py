@@ -22,12 +22,20 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
-from agents.copilot_harness import CopilotRun, copilot_available, run_copilot
+from agents.copilot_harness import (
+    COPILOT_BIN,
+    CopilotRun,
+    Mode,
+    copilot_available,
+    run_copilot,
+)
 from agents.fake_responses import Shell, Text, Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.copilot]
@@ -48,8 +56,17 @@ def _require_copilot() -> None:
 
 @pytest.fixture(scope="session")
 def copilot_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One ``XDG_CACHE_HOME`` for every run: Copilot unpacks its 190 MB package there once."""
-    return tmp_path_factory.mktemp("copilot-cache")
+    """One ``XDG_CACHE_HOME`` for every run: Copilot unpacks its 190 MB package there once,
+    here (``--version``), before two runs at once could both start unpacking it."""
+    cache = tmp_path_factory.mktemp("copilot-cache")
+    if copilot_available():
+        home = tmp_path_factory.mktemp("copilot-unpack-home")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+        env |= {"XDG_CACHE_HOME": str(cache), "COPILOT_AUTO_UPDATE": "false"}
+        subprocess.run(
+            [str(COPILOT_BIN), "--version"], env=env, check=True, capture_output=True, timeout=120
+        )
+    return cache
 
 
 @pytest.fixture
@@ -95,13 +112,19 @@ async def run_both(
     hook_file: dict[str, Any],
     turns: list[Turn] | None = None,
 ) -> tuple[CopilotRun, CopilotRun]:
-    native = await run_copilot(
-        tmp_path / "native", turns or TURNS, hook_file, "native", cache=cache
-    )
-    hookd = await run_copilot(
-        tmp_path / "hookd", turns or TURNS, hook_file, "hookd", cache=cache, relay=relay
-    )
-    return native, hookd
+    """The native and the hookd run of one scenario, at once (each in its own HOME, with
+    its own fake model server)."""
+    runs: dict[str, CopilotRun] = {}
+
+    async def one(mode: Mode) -> None:
+        runs[mode] = await run_copilot(
+            tmp_path / mode, turns or TURNS, hook_file, mode, cache=cache, relay=relay
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(one, "native")
+        nursery.start_soon(one, "hookd")
+    return runs["native"], runs["hookd"]
 
 
 def explain(native: CopilotRun, hookd: CopilotRun) -> str:
