@@ -545,6 +545,23 @@ def _is_hookd_native(entry: object) -> bool:
 
 
 def _reason(result: FireResult) -> str:
+    """The block's reason, an exit-2 hook's in its own words (its stderr).
+
+    hookd's aggregation labels an exit-2 block Claude Code's way, ``[<command>]:
+    <stderr>`` (what Claude Code shows its model); Copilot shows the model
+    ``Denied by preToolUse hook: <reason>``, so the bracketed command line would be
+    text no native hook's answer ever puts there.
+    """
+    runs = [r for r in result.hooks if r.outcome == "blocking" and not r.is_async]
+    messages, own_words = [], False
+    for run in runs:
+        message = run.block_message or ""
+        stderr = run.stderr.strip()
+        if run.exit_code == 2 and stderr and message.endswith(f"]: {stderr}"):
+            message, own_words = stderr, True
+        messages.append(message)
+    if own_words:
+        return "\n".join(m for m in messages if m)
     if result.reason:
         return result.reason
     return "\n".join(m for m in result.blocking_messages if m)

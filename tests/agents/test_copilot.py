@@ -145,7 +145,7 @@ async def both(
 ) -> tuple[CopilotRun, CopilotRun]:
     native, hookd = await run_both(tmp_path, cache, relay, {"hooks": hooks}, turns)
     assert hookd.comparable() == native.comparable(), explain(native, hookd)
-    assert "hookd-relay" in hookd.wired or "relay.py" in hookd.wired, hookd.wired
+    assert "--agent copilot preToolUse" in hookd.wired, hookd.wired
     return native, hookd
 
 
