@@ -127,7 +127,8 @@ _EVENTS: tuple[EventSpec, ...] = (
         "BeforeTool",
         "PreToolUse",
         "deny/block and ask are a top-level `decision`; permissionDecision is ignored by "
-        f"Gemini; {_NOTE_MERGE}; no additionalContext",
+        f"Gemini; {_NOTE_MERGE}; no additionalContext; an ask in a headless run (`-p`) ends "
+        "the run without running the tool (Gemini cannot ask there, natively too)",
         block=True,
         rewrite_input=True,
         ask=True,
