@@ -9,8 +9,9 @@ to hookd's config, prints it (``--dry-run``) or applies it.  Like
 
 What ``install`` does, for an agent whose adapter says where its hooks live:
 
-* the agent's file (the first of ``adapter.hook_files(scope)``) gets one hookd
-  entry per event — ``adapter.wire(text, command)``, the command being the
+* the agent's file (``adapter.install_files(scope)``: the first of its hook
+  files; Cline: one per event) gets one hookd entry per event —
+  ``adapter.wire_file(path, text, command)``, the command being the
   relay (compiled when built, else the Python one) with
   ``--agent <name> <native event>``, and ``--fail-closed`` where one of hookd's
   hooks for that event has ``onFailure: "block"``;
@@ -57,6 +58,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from hookd.agents.base import Adapter, EventSpec, NativeHooks, Scope
 from hookd.bridge.claude_settings import (
@@ -131,48 +134,36 @@ def record_path(agent_file: Path) -> Path:
     return agent_file.with_name(agent_file.name + RECORD_SUFFIX)
 
 
-class InstallRecord:
-    """What one install did to one agent file (the ``.hookd-moved`` JSON beside it)."""
+class InstallRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What one install did to one agent file (the ``.hookd-moved`` JSON beside it).
 
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.data = data
+    Read back by ``uninstall``, so it is validated like every file hookd reads: a
+    record that is not what install wrote is an error naming the file and field,
+    never a guess about what to restore."""
 
-    @property
-    def agent(self) -> str:
-        return str(self.data.get("agent", ""))
-
-    @property
-    def original(self) -> str | None:
-        """The file's text before the first install; None: there was no file."""
-        value = self.data.get("original")
-        return value if isinstance(value, str) else None
-
-    @property
-    def installed(self) -> str:
-        """The text install wrote last (uninstall restores only over this text)."""
-        return str(self.data.get("installed", ""))
-
-    @property
-    def hookd_config(self) -> Path:
-        return Path(str(self.data.get("hookd_config", "")))
-
-    @property
-    def hookd_config_existed(self) -> bool:
-        """Was there a hookd config before the first install (else uninstall may remove it)."""
-        return self.data.get("hookd_config_existed") is not False
-
-    @property
-    def added(self) -> dict[str, list[Any]]:
-        """The groups install added to hookd's config, per canonical event."""
-        added = self.data.get("added")
-        if not isinstance(added, dict):
-            return {}
-        return {k: list(v) for k, v in added.items() if isinstance(v, list)}
+    agent: str
+    scope: str
+    hookd_config: str
+    """hookd's config file the groups were added to."""
+    hookd_config_existed: bool = True
+    """Was there a hookd config before the first install (else uninstall may remove it)."""
+    original: str | None
+    """The file's text before the first install; None: there was no file."""
+    installed: str
+    """The text install wrote last (uninstall restores only over this text)."""
+    added: dict[str, list[Any]] = msgspec.field(default_factory=dict)
+    """The groups install added to hookd's config, per canonical event."""
 
 
 def read_record(agent_file: Path) -> InstallRecord | None:
-    text, data = _read_json(record_path(agent_file))
-    return None if text is None else InstallRecord(data)
+    path = record_path(agent_file)
+    text = _read_text(path)
+    if text is None:
+        return None
+    try:
+        return msgspec.json.decode(text, type=InstallRecord)
+    except msgspec.DecodeError as exc:  # ValidationError included
+        raise ValueError(f"{path}: not an install record hookctl wrote: {exc}") from exc
 
 
 # --- planning --------------------------------------------------------------------------
@@ -282,20 +273,21 @@ def _plan_file(
         original = record.original
         earlier = record.added
         config_existed = record.hookd_config_existed
-    new_record = {
-        "agent": adapter.name,
-        "scope": scope,
-        "hookd_config": str(hookd_path),
-        "hookd_config_existed": config_existed,
-        "original": original,
-        "installed": new_text,
-        "added": merge_hooks(earlier, added),
-    }
+    new_record = InstallRecord(
+        agent=adapter.name,
+        scope=scope,
+        hookd_config=str(hookd_path),
+        hookd_config_existed=config_existed,
+        original=original,
+        installed=new_text,
+        added=merge_hooks(earlier, added),
+    )
     if old_text is None:
         plan.modes[target] = adapter.install_mode
     plan.changes.append(FileChange(target, old_text, new_text))
     old_record = _read_text(record_path(target))
-    plan.changes.append(FileChange(record_path(target), old_record, _dump(new_record), True))
+    record_text = _dump(msgspec.to_builtins(new_record))
+    plan.changes.append(FileChange(record_path(target), old_record, record_text, True))
 
 
 def plan_uninstall(
@@ -362,9 +354,9 @@ def _take_back(plan: AgentPlan, records: list[InstallRecord]) -> None:
     added: dict[str, list[Any]] = {}
     for record in records:
         added = merge_hooks(added, record.added)
-    if not added or not records or not str(records[0].hookd_config):
+    if not added or not records or not records[0].hookd_config:
         return
-    path = records[0].hookd_config
+    path = Path(records[0].hookd_config)
     existed = all(r.hookd_config_existed for r in records)
     old, cfg = _read_json(path)
     hooks = cfg.get("hooks")

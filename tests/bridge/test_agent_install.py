@@ -242,3 +242,21 @@ def test_cline_gets_one_script_per_event_and_keeps_the_users_own(
     assert "nothing to change" in capsys.readouterr().out
     assert hookctl(["agents", "uninstall", "cline"]) == 0
     assert sorted(p.name for p in folder.iterdir()) == ["PreToolUse"]
+
+
+def test_a_damaged_install_record_is_an_error_naming_it_and_nothing_is_restored(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = home / ".qwen" / "settings.json"
+    write(settings, QWEN_SETTINGS)
+    assert hookctl(["agents", "install", "qwen", "--python-relay"]) == 0
+    wired = settings.read_text()
+    record = settings.with_name(settings.name + RECORD_SUFFIX)
+    data = read(record)
+    data["original"] = 42
+    write(record, data)
+    capsys.readouterr()
+    assert hookctl(["agents", "uninstall", "qwen"]) == 1
+    err = capsys.readouterr().err
+    assert str(record) in err and "$.original" in err
+    assert settings.read_text() == wired
