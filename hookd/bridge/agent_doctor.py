@@ -33,7 +33,7 @@ from typing import Any, Literal
 from hookd.agents.base import Adapter, Finding, Scope
 from hookd.bridge.agent_install import read_native
 
-__all__ = ["hookd_config_findings", "lint_agent", "lint_file"]
+__all__ = ["fail_closed_findings", "hookd_config_findings", "lint_agent", "lint_file"]
 
 Severity = Literal["error", "warning", "info"]
 
@@ -173,6 +173,49 @@ def _native_matchers(adapter: Adapter, path: Path, text: str) -> Iterator[Findin
 def _names(matcher: str) -> list[str]:
     parts = matcher.split("|")
     return parts if all(_PLAIN.match(p) for p in parts) else []
+
+
+def fail_closed_findings(
+    adapter: Adapter, path: Path, text: str, fail_closed: set[str]
+) -> list[Finding]:
+    """hookd's entries whose ``--fail-closed`` no longer matches hookd's config.
+
+    ``install`` writes ``--fail-closed`` on an event's entry when one of its hooks
+    says ``onFailure: "block"``; a hook given that later leaves the entry failing
+    open — with hookd down, the call goes ahead although the hook asked otherwise,
+    and nothing says so.  ``fail_closed``: the canonical events that ask for it."""
+    out: list[Finding] = []
+    pattern = re.compile(rf"--agent {re.escape(adapter.name)} (\S+?)(?=[\s\\\"']|$)")
+    for number, line in enumerate(text.splitlines(), 1):
+        for match in pattern.finditer(line):
+            native = match.group(1)
+            try:
+                canonical = adapter.event_spec(native).canonical
+            except ValueError:
+                continue
+            closed = "--fail-closed" in line
+            if canonical in fail_closed and not closed:
+                out.append(
+                    _finding(
+                        "warning",
+                        f"a {canonical} hook in hookd's config says onFailure: block, but "
+                        f"{adapter.title}'s entry for {native} fails open when hookd is down: "
+                        f"run `hookctl agents install {adapter.name}` again",
+                        path,
+                        f"line {number}",
+                    )
+                )
+            elif closed and canonical not in fail_closed:
+                out.append(
+                    _finding(
+                        "info",
+                        f"{adapter.title}'s entry for {native} fails closed though no {canonical} "
+                        "hook asks for it any more: with hookd down, it blocks",
+                        path,
+                        f"line {number}",
+                    )
+                )
+    return out
 
 
 def hookd_config_findings(path: Path, adapters: Iterable[Adapter]) -> list[Finding]:

@@ -22,7 +22,7 @@ from typing import Any
 from hookd.agents.base import Adapter, Finding
 from hookd.agents.capabilities import report
 from hookd.agents.registry import ADAPTERS, UnknownAgent, adapter_for
-from hookd.bridge.agent_doctor import hookd_config_findings, lint_agent
+from hookd.bridge.agent_doctor import fail_closed_findings, hookd_config_findings, lint_agent
 from hookd.bridge.agent_install import hookd_config_path
 from hookd.cli.style import Style
 from hookd.config.assemble import load_config
@@ -44,6 +44,19 @@ def _wired(adapter: Adapter, home: Path, project: Path) -> bool:
             except (OSError, ValueError):
                 continue
     return False
+
+
+def _wired_files(adapter: Adapter, home: Path, project: Path) -> list[tuple[Path, str]]:
+    found = []
+    for scope in ("user", "project"):
+        for path in adapter.hook_files(scope, home, project):
+            try:
+                text = path.read_text(encoding="utf-8")
+                if adapter.is_wired(text):
+                    found.append((path, text))
+            except (OSError, ValueError):
+                continue
+    return found
 
 
 def collect(agents: list[Adapter], home: Path, project: Path) -> list[dict[str, Any]]:
@@ -84,9 +97,13 @@ def collect(agents: list[Adapter], home: Path, project: Path) -> list[dict[str, 
             ),
         )
     hooks = gate.apply(config, str(project)).all_hooks()
+    fail_closed = {h.event for h in hooks if getattr(h.handler, "onFailure", None) == "block"}
     for adapter in agents:
         if not _wired(adapter, home, project):
             continue
+        for path, text in _wired_files(adapter, home, project):
+            for finding in fail_closed_findings(adapter, path, text, fail_closed):
+                add(adapter.name, finding)
         for entry in report(adapter, hooks):
             add(
                 adapter.name,

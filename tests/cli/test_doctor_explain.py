@@ -163,3 +163,24 @@ def test_explain_an_event_the_agent_does_not_have(
     )
     err = capsys.readouterr().err
     assert "Cursor has no event 'PermissionRequest'" in err and "beforeShellExecution" in err
+
+
+def test_doctor_finds_an_entry_that_fails_open_where_a_hook_asks_to_fail_closed(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hook given onFailure: block after install: the agent's entry still fails open."""
+    config = home / ".config" / "hookd" / "hooks.json"
+    write(config, {"hooks": {"PreToolUse": [{"hooks": [cmd("guard")]}]}})
+    assert hookctl(["agents", "install", "qwen", "--python-relay"]) == 0
+    write(config, {"hooks": {"PreToolUse": [{"hooks": [cmd("guard", onFailure="block")]}]}})
+    capsys.readouterr()
+    code, rows = doctor(capsys, "--agent", "qwen", "--project-dir", str(project))
+    [stale] = [r for r in rows if "fails open" in r["message"]]
+    assert stale["path"] == str(home / ".qwen" / "settings.json")
+    assert "PreToolUse" in stale["message"] and "install qwen" in stale["message"]
+    assert stale["where"].startswith("line ")
+    # Installing again writes --fail-closed there, and doctor is content.
+    assert hookctl(["agents", "install", "qwen", "--python-relay"]) == 0
+    capsys.readouterr()
+    code, rows = doctor(capsys, "--agent", "qwen", "--project-dir", str(project))
+    assert not [r for r in rows if "fail" in r["message"]]
