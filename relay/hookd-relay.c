@@ -332,35 +332,84 @@ static int shows_system_message(void)
     return 0;
 }
 
+/* `why` as a JSON string, escaped as relay.py's _json_str. */
+static void put_json_why(struct buf *out)
+{
+    put_byte(out, '"');
+    for (const unsigned char *c = (const unsigned char *)why; *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            put_byte(out, '\\');
+            put_byte(out, *c);
+        } else if (*c < 0x20) {
+            char esc[8];
+            snprintf(esc, sizeof esc, "\\u%04x", *c);
+            put(out, esc, 6);
+        } else {
+            put_byte(out, *c);
+        }
+    }
+    put_byte(out, '"');
+}
+
+/* {<head>"why"}\n on stdout, exit 0. */
+static int say_json(const char *head)
+{
+    struct buf out = {0};
+    put(&out, head, strlen(head));
+    put_json_why(&out);
+    put(&out, "}\n", 2);
+    write_all(1, out.p, out.len);
+    return 0;
+}
+
+static int is_one_of(const char *name, const char *const *names, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(name, names[k]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The event named on the command line (Copilot's fail-open/closed depend on it). */
+static const char *event = NULL;
+
+/* Copilot CLI (relay.py's _copilot_fail): any non-zero exit of a preToolUse hook
+ * denies, exit 2 elsewhere is a visible warning that blocks nothing; so fail
+ * open is context on preToolUse and exit 2 + stderr elsewhere, and fail closed
+ * is a JSON deny/block where Copilot can block. */
+static int copilot_fail(int fail_closed)
+{
+    static const char *const gates[] = {"preToolUse", "PreToolUse"};
+    static const char *const blocks[] = {"userPromptSubmitted", "UserPromptSubmit",
+                                         "postToolUse",         "PostToolUse",
+                                         "agentStop",           "Stop",
+                                         "subagentStop",        "SubagentStop"};
+    if (is_one_of(event, gates, sizeof gates / sizeof gates[0]))
+        return say_json(fail_closed
+                            ? "{\"permissionDecision\": \"deny\", \"permissionDecisionReason\": "
+                            : "{\"additionalContext\": ");
+    if (fail_closed && is_one_of(event, blocks, sizeof blocks / sizeof blocks[0]))
+        return say_json("{\"decision\": \"block\", \"reason\": ");
+    write_all(2, why, strlen(why));
+    write_all(2, "\n", 1);
+    return 2;
+}
+
 /* Fail open (exit 0 with a visible systemMessage) or closed (exit 2, reason on
  * stderr): a missing daemon must not freeze the agent unless a hook asked to
- * block when it cannot run.  Exit 2 blocks for every agent hookd serves; an
- * agent that shows no systemMessage gets the fail-open message on stderr
- * instead.  The JSON escaping matches relay.py's _json_str. */
+ * block when it cannot run.  Exit 2 blocks for Claude Code, Codex and Gemini
+ * CLI; Copilot has its own rules (copilot_fail); an agent that shows no
+ * systemMessage gets the fail-open message on stderr instead. */
 static int fail(int fail_closed)
 {
+    if (agent && strcmp(agent, "copilot") == 0)
+        return copilot_fail(fail_closed);
     if (fail_closed || !shows_system_message()) {
         write_all(2, why, strlen(why));
         write_all(2, "\n", 1);
         return fail_closed ? 2 : 0;
     }
-    struct buf out = {0};
-    put(&out, "{\"systemMessage\": \"", 19);
-    for (const unsigned char *c = (const unsigned char *)why; *c; c++) {
-        if (*c == '"' || *c == '\\') {
-            put_byte(&out, '\\');
-            put_byte(&out, *c);
-        } else if (*c < 0x20) {
-            char esc[8];
-            snprintf(esc, sizeof esc, "\\u%04x", *c);
-            put(&out, esc, 6);
-        } else {
-            put_byte(&out, *c);
-        }
-    }
-    put(&out, "\"}\n", 3);
-    write_all(1, out.p, out.len);
-    return 0;
+    return say_json("{\"systemMessage\": ");
 }
 
 /* ---- the socket path (hookd_client/sockpath.py) -------------------------- */
@@ -660,7 +709,7 @@ int main(int argc, char **argv)
     /* As in Python: a closed pipe is an EPIPE error to handle, not a kill. */
     signal(SIGPIPE, SIG_IGN);
     int fail_closed = 0;
-    const char *explicit = NULL, *event = NULL;
+    const char *explicit = NULL;
     for (int k = 1; k < argc; k++) {
         const char *arg = argv[k];
         if (strcmp(arg, "--fail-closed") == 0)

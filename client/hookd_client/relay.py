@@ -249,22 +249,67 @@ turns stdout into context, Cline reads ``{cancel, …}``): its fail-open message
 to stderr, and stdout stays empty — "no opinion" in every dialect."""
 
 
-def fail_open(agent: str, why: str) -> tuple[str, str, int]:
+def fail_open(agent: str, why: str, event: str = "") -> tuple[str, str, int]:
     """What the relay prints when hookd cannot answer and the hook fails open.
 
     Visible, in the agent's own format: a ``systemMessage`` for the agents that
-    show it to the user and go on (:data:`_SYSTEM_MESSAGE_AGENTS`), else a line on
-    stderr with exit 0 and nothing on stdout.
+    show it to the user and go on (:data:`_SYSTEM_MESSAGE_AGENTS`), Copilot's own
+    way (:func:`_copilot_fail`), else a line on stderr with exit 0 and nothing on
+    stdout.
     """
+    if agent == "copilot":
+        return _copilot_fail(event, why, closed=False)
     if agent in _SYSTEM_MESSAGE_AGENTS:
         return '{"systemMessage": ' + _json_str(why) + "}\n", "", 0
     return "", why + "\n", 0
 
 
-def fail_closed(agent: str, why: str) -> tuple[str, str, int]:
-    """Exit 2 with the reason on stderr: every agent hookd serves blocks on it
-    (Claude Code, Codex, Gemini CLI, Copilot CLI — agents.md)."""
-    del agent
+def fail_closed(agent: str, why: str, event: str = "") -> tuple[str, str, int]:
+    """Exit 2 with the reason on stderr: Claude Code, Codex and Gemini CLI block on
+    it (agents.md); Copilot blocks in JSON (:func:`_copilot_fail`)."""
+    if agent == "copilot":
+        return _copilot_fail(event, why, closed=True)
+    return "", why + "\n", 2
+
+
+_COPILOT_GATES = frozenset({"preToolUse", "PreToolUse"})
+_COPILOT_BLOCKS = frozenset(
+    {
+        "userPromptSubmitted",
+        "UserPromptSubmit",
+        "postToolUse",
+        "PostToolUse",
+        "agentStop",
+        "Stop",
+        "subagentStop",
+        "SubagentStop",
+    }
+)
+
+
+def _copilot_fail(event: str, why: str, *, closed: bool) -> tuple[str, str, int]:
+    """Copilot CLI 1.0.102 when hookd cannot answer (seen running it).
+
+    Copilot reads exit codes its own way: *any* non-zero exit of a preToolUse
+    hook denies the call ("hook errored"), while elsewhere exit 2 blocks nothing
+    and its stderr is shown to the user as a warning (``! <stderr>``) — the only
+    hook text ``copilot -p`` shows the user at all (a systemMessage, or stderr
+    with exit 0, is shown nowhere).  So:
+
+    * fail open: on preToolUse exit 0 with the message as ``additionalContext``
+      (the model learns the call went unchecked; nothing reaches the user there),
+      elsewhere exit 2 with the message on stderr (a visible warning, no block);
+    * fail closed: a deny or a block in Copilot's JSON, with the message as the
+      reason, where Copilot can block (exit 2 would not block a prompt or a stop);
+      elsewhere the same visible warning as failing open.
+    """
+    if event in _COPILOT_GATES:
+        if closed:
+            out = '{"permissionDecision": "deny", "permissionDecisionReason": '
+            return out + _json_str(why) + "}\n", "", 0
+        return '{"additionalContext": ' + _json_str(why) + "}\n", "", 0
+    if closed and event in _COPILOT_BLOCKS:
+        return '{"decision": "block", "reason": ' + _json_str(why) + "}\n", "", 0
     return "", why + "\n", 2
 
 
@@ -368,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.buffer.write(stderr.encode("utf-8", "surrogateescape"))
             sys.stderr.flush()
         return code
-    stdout, stderr, code = (fail_closed if closed else fail_open)(agent, why)
+    stdout, stderr, code = (fail_closed if closed else fail_open)(agent, why, event)
     if stdout:
         sys.stdout.buffer.write(stdout.encode("utf-8"))
     if stderr:

@@ -142,11 +142,60 @@ async def test_daemon_down_fails_open_in_the_agents_own_format(
     )
     assert codex.returncode == 0
     assert json.loads(codex.stdout)["systemMessage"].startswith("hookd is not running:")
-    copilot = await _run_relay(
-        relay_cmd, "--agent", "copilot", "preToolUse", "--socket", missing, stdin=b"{}"
-    )
-    assert (copilot.returncode, copilot.stdout) == (0, b"")
-    assert copilot.stderr.startswith(b"hookd is not running:")
+
+    async def copilot(event: str, *closed: str) -> tuple[int, Any, bytes]:
+        proc = await _run_relay(
+            relay_cmd, "--agent", "copilot", event, *closed, "--socket", missing, stdin=b"{}"
+        )
+        return proc.returncode, json.loads(proc.stdout) if proc.stdout else None, proc.stderr
+
+    # Copilot shows a hook's words to the user only as exit 2's stderr, and only where
+    # exit 2 blocks nothing; on preToolUse any non-zero exit denies, so the model is told.
+    code, out, err = await copilot("preToolUse")
+    assert (code, err) == (0, b"")
+    assert out["additionalContext"].startswith("hookd is not running:")
+    for event in ("userPromptSubmitted", "agentStop", "sessionStart", "PostToolUse"):
+        code, out, err = await copilot(event)
+        assert (code, out) == (2, None) and err.startswith(b"hookd is not running:"), event
+
+
+async def test_daemon_down_fails_closed_where_copilot_can_block(
+    tmp_path: Path, relay_cmd: list[str]
+) -> None:
+    """Exit 2 would not block Copilot's prompt, tool result or stop: the block is JSON
+    (a PreToolUse deny with its reason, which the model reads)."""
+    missing = str(tmp_path / "nobody.sock")
+
+    async def closed(event: str) -> tuple[int, Any, bytes]:
+        proc = await _run_relay(
+            relay_cmd,
+            "--agent",
+            "copilot",
+            event,
+            "--fail-closed",
+            "--socket",
+            missing,
+            stdin=b"{}",
+        )
+        return proc.returncode, json.loads(proc.stdout) if proc.stdout else None, proc.stderr
+
+    for event in ("preToolUse", "PreToolUse"):
+        code, out, _ = await closed(event)
+        assert code == 0 and out["permissionDecision"] == "deny", event
+        assert out["permissionDecisionReason"].startswith("hookd is not running:")
+    for event in (
+        "userPromptSubmitted",
+        "UserPromptSubmit",
+        "postToolUse",
+        "agentStop",
+        "Stop",
+        "subagentStop",
+    ):
+        code, out, _ = await closed(event)
+        assert code == 0 and out["decision"] == "block", event
+        assert out["reason"].startswith("hookd is not running:")
+    code, out, err = await closed("sessionStart")  # nothing to block: the visible warning
+    assert (code, out) == (2, None) and err.startswith(b"hookd is not running:")
 
 
 async def test_agent_relay_runs_the_agents_event_through_its_adapter(
@@ -299,7 +348,11 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
         ("Stop", "--socket", str(tmp_path / "x.sock"), "--fail-closed"),
         ("--agent", "codex", "PreToolUse", "--socket", str(tmp_path / "x.sock")),
         ("--agent=gemini", "BeforeTool", "--socket", str(tmp_path / "x.sock"), "--fail-closed"),
-        ("--agent", "copilot", "preToolUse", "--socket", str(tmp_path / "x.sock")),
+        ("--agent", "copilot", "preToolUse", "--socket", str(quote)),
+        ("--agent", "copilot", "PreToolUse", "--socket", str(quote), "--fail-closed"),
+        ("--agent", "copilot", "agentStop", "--socket", str(tmp_path / "x.sock")),
+        ("--agent", "copilot", "userPromptSubmitted", "--fail-closed", "--socket", str(quote)),
+        ("--agent", "copilot", "sessionEnd", "--fail-closed", "--socket", str(quote)),
         ("--agent", "kiro", "preToolUse", "--socket", str(tmp_path / "x.sock")),
         ("--agent", "qwen", "PreToolUse", "--socket", str(tmp_path / "x.sock")),
         ("--agent", "claude", "Stop", "--socket", str(tmp_path / "x.sock")),
