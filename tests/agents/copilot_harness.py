@@ -125,12 +125,14 @@ async def run_copilot(
     cache: Path,
     relay: Path | None = None,
     prompt: str = PROMPT,
+    daemon_up: bool = True,
 ) -> CopilotRun:
     """One Copilot run in ``root`` (a fresh directory) with ``hook_file`` (either shape)
     as ``$COPILOT_HOME/hooks/hooks.json``.
 
     ``cache``: the shared ``XDG_CACHE_HOME`` (Copilot unpacks itself there once).
-    ``relay``: the compiled relay the install wires; None installs the Python relay."""
+    ``relay``: the compiled relay the install wires; None installs the Python relay.
+    ``daemon_up``: False installs but starts no daemon (the relay fails open or closed)."""
     home, project = root / "home", root / "proj"
     copilot_home = home / ".copilot"
     hooks_dir = copilot_home / "hooks"
@@ -183,10 +185,13 @@ async def run_copilot(
                     check=False,
                 )
                 assert install.returncode == 0, install.stderr.decode()
-                async with hookd_daemon(daemon):
+                if daemon_up:
+                    async with hookd_daemon(daemon):
+                        run = await _run(env, project, prompt, api)
+                    run.daemon_log = daemon.log.read_text(errors="replace")
+                else:
                     run = await _run(env, project, prompt, api)
                 run.install_output = install.stdout.decode()
-                run.daemon_log = daemon.log.read_text(errors="replace")
             finally:
                 shutil.rmtree(base, ignore_errors=True)
         nursery.cancel_scope.cancel()

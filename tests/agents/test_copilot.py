@@ -313,3 +313,42 @@ async def test_session_start_context_reaches_the_model_only_through_hookd(
     assert native.records == hookd.records == ["start"], explain(native, hookd)
     assert not any("S-MARK" in m for m in native.seen()[0]["user"])
     assert hookd.seen()[0]["user"][0] == "S-MARK"
+
+
+async def test_daemon_down_fails_open_visibly_and_closed_where_a_hook_says_so(
+    tmp_path: Path, copilot_cache: Path, relay: Path | None
+) -> None:
+    """Wired, with no daemon: the prompt goes ahead with Copilot's warning on screen and the
+    model told the call went unchecked; a PreToolUse hook marked ``onFailure: "block"``
+    makes the relay deny the call instead, with the reason."""
+    guard = {"PreToolUse": [group(record("never"), "Bash", onFailure="block")]}
+    open_run, closed_run = await _down(tmp_path, copilot_cache, relay, {}, guard)
+    assert open_run.exit_code == 0 and "tool_out.txt" in open_run.files
+    assert "! hookd is not running" in open_run.stderr
+    assert any("hookd is not running" in m for m in open_run.seen()[-1]["user"])
+    assert "--fail-closed" in json.loads(closed_run.wired)["hooks"]["preToolUse"][0]["bash"]
+    assert "tool_out.txt" not in closed_run.files and closed_run.records == []
+    (output,) = closed_run.seen()[-1]["tool_outputs"]
+    assert output.startswith("Denied by preToolUse hook: hookd is not running")
+
+
+async def _down(
+    tmp_path: Path, cache: Path, relay: Path | None, *hooks: dict[str, Any]
+) -> list[CopilotRun]:
+    runs: dict[int, CopilotRun] = {}
+
+    async def one(index: int) -> None:
+        runs[index] = await run_copilot(
+            tmp_path / str(index),
+            TURNS,
+            {"hooks": hooks[index]},
+            "hookd",
+            cache=cache,
+            relay=relay,
+            daemon_up=False,
+        )
+
+    async with trio.open_nursery() as nursery:
+        for index in range(len(hooks)):
+            nursery.start_soon(one, index)
+    return [runs[i] for i in range(len(hooks))]
