@@ -25,6 +25,7 @@ this machine; ``-m`` skips the model router's extra classifier call).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -209,10 +210,14 @@ async def run_native(run: Run, hooks: dict[str, Any]) -> None:
     await run_gemini(run, {})
 
 
-async def run_through_hookd(run: Run, hooks: dict[str, Any], *, daemon_down: bool = False) -> None:
+async def run_through_hookd(
+    run: Run, hooks: dict[str, Any], *, daemon_down: bool = False, python_relay: bool = False
+) -> None:
     """``hooks``: hookd's config; its ``"gemini"`` key instead holds hooks in Gemini's format,
     written into Gemini's settings for ``hookctl agents install`` to move into hookd's.
-    ``daemon_down``: the daemon is stopped after the install, before Gemini runs."""
+    ``daemon_down``: the daemon is stopped after the install, before Gemini runs.
+    ``python_relay``: install the Python relay even where the compiled one is built (the
+    installer's default, so the other scenarios cover that one wherever it is built)."""
     home = run.root / "home"
     native = hooks.pop("gemini", None)
     settings = {**BASE_SETTINGS, "hooks": native} if native else BASE_SETTINGS
@@ -230,6 +235,7 @@ async def run_through_hookd(run: Run, hooks: dict[str, Any], *, daemon_down: boo
                 "--user",
                 "--socket",
                 str(daemon.socket),
+                *(["--python-relay"] if python_relay else []),
             ],
             env=daemon.env(),
             cwd=str(run.project),
@@ -279,14 +285,16 @@ def js(value: Any) -> str:
 
 
 async def compare(
-    scenario: Scenario, turns: list[Text | Shell]
+    scenario: Scenario, turns: list[Text | Shell], *, python_relay: bool = False
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     native, hookd = new_run(turns), new_run(turns)
     native_hooks, _ = scenario(native)
     _, hookd_hooks = scenario(hookd)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(run_native, native, native_hooks)
-        nursery.start_soon(run_through_hookd, hookd, hookd_hooks)
+        nursery.start_soon(
+            functools.partial(run_through_hookd, hookd, hookd_hooks, python_relay=python_relay)
+        )
     seen_native, seen_hookd = native.observed(), hookd.observed()
     assert seen_hookd == seen_native, (
         f"native stderr:\n{native.stderr[-3000:]}\nhookd stderr:\n{hookd.stderr[-3000:]}\n"
@@ -423,7 +431,8 @@ async def test_user_prompt_block() -> None:
 async def test_hooks_already_in_gemini_move_into_hookd_and_keep_working() -> None:
     """The install story: the user's own Gemini hooks (a shell matcher, a timeout in ms)
     are moved by ``hookctl agents install gemini`` into hookd's config, translated
-    (matcher ``Bash``, seconds), and behave as they did."""
+    (matcher ``Bash``, seconds), and behave as they did.  Through the Python relay (the
+    other scenarios use the installer's default: the compiled one where it is built)."""
 
     def scenario(run: Run) -> tuple[Hooks, Hooks]:
         deny = hook(run, "deny-shell", "--stderr", "moved guard says no\n", "--exit", "2")
@@ -438,25 +447,30 @@ async def test_hooks_already_in_gemini_move_into_hookd_and_keep_working() -> Non
         }
         return native, {"gemini": native}
 
-    seen, _ = await compare(scenario, TOOL_TURNS)
+    seen, _ = await compare(scenario, TOOL_TURNS, python_relay=True)
     assert seen["tool_file"] is None
     assert seen["model_saw"][1]["tool_results"] == [
         {"error": "Tool execution blocked: moved guard says no"}
     ]
 
 
-async def test_daemon_down_fails_open_or_closed_as_configured() -> None:
+@pytest.mark.parametrize("relay", ["default", "python"])
+async def test_daemon_down_fails_open_or_closed_as_configured(relay: str) -> None:
     """hookd stopped after the install: an event whose hooks include ``onFailure: "block"``
     (the shell guard, so BeforeTool was wired ``--fail-closed``) blocks, in Gemini's terms;
-    every other event fails open, and the run goes on."""
+    every other event fails open, and the run goes on.  Both relays: each has its own
+    fail-open and fail-closed code."""
     run = new_run(TOOL_TURNS)
     guard = {"type": "command", "command": hook(run, "guard"), "onFailure": "block"}
     hooks = {
         "PreToolUse": [{"matcher": "Bash", "hooks": [guard]}],
         "UserPromptSubmit": [group(hook(run, "prompt"))],
     }
-    await run_through_hookd(run, hooks, daemon_down=True)
+    await run_through_hookd(run, hooks, daemon_down=True, python_relay=relay == "python")
     wired = json.loads((run.root / "home" / ".gemini" / "settings.json").read_text())
+    command = wired["hooks"]["BeforeTool"][0]["hooks"][0]["command"]
+    compiled = (VENV_BIN / "hookd-relay-c").exists() and relay == "default"
+    assert ("hookd-relay-c" in command) == compiled, command
     assert wired["hooks"]["BeforeTool"][0]["hooks"][0]["command"].endswith("--fail-closed")
     assert not wired["hooks"]["BeforeAgent"][0]["hooks"][0]["command"].endswith("--fail-closed")
     seen = run.observed()
