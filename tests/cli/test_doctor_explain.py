@@ -183,4 +183,4 @@ def test_doctor_finds_an_entry_that_fails_open_where_a_hook_asks_to_fail_closed(
     assert hookctl(["agents", "install", "qwen", "--python-relay"]) == 0
     capsys.readouterr()
     code, rows = doctor(capsys, "--agent", "qwen", "--project-dir", str(project))
-    assert not [r for r in rows if "fail" in r["message"]]
+    assert code == 0 and not [r for r in rows if "fail" in r["message"]]
