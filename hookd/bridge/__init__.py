@@ -1,12 +1,16 @@
 """The Claude Code bridge: how real Claude Code sessions run their hooks through hookd.
 
-Two doors into the daemon, because Claude Code offers two hook transports:
+The doors into the daemon, one per hook transport Claude Code offers:
 
 * :mod:`hookd.bridge.http_endpoint` — ``http`` hooks posting to a loopback
   endpoint (fast: one keep-alive connection, no process per event);
 * ``hookd-relay`` (:mod:`hookd_client.relay`) — a tiny ``command`` hook for the
   events where Claude Code runs no http hooks (SessionStart, Setup) and for
-  events whose verdict only an exit code can carry.
+  events whose verdict only an exit code can carry;
+* the Claude Code mod (``claude_mod/``, a plugin folder shipped as package
+  data) — in process, posting the per-tool-call events to the same http API
+  on the daemon's owner-only Unix socket; :mod:`hookd.bridge.mod_answer` puts
+  the answer into a mod's result shape (``install --transport mod``).
 
 :mod:`hookd.bridge.claude_settings` rewrites Claude Code's settings files so
 that every event reaches hookd, moving the user's own hooks into hookd's
