@@ -481,3 +481,69 @@ async def test_daemon_down_fails_open_or_closed_as_configured(relay: str) -> Non
     assert seen["end"]["returncode"] == 0
     assert "hookd is not running" in run.stderr  # the fail-open systemMessage, shown
     shutil.rmtree(run.root, ignore_errors=True)
+
+
+async def test_project_hooks_move_into_the_project_s_hookd_config() -> None:
+    """The project scope: a project's own ``.gemini/settings.json`` hooks (which Gemini
+    loads only in a trusted workspace) are moved by ``hookctl agents install gemini
+    --project`` into ``<project>/.claude/hooks.json``, which hookd runs once
+    ``hookctl trust`` says so — and they deny as they did natively."""
+    turns: list[Text | Shell] = [Shell(COMMAND), Text("All done.")]
+    native, hookd = new_run(turns), new_run(turns)
+    trust = {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
+
+    def project_hooks(run: Run) -> dict[str, Any]:
+        deny = hook(run, "project-guard", "--stderr", "not in this project\n", "--exit", "2")
+        return {"BeforeTool": [group(deny, "run_shell_command")]}
+
+    async def run_native_project() -> None:
+        home_settings = run_root_settings(native)
+        home_settings.write_text(json.dumps(BASE_SETTINGS))
+        (native.project / ".gemini").mkdir()
+        (native.project / ".gemini" / "settings.json").write_text(
+            json.dumps({"hooks": project_hooks(native)})
+        )
+        await run_gemini(native, trust)
+
+    async def run_hookd_project() -> None:
+        home = hookd.root / "home"
+        run_root_settings(hookd).write_text(json.dumps(BASE_SETTINGS))
+        (hookd.project / ".gemini").mkdir()
+        project_file = hookd.project / ".gemini" / "settings.json"
+        project_file.write_text(json.dumps({"hooks": project_hooks(hookd)}))
+        paths = daemon_paths(hookd.root, home)
+        (paths.config_home / "hookd").mkdir(parents=True)
+        async with hookd_daemon(paths) as daemon:
+            for argv in (
+                ["agents", "install", "gemini", "--project", "--socket", str(daemon.socket)],
+                ["trust", str(hookd.project)],
+            ):
+                done = await trio.run_process(
+                    [str(VENV_BIN / "hookctl"), *argv],
+                    env=daemon.env(),
+                    cwd=str(hookd.project),
+                    capture_stdout=True,
+                    capture_stderr=True,
+                    check=False,
+                )
+                assert done.returncode == 0, done.stderr.decode() + done.stdout.decode()
+            moved = json.loads((hookd.project / ".claude" / "hooks.json").read_text())
+            assert [g["matcher"] for g in moved["hooks"]["PreToolUse"]] == ["Bash"]
+            assert "--agent gemini" in project_file.read_text()
+            await run_gemini(hookd, {**trust, "HOOKD_SOCKET": str(daemon.socket)})
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run_native_project)
+        nursery.start_soon(run_hookd_project)
+    seen = native.observed()
+    assert hookd.observed() == seen, f"{native.stderr[-2000:]}\n{hookd.stderr[-2000:]}"
+    assert seen["tool_file"] is None
+    assert seen["model_saw"][1]["tool_results"] == [
+        {"error": "Tool execution blocked: not in this project"}
+    ]
+    for run in (native, hookd):
+        shutil.rmtree(run.root, ignore_errors=True)
+
+
+def run_root_settings(run: Run) -> Path:
+    return run.root / "home" / ".gemini" / "settings.json"
