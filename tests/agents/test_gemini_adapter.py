@@ -28,6 +28,7 @@ from hookd.agents.gemini import (
     SettingsError,
     canonical_matcher,
 )
+from hookd.cli.hookctl import main as hookctl
 from hookd.config.assemble import load_config
 from hookd.config.matching import compile_matcher, tool_aliases
 from hookd.engine.engine import SessionState
@@ -486,3 +487,36 @@ def test_a_moved_matcher_stays_readable_where_it_can() -> None:
     assert warning is not None and "'shell'" in warning
     assert canonical_matcher("mcp_.*") == ("mcp_.*", None)
     assert canonical_matcher("mcp_fs") == ("(?:mcp_fs)", None)
+
+
+def test_install_then_uninstall_gives_gemini_s_file_back_byte_for_byte(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Through the real command: comments and all come back, the moved hooks leave hookd's
+    config, the Gemini-only model hooks never left Gemini's file, and a second install
+    changes nothing."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(USER_SETTINGS, encoding="utf-8")
+    settings.chmod(0o640)
+    hookd_config = home / ".config" / "hookd" / "hooks.json"
+
+    assert hookctl(["agents", "install", "gemini", "--python-relay"]) == 0
+    wired = settings.read_text(encoding="utf-8")
+    assert GEMINI.is_wired(wired)
+    assert json.loads(wired)["hooks"]["BeforeModel"][0]["hooks"][0]["command"] == "model.sh"
+    moved = json.loads(hookd_config.read_text(encoding="utf-8"))["hooks"]
+    assert set(moved) == {"PreToolUse", "Stop", "SessionEnd"}
+    assert hookctl(["agents", "install", "gemini", "--python-relay"]) == 0
+    assert settings.read_text(encoding="utf-8") == wired
+    assert json.loads(hookd_config.read_text(encoding="utf-8"))["hooks"] == moved
+
+    assert hookctl(["agents", "uninstall", "gemini"]) == 0
+    assert settings.read_text(encoding="utf-8") == USER_SETTINGS
+    assert settings.stat().st_mode & 0o777 == 0o640
+    left = json.loads(hookd_config.read_text()) if hookd_config.exists() else {}
+    assert not left.get("hooks")
