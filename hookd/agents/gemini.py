@@ -127,8 +127,9 @@ _EVENTS: tuple[EventSpec, ...] = (
         "BeforeTool",
         "PreToolUse",
         "deny/block and ask are a top-level `decision`; permissionDecision is ignored by "
-        f"Gemini; {_NOTE_MERGE}; no additionalContext; an ask in a headless run (`-p`) ends "
-        "the run without running the tool (Gemini cannot ask there, natively too)",
+        f"Gemini; {_NOTE_MERGE}; no additionalContext; an allow does not skip Gemini's own "
+        "confirmation; an ask in a headless run (`-p`) ends the run without running the tool "
+        "(Gemini cannot ask there, natively too)",
         block=True,
         rewrite_input=True,
         ask=True,
@@ -253,20 +254,24 @@ class GeminiAdapter(Adapter):
             if result.stop_reason is not None:
                 out["stopReason"] = result.stop_reason
         specific: dict[str, Any] = {}
+        asked: list[str] = []
         if result.blocked and caps.block:
             out["decision"] = "deny"
             out["reason"] = _gemini_reason(result)
         elif result.decision == "ask" and caps.ask:
+            # Gemini's confirmation dialog shows the hook's systemMessage, not its reason:
+            # the reason goes there too, as Claude Code shows it when it asks.
             out["decision"] = "ask"
             if result.reason:
                 out["reason"] = result.reason
+                asked = [result.reason]
         elif result.updated_input is not None and caps.rewrite_input:
             specific["tool_input"] = result.updated_input
         if caps.add_context:
             contexts = [*result.plain_context, *result.additional_context, *result.async_results]
             if contexts:
                 specific["additionalContext"] = "\n".join(contexts)
-        messages = [*result.system_messages, *_warnings(result)]
+        messages = [*asked, *result.system_messages, *_warnings(result)]
         if messages and caps.system_message:
             out["systemMessage"] = "\n".join(messages)
         if specific:

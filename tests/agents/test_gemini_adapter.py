@@ -216,6 +216,7 @@ async def test_a_rewrite_is_gemini_s_tool_input(tmp_path: Path) -> None:
 
 
 async def test_ask_is_gemini_s_ask(tmp_path: Path) -> None:
+    """Gemini's confirmation dialog shows the systemMessage (scheduler: hookSystemMessage)."""
     answer = {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -225,7 +226,7 @@ async def test_ask_is_gemini_s_ask(tmp_path: Path) -> None:
     }
     hooks = {"PreToolUse": [group(f"echo {shlex.quote(json.dumps(answer))}")]}
     _, out, _ = await run("BeforeTool", hooks, tmp_path)
-    assert out == {"decision": "ask", "reason": "sure?"}
+    assert out == {"decision": "ask", "reason": "sure?", "systemMessage": "sure?"}
 
 
 async def test_prompt_context_and_block(tmp_path: Path) -> None:
