@@ -245,3 +245,25 @@ async def test_daemon_down_fails_open_or_closed(
         assert [d.get("tool_name") for d in denials] == ["Bash"]
     else:
         assert result["is_error"] is False and result["content"] == "hi"
+
+
+async def test_claude_code_validates_the_mod() -> None:
+    """Claude Code reads a hooks module statically before loading it: the shipped mod
+    passes, hooks what the installer leaves to it, and guards with a ``.catch``."""
+    from e2e.harness import CLAUDE_BIN
+    from hookd.bridge.claude_settings import mod_dir
+
+    proc = await trio.run_process(
+        [str(CLAUDE_BIN), "plugin", "validate", str(mod_dir())],
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+        env={**os.environ, "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1"},
+    )
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, out + proc.stderr.decode()
+    assert "Validation passed" in out
+    assert "index.ts hooks: classic.*, turn.step" in out
+    assert "index.ts gating hook with .catch: classic.*" in out
+    assert "index.ts env reads: HOOKD_HTTP_SOCKET, HOOKD_MOD_FAIL_CLOSED" in out
+    assert "error TS" not in out  # the module type-checks against Claude Code's API

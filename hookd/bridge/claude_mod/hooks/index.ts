@@ -13,6 +13,8 @@ const CARRIED = ["PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBat
 
 // What PreToolUse's envelope lacks and the other events carry: kept from the last one.
 let base: Json = {}
+// $HOOKD_HTTP_SOCKET, read once: the environment a session started with does not change.
+let socketPath: string | undefined
 
 function remember(e: Json): void {
   const kept: Json = {}
@@ -70,12 +72,19 @@ async function hookd($: any, e: any, next: any): Promise<any> {
   const event = next.event.slice("classic.".length)
   if (event !== "PreToolUse") remember(e)
   if (!CARRIED.includes(event)) return next(e)
-  const socketPath = await $.env.get("HOOKD_HTTP_SOCKET")
+  if (socketPath === undefined) socketPath = (await $.env.get("HOOKD_HTTP_SOCKET")) || ""
   if (!socketPath) return next(e)
   let input = e
   if (event === "PreToolUse") {
-    const [sessionId, info, cwd] = await Promise.all([$.session.id(), $.session.info(), $.session.cwd()])
-    input = preToolUseInput(e, sessionId, info.transcriptPath, cwd, info.promptId)
+    // The session's id, transcript and prompt come with every other event (SessionStart
+    // and UserPromptSubmit precede any tool call); only the cwd moves with each command.
+    const cwd = await $.session.cwd()
+    if (base.session_id === undefined || base.transcript_path === undefined) {
+      const [sessionId, info] = await Promise.all([$.session.id(), $.session.info()])
+      input = preToolUseInput(e, sessionId, info.transcriptPath, cwd, info.promptId)
+    } else {
+      input = preToolUseInput(e, base.session_id, base.transcript_path, cwd, base.prompt_id)
+    }
   }
   const reply = await $.http.fetch(`http://hookd/mod/${event}`, {
     method: "POST",
