@@ -45,6 +45,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping
@@ -395,6 +396,15 @@ class GeminiAdapter(Adapter):
                 f"{where}: disabled in hooksConfig.disabled; not carried over (the backup keeps it)"
             )
             return None
+        env = hook.get("env")
+        if isinstance(env, dict) and env:
+            # hookd's command hooks take no `env`: the same variables, set by the shell.
+            names = [k for k in env if isinstance(k, str) and _ENV_NAME.match(k)]
+            exports = "".join(f"export {k}={shlex.quote(str(env[k]))}; " for k in names)
+            command = exports + command
+            found.warnings.append(f"{where}.env: set by the command line under hookd ({exports})")
+            if len(names) != len(env):
+                found.warnings.append(f"{where}.env: names that are no shell variable left out")
         handler: dict[str, Any] = {"type": "command", "command": command}
         timeout = hook.get("timeout")
         if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
@@ -696,6 +706,7 @@ def _command_warnings(where: str, command: str) -> list[str]:
     return []
 
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _WHOLE_MATCH = frozenset({"*", ".*", ".+", "^.*$"})
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_|, -]+$")
 """What hookd's matcher language reads as exact names, not a regex (config/matching.py)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -521,3 +522,19 @@ def test_install_then_uninstall_gives_gemini_s_file_back_byte_for_byte(
     assert settings.stat().st_mode & 0o777 == 0o640
     left = json.loads(hookd_config.read_text()) if hookd_config.exists() else {}
     assert not left.get("hooks")
+
+
+def test_a_hook_s_env_is_set_by_its_command_line_under_hookd(tmp_path: Path) -> None:
+    """Gemini gives a hook the ``env`` of its config; hookd's command hooks have no such
+    field, so the moved command exports the same variables (quoted: values stay literal)."""
+    path = tmp_path / "settings.json"
+    hook = {"type": "command", "command": 'echo "$MODE $X"', "env": {"MODE": "a b$c", "1x": "no"}}
+    path.write_text(json.dumps({"hooks": {"BeforeAgent": [{"hooks": [hook]}]}}), encoding="utf-8")
+    found = GEMINI.read_hooks(path)
+    (moved,) = found.hooks["UserPromptSubmit"][0]["hooks"]
+    assert moved["command"] == "export MODE='a b$c'; echo \"$MODE $X\""
+    assert any("names that are no shell variable" in w for w in found.warnings)
+    done = subprocess.run(
+        ["sh", "-c", moved["command"]], capture_output=True, text=True, check=True, env={"X": "y"}
+    )
+    assert done.stdout == "a b$c y\n"
