@@ -12,6 +12,7 @@ answer is the e2e test's job (tests/agents/test_gemini.py).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -538,3 +539,26 @@ def test_a_hook_s_env_is_set_by_its_command_line_under_hookd(tmp_path: Path) -> 
         ["sh", "-c", moved["command"]], capture_output=True, text=True, check=True, env={"X": "y"}
     )
     assert done.stdout == "a b$c y\n"
+
+
+def test_detect_reads_the_version_from_the_npm_package(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """From the package the ``gemini`` on PATH belongs to: no node start-up (the pinned CLI)."""
+    pinned = Path(__file__).resolve().parents[1] / "e2e" / "node_modules" / ".bin" / "gemini"
+    if not pinned.exists():
+        if os.environ.get("CI"):
+            pytest.fail("the pinned Gemini CLI is missing; scripts/check installs it in CI")
+        pytest.skip("run `npm install` in tests/e2e first")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gemini").symlink_to(pinned)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    found = GEMINI.detect()
+    assert (found.installed, found.binary, found.version) == (
+        True,
+        str(bin_dir / "gemini"),
+        GEMINI.tested_version,
+    )
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert not GEMINI.detect().installed
