@@ -165,7 +165,7 @@ async def test_matcher_on_the_shell_tool(tmp_path: Path, relay: Path | None) -> 
 
 
 async def test_timeout_fails_open(tmp_path: Path, relay: Path | None) -> None:
-    slow = hook(f'{record("slow")}; sleep 8; echo never >> "$HOOK_LOG"', timeout=2)
+    slow = hook(f'{record("slow")}; sleep 30; echo never >> "$HOOK_LOG"', timeout=2)
     hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [slow]}]}
     native, _ = await both(tmp_path, relay, hooks)
     assert native.records == ["slow"] and "tool_out.txt" in native.files
