@@ -63,13 +63,16 @@ def render(
     ]
     agents = sorted({s.get("agent_pid") for s in status["sessions"] if s.get("agent_pid")})
     lines.append(f"SESSIONS {len(status['sessions'])}   AGENTS {len(agents)}")
-    lines.append(f"  {'session':<36} {'agent':>7} {'events':>6} {'last event':<20} project")
+    lines.append(
+        f"  {'session':<36} {'agent':<8} {'pid':>7} {'events':>6} {'last event':<20} project"
+    )
     for s in sorted(status["sessions"], key=lambda s: s.get("last_event_at") or 0, reverse=True)[
         :8
     ]:
         last = f"{s.get('last_event') or '-'} {_ago(s.get('last_event_at'), now)}"
         lines.append(
-            f"  {_cut(s['session_id'], 36):<36} {s.get('agent_pid') or '-':>7} "
+            f"  {_cut(s['session_id'], 36):<36} {_cut(s.get('agent') or '-', 8):<8} "
+            f"{s.get('agent_pid') or '-':>7} "
             f"{s.get('events', 0):>6} {_cut(last, 20):<20} {s['project']}"
         )
     lines += ["", f"RUNNING NOW {len(status['running'])}"]

@@ -23,7 +23,8 @@ def test_render_fits_the_screen_and_orders_latency() -> None:
     status = {
         "version": "0.1.0", "pid": 1, "uptime": 5.0, "generation": 3, "connections": 1,
         "in_flight": 1,
-        "sessions": [{"session_id": "s1", "agent_pid": 42, "project": "/p", "events": 2,
+        "sessions": [{"session_id": "s1", "agent": "codex", "agent_pid": 42, "project": "/p",
+                      "events": 2,
                       "last_event": "PreToolUse", "last_event_at": 99.0}],
         "running": [{"hook": "slow.sh", "event": "PreToolUse", "session_id": "s1", "pid": 7,
                      "elapsed": 5.0, "timeout": 10.0, "source": "x"}],
@@ -35,6 +36,8 @@ def test_render_fits_the_screen_and_orders_latency() -> None:
     lines = render(status, records, 80, 40, 100.0)
     assert all(len(line) <= 80 for line in lines)
     assert "SESSIONS 1   AGENTS 1" in lines
+    session = next(line for line in lines if line.startswith("  s1 "))
+    assert session.split()[:3] == ["s1", "codex", "42"]
     running = next(line for line in lines if "slow.sh" in line)
     assert "[" + "#" * 5 + "." * 5 + "] 5.0s / 10s" in running
     assert [row[0] for row in latency(records)] == ["slow", "fast"]
