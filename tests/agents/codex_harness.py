@@ -47,7 +47,7 @@ PROMPT = "Please run the shell command for me."
 Mode = Literal["native", "hookd"]
 
 CONFIG = """\
-model = "gpt-fake"
+model = "{model}"
 model_provider = "fake"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
@@ -155,12 +155,14 @@ async def run_codex(
     *,
     relay: Path | None = None,
     prompt: str = PROMPT,
+    model: str = "gpt-fake",
 ) -> CodexRun:
     """One Codex run in ``root`` (a fresh directory) with ``hooks`` in Claude Code's shape.
 
     ``relay``: the compiled relay the install wires (the session's build of
     relay/hookd-relay.c, so the source under test runs, not a stale venv copy);
-    None installs the Python relay."""
+    None installs the Python relay.  ``model``: ``gpt-5.5`` (a slug of Codex's catalog)
+    makes Codex offer its freeform ``apply_patch`` tool."""
     home, project = root / "home", root / "proj"
     codex_home = home / ".codex"
     for d in (codex_home, project):
@@ -179,7 +181,7 @@ async def run_codex(
     (codex_home / "hooks.json").write_text(json.dumps({"hooks": hooks}, indent=2))
     async with trio.open_nursery() as nursery:
         await nursery.start(serve_fake_responses, api)
-        (codex_home / "config.toml").write_text(CONFIG.format(base_url=api.base_url))
+        (codex_home / "config.toml").write_text(CONFIG.format(base_url=api.base_url, model=model))
         if mode == "native":
             run = await _run(env, project, prompt, api)
         else:

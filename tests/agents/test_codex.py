@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from agents.codex_harness import CodexRun, codex_available, run_codex
-from agents.fake_responses import Shell, Text, Turn
+from agents.fake_responses import Patch, Shell, Text, Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.codex]
 
@@ -63,10 +63,16 @@ def relay(request: pytest.FixtureRequest) -> Path | None:
 
 
 async def both(
-    tmp_path: Path, relay: Path | None, hooks: dict[str, Any], turns: list[Turn] | None = None
+    tmp_path: Path,
+    relay: Path | None,
+    hooks: dict[str, Any],
+    turns: list[Turn] | None = None,
+    model: str = "gpt-fake",
 ) -> tuple[CodexRun, CodexRun]:
-    native = await run_codex(tmp_path / "native", turns or TURNS, hooks, "native")
-    hookd = await run_codex(tmp_path / "hookd", turns or TURNS, hooks, "hookd", relay=relay)
+    native = await run_codex(tmp_path / "native", turns or TURNS, hooks, "native", model=model)
+    hookd = await run_codex(
+        tmp_path / "hookd", turns or TURNS, hooks, "hookd", relay=relay, model=model
+    )
     want, got = native.comparable(), hookd.comparable()
     assert got == want, (
         f"native:\n{json.dumps(want, indent=1)}\nhookd:\n{json.dumps(got, indent=1)}\n"
@@ -169,3 +175,28 @@ async def test_timeout_fails_open(tmp_path: Path, relay: Path | None) -> None:
     hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [slow]}]}
     native, _ = await both(tmp_path, relay, hooks)
     assert native.records == ["slow"] and "tool_out.txt" in native.files
+
+
+async def test_a_patch_keeps_its_tool_name_and_a_matcher_on_it_denies(
+    tmp_path: Path, relay: Path | None
+) -> None:
+    """Codex's freeform apply_patch reaches hooks as ``apply_patch`` (not mapped to Edit: a patch
+    has no file_path); a matcher naming it denies the patch, the ``Bash`` matcher stays quiet."""
+    deny = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "PATCH-MARK no patches",
+        }
+    }
+    hooks = {
+        "PreToolUse": [
+            {"matcher": "apply_patch", "hooks": [hook(emit("patch", deny))]},
+            {"matcher": "Bash", "hooks": [hook(record("bash"))]},
+        ]
+    }
+    patch = "*** Begin Patch\n*** Add File: patched.txt\n+hello from apply_patch\n*** End Patch\n"
+    turns: list[Turn] = [Patch(patch), Text("All done.")]
+    native, _ = await both(tmp_path, relay, hooks, turns, model="gpt-5.5")
+    assert native.records == ["patch"] and "patched.txt" not in native.files
+    assert "PATCH-MARK no patches" in native.seen()[-1]["tool_outputs"][0]
