@@ -396,21 +396,11 @@ class GeminiAdapter(Adapter):
                 f"{where}: disabled in hooksConfig.disabled; not carried over (the backup keeps it)"
             )
             return None
-        env = hook.get("env")
-        if isinstance(env, dict) and env:
-            # hookd's command hooks take no `env`: the same variables, set by the shell.
-            names = [k for k in env if isinstance(k, str) and _ENV_NAME.match(k)]
-            exports = "".join(f"export {k}={shlex.quote(str(env[k]))}; " for k in names)
-            command = exports + command
-            found.warnings.append(f"{where}.env: set by the command line under hookd ({exports})")
-            if len(names) != len(env):
-                found.warnings.append(f"{where}.env: names that are no shell variable left out")
+        command = _with_env(where, command, hook.get("env"), found)
         handler: dict[str, Any] = {"type": "command", "command": command}
-        timeout = hook.get("timeout")
-        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-            handler["timeout"] = timeout * self.timeout_unit
-        elif timeout is None:
-            handler["timeout"] = 60.0  # Gemini's default (60000 ms), not Claude Code's 600 s
+        timeout = _seconds(hook.get("timeout"), self.timeout_unit)
+        if timeout is not None:
+            handler["timeout"] = timeout
         if isinstance(name, str) and name:
             handler["name"] = name
         found.warnings.extend(_command_warnings(where, command))
@@ -694,6 +684,29 @@ def _user_groups(groups: Any) -> bool:
     return isinstance(groups, list) and any(
         not (isinstance(g, dict) and _all_hookd(g)) for g in groups
     )
+
+
+def _with_env(where: str, command: str, env: Any, found: NativeHooks) -> str:
+    """Gemini gives a hook its config's ``env``; hookd's command hooks take none, so the
+    moved command line exports the same variables (quoted: values stay literal)."""
+    if not isinstance(env, dict) or not env:
+        return command
+    names = [k for k in env if isinstance(k, str) and _ENV_NAME.match(k)]
+    exports = "".join(f"export {k}={shlex.quote(str(env[k]))}; " for k in names)
+    found.warnings.append(f"{where}.env: set by the command line under hookd ({exports})")
+    if len(names) != len(env):
+        found.warnings.append(f"{where}.env: names that are no shell variable left out")
+    return exports + command
+
+
+def _seconds(timeout: Any, unit: float) -> float | None:
+    """A Gemini timeout in seconds; none given is Gemini's default (60000 ms), not Claude
+    Code's 600 s; a value that is no positive number: None (hookd's default applies)."""
+    if timeout is None:
+        return 60.0
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        return float(timeout * unit)
+    return None
 
 
 def _command_warnings(where: str, command: str) -> list[str]:
