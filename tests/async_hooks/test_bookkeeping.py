@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +231,29 @@ async def test_a_config_async_session_end_hook_outlives_the_session_end_budget(
     assert done["exit_code"] == 0
     (result,) = await conn.check("s-end")
     assert result["messages"] == ["BYE", "SYS-BYE"]
+
+
+# --- the listing ------------------------------------------------------------------------
+
+
+async def test_a_listed_runs_elapsed_time_is_measured_from_its_start(
+    daemon_factory: Any, wire: Any, tmp_path: Path
+) -> None:
+    """``elapsed`` in ``async_list`` (``hookctl async``, ``top``): since the run started,
+    up to now while it runs and up to its end once finished — so never negative and
+    never more than this test has been running (a surviving mutant added the start
+    time instead of subtracting it). A correctness bound, not a speed claim."""
+    handle = await daemon_factory()
+    go = tmp_path / "go"
+    configure(handle, {"PostToolUse": [{"hooks": [async_hook(script("wait_go.sh", go, "", "X"))]}]})
+    conn = await wire(handle.socket)
+    began = time.time()
+    await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-elapsed"))
+    [running] = await _wait_state(conn, "s-elapsed", ["running"])
+    assert 0 <= running["elapsed"] <= time.time() - began + 0.001
+    go.touch()
+    [finished] = await _wait_state(conn, "s-elapsed", ["finished"])
+    assert running["elapsed"] <= finished["elapsed"] <= time.time() - began + 0.001
 
 
 # --- no dedup ---------------------------------------------------------------------------
