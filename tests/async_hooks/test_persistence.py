@@ -234,3 +234,51 @@ async def test_sigkill_restart_loses_nothing_and_repeats_nothing(wire: Any, tmp_
 async def _generation_after(conn: Wire, before: int) -> bool:
     generation: int = (await conn.status())["generation"]
     return generation > before
+
+
+async def test_an_undelivered_result_survives_two_restarts(
+    daemon_factory: Any, wire: Any, tmp_path: Path
+) -> None:
+    """Each start replays the journal and rewrites it with what still matters, so a
+    result nobody took must be in the rewritten journal too: a third daemon still has
+    it (a surviving mutant wrote the rewrite empty, which a single restart cannot
+    notice — the second daemon had the result in memory)."""
+    state = tmp_path / "state"
+    first = await daemon_factory(state_dir=str(state))
+    configure(first, {"PostToolUse": [_fast("KEPT")]})
+    conn = await wire(first.socket)
+    await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-twice"))
+    await wait_until(lambda: first.daemon.async_runner.stats()["undelivered"] == 1)
+    first.daemon.stop_requested.set()
+    await wait_until(lambda: not first.socket.exists(), timeout=20)
+    second = await daemon_factory(state_dir=str(state))
+    assert second.daemon.async_runner.stats()["undelivered"] == 1
+    second.daemon.stop_requested.set()
+    await wait_until(lambda: not second.socket.exists(), timeout=20)
+    third = await daemon_factory(state_dir=str(state))
+    conn3 = await wire(third.socket)
+    [kept] = await conn3.check("s-twice")
+    assert kept["messages"][0] == "KEPT"
+
+
+async def test_a_result_dropped_by_retention_stays_dropped_after_a_restart(
+    daemon_factory: Any, wire: Any, tmp_path: Path
+) -> None:
+    """Retention's drops are journaled: the next daemon (with roomier limits) must not
+    bring the dropped result back (a surviving mutant skipped the journal record)."""
+    state = tmp_path / "state"
+    first = await daemon_factory(state_dir=str(state), async_retention_per_session=1)
+    runner = first.daemon.async_runner
+    gates = [tmp_path / "go0", tmp_path / "go1"]
+    configure(first, {"PostToolUse": [_gated(gates[0], "OLDER"), _gated(gates[1], "NEWER")]})
+    conn = await wire(first.socket)
+    await conn.fire("PostToolUse", event("PostToolUse-Bash", "s-dropped"))
+    for finished, go in enumerate(gates, 1):  # OLDER finishes first, so it is dropped
+        go.touch()
+        await wait_until(lambda: runner.counters["finished"] == finished)  # noqa: B023
+    assert runner.counters["expired"] == 1
+    first.daemon.stop_requested.set()
+    await wait_until(lambda: not first.socket.exists(), timeout=20)
+    second = await daemon_factory(state_dir=str(state))
+    conn2 = await wire(second.socket)
+    assert [r["messages"] for r in await conn2.check("s-dropped")] == [["NEWER"]]
