@@ -33,9 +33,10 @@ What Copilot obeys, as seen running it (observations in the tests'
 * It reads the *native* output fields under either config shape
   (``permissionDecision``/``permissionDecisionReason``, ``modifiedArgs``,
   ``additionalContext``, ``decision: "block"`` + ``reason``,
-  ``modifiedResult``), while ``hookSpecificOutput`` is read only under the
-  Claude shape and only on PreToolUse.  So :meth:`CopilotAdapter.encode`
-  answers in the native fields for both: one answer, right for both doors.
+  ``modifiedResult``; PermissionRequest's ``behavior``/``message``), while
+  ``hookSpecificOutput`` is read only under the Claude shape and only on
+  PreToolUse.  So :meth:`CopilotAdapter.encode` answers in the native fields
+  for both: one answer, right for both doors.
 * Exit codes: a PreToolUse hook that exits non-zero *denies* the call
   ("hook errored"); exit 2 blocks nothing else (its stderr is shown as a
   warning).  hookd therefore always exits 0 and says everything in JSON.
@@ -183,11 +184,17 @@ _NATIVE: tuple[EventSpec, ...] = (
         note="Copilot cannot block a compaction",
     ),
     EventSpec(native="sessionEnd", canonical="SessionEnd", caps=_caps()),
+    EventSpec(
+        native="permissionRequest",
+        canonical="PermissionRequest",
+        caps=_caps(block=True),
+        note="fires before Copilot's permission rules, even with every tool allowed; a deny"
+        " tells the model `Permission denied by a PermissionRequest hook: <message>`",
+    ),
 )
 """Copilot's own events that have a Claude Code counterpart.  Not taken over (a
-user's hooks on them stay in Copilot's file): ``permissionRequest`` (its answer's
-shape was not verified here), ``userPromptTransformed``, ``preMcpToolCall``,
-``errorOccurred`` and ``notification`` (no Claude Code event)."""
+user's hooks on them stay in Copilot's file): ``userPromptTransformed``,
+``preMcpToolCall``, ``errorOccurred`` and ``notification`` (no Claude Code event)."""
 
 
 def _fields(caps: Capabilities) -> dict[str, bool]:
@@ -215,6 +222,7 @@ def _claude_shaped(spec: EventSpec) -> EventSpec:
 
 _CLAUDE_SHAPED = tuple(_claude_shaped(spec) for spec in _NATIVE)
 _NATIVE_KEYS = frozenset(s.native for s in _NATIVE)
+_NATIVE_NAME = {s.canonical: s.native for s in _NATIVE}
 _CLAUDE_KEYS = frozenset(s.native for s in _CLAUDE_SHAPED)
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
@@ -247,10 +255,14 @@ class CopilotAdapter(Adapter):
         spec = self.event_spec(native_event)
         if not isinstance(raw, dict):
             raise EventInputError(f"{self.title} {native_event} input: not a JSON object")
-        if spec.native == spec.canonical:
+        if spec.native != spec.canonical:
+            data = self._from_native(native_event, raw)
+        elif "hook_event_name" in raw:
             data = self._from_claude_shape(native_event, raw)
         else:
-            data = self._from_native(native_event, raw)
+            # Copilot sends some events camelCase even to a Claude-shaped hook
+            # (PermissionRequest, seen at 1.0.102): read them as what they are.
+            data = self._from_native(_NATIVE_NAME[spec.canonical], raw)
         data["hook_event_name"] = spec.canonical
         return AgentEvent(
             agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
@@ -355,6 +367,8 @@ class CopilotAdapter(Adapter):
                     log.warning("continue:false sent to Copilot as a block", hook_event=name)
             if name == "PostToolUse" and "updatedToolOutput" in result.specific:
                 out["modifiedResult"] = _tool_result(result.specific["updatedToolOutput"])
+        elif name == "PermissionRequest":
+            out.update(_permission_answer(result))
         elif stop:
             log.warning(
                 "Copilot cannot stop on this event: continue:false dropped", hook_event=name
@@ -565,6 +579,31 @@ def _reason(result: FireResult) -> str:
     if result.reason:
         return result.reason
     return "\n".join(m for m in result.blocking_messages if m)
+
+
+def _permission_answer(result: FireResult) -> dict[str, Any]:
+    """Claude Code's PermissionRequest ``decision`` in Copilot's top-level words
+    (``behavior``, ``message``).  Copilot applies no rewritten input there, so an allow
+    that rewrote the call becomes a deny (never run the call unsanitised), and
+    ``continue: false`` denies."""
+    decision = result.specific.get("decision")
+    decision = decision if isinstance(decision, dict) else {}
+    behavior, message = decision.get("behavior"), decision.get("message")
+    if behavior == "allow" and decision.get("updatedInput") is not None:
+        behavior = "deny"
+        message = (
+            "hookd: a hook rewrote this call's input in its PermissionRequest answer,"
+            " which Copilot cannot apply; denied rather than run the call unsanitised"
+        )
+        log.warning("PermissionRequest updatedInput sent to Copilot as a deny")
+    if not result.continue_ and behavior != "deny":
+        behavior, message = "deny", result.stop_reason or message
+    if behavior not in ("allow", "deny"):
+        return {}
+    out: dict[str, Any] = {"behavior": behavior}
+    if behavior == "deny" or message:
+        out["message"] = message or DEFAULT_BLOCK_REASON
+    return out
 
 
 def _native_args(updated: dict[str, Any], event: AgentEvent) -> object:

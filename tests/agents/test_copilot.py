@@ -247,6 +247,25 @@ async def test_user_prompt_block(tmp_path: Path, copilot_cache: Path, compiled: 
     assert "NO-PROMPT-MARK" in native.stderr
 
 
+async def test_permission_request_deny(tmp_path: Path, copilot_cache: Path, compiled: Path) -> None:
+    """Copilot reads a PermissionRequest answer from its top-level ``behavior`` (its own
+    words), hookd from ``hookSpecificOutput.decision`` (Claude Code's): the hook says both."""
+    answer = {
+        "behavior": "deny",
+        "message": "PERM-MARK",
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "deny", "message": "PERM-MARK"},
+        },
+    }
+    hooks = {"PermissionRequest": [group(emit("perm", answer))]}
+    native, _ = await both(tmp_path, copilot_cache, compiled, hooks)
+    assert native.records == ["perm"] and "tool_out.txt" not in native.files
+    assert native.seen()[-1]["tool_outputs"] == [
+        "Permission denied by a PermissionRequest hook: PERM-MARK"
+    ]
+
+
 async def test_matcher_on_the_shell_tool(
     tmp_path: Path, copilot_cache: Path, compiled: Path
 ) -> None:

@@ -51,7 +51,7 @@ def test_the_registry_serves_copilot() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    sorted(p for p in NATIVE.glob("*.json") if not p.stem.startswith("permissionRequest")),
+    sorted(NATIVE.glob("*.json")),
     ids=lambda p: p.stem,
 )
 def test_every_real_native_input_decodes_to_a_valid_canonical_event(path: Path) -> None:
@@ -347,6 +347,7 @@ def test_wire_from_nothing_is_a_native_file_with_every_native_event() -> None:
         "subagentStop",
         "preCompact",
         "sessionEnd",
+        "permissionRequest",
     ]
     assert data["hooks"]["preToolUse"] == [
         {
@@ -445,3 +446,30 @@ def test_lint_names_what_copilot_would_skip_silently(tmp_path: Path) -> None:
     ]
     broken = COPILOT.lint(path, '{"hooks": {')
     assert broken[0].severity == "error" and "line 1" in broken[0].message
+
+
+def test_a_claude_shaped_permission_request_comes_camel_case_and_is_read_so() -> None:
+    """Copilot 1.0.102 sends PermissionRequest's native stdin to a Claude-shaped hook too."""
+    raw = fixture(NATIVE, "permissionRequest")
+    for native in ("permissionRequest", "PermissionRequest"):
+        event = COPILOT.decode(native, raw)
+        assert event.event == "PermissionRequest"
+        assert event.input["tool_name"] == "Bash" and event.input["permission_suggestions"] == []
+        decode_event(event.input, event.event)
+
+
+async def test_a_permission_request_deny_is_copilot_s_behavior(tmp_path: Path) -> None:
+    def answer(**decision: Any) -> str:
+        out = {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+        return emit(out)
+
+    hooks = {"PermissionRequest": [group(answer(behavior="deny", message="not now"), "Bash")]}
+    _, out = await run("permissionRequest", hooks, tmp_path)
+    assert out == {"behavior": "deny", "message": "not now"}
+    hooks = {"PermissionRequest": [group(answer(behavior="allow"))]}
+    _, out = await run("permissionRequest", hooks, tmp_path)
+    assert out == {"behavior": "allow"}
+    # Copilot applies no rewrite there: an allow that rewrote the call is a deny.
+    rewrite = answer(behavior="allow", updatedInput={"command": "echo safe"})
+    _, out = await run("permissionRequest", {"PermissionRequest": [group(rewrite)]}, tmp_path)
+    assert out["behavior"] == "deny" and "cannot apply" in out["message"]
