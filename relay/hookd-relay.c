@@ -373,10 +373,11 @@ static int is_one_of(const char *name, const char *const *names, size_t n)
 /* The event named on the command line (Copilot's fail-open/closed depend on it). */
 static const char *event = NULL;
 
-/* Copilot CLI (relay.py's _copilot_fail): any non-zero exit of a preToolUse hook
- * denies, exit 2 elsewhere is a visible warning that blocks nothing; so fail
- * open is context on preToolUse and exit 2 + stderr elsewhere, and fail closed
- * is a JSON deny/block where Copilot can block. */
+/* Copilot CLI (relay.py's _copilot_fail): any non-zero exit of a preToolUse or
+ * permissionRequest hook denies, exit 2 elsewhere is a visible warning that
+ * blocks nothing; so fail open is context on preToolUse, stderr with exit 0 on
+ * permissionRequest and exit 2 + stderr elsewhere, and fail closed is a JSON
+ * deny/block where Copilot can block. */
 static int copilot_fail(int fail_closed)
 {
     static const char *const gates[] = {"preToolUse", "PreToolUse"};
@@ -388,6 +389,14 @@ static int copilot_fail(int fail_closed)
         return say_json(fail_closed
                             ? "{\"permissionDecision\": \"deny\", \"permissionDecisionReason\": "
                             : "{\"additionalContext\": ");
+    static const char *const permission[] = {"permissionRequest", "PermissionRequest"};
+    if (is_one_of(event, permission, sizeof permission / sizeof permission[0])) {
+        if (fail_closed)
+            return say_json("{\"behavior\": \"deny\", \"message\": ");
+        write_all(2, why, strlen(why));
+        write_all(2, "\n", 1);
+        return 0;
+    }
     if (fail_closed && is_one_of(event, blocks, sizeof blocks / sizeof blocks[0]))
         return say_json("{\"decision\": \"block\", \"reason\": ");
     write_all(2, why, strlen(why));

@@ -273,6 +273,7 @@ def fail_closed(agent: str, why: str, event: str = "") -> tuple[str, str, int]:
 
 
 _COPILOT_GATES = frozenset({"preToolUse", "PreToolUse"})
+_COPILOT_PERMISSION = frozenset({"permissionRequest", "PermissionRequest"})
 _COPILOT_BLOCKS = frozenset(
     {
         "userPromptSubmitted",
@@ -298,6 +299,8 @@ def _copilot_fail(event: str, why: str, *, closed: bool) -> tuple[str, str, int]
 
     * fail open: on preToolUse exit 0 with the message as ``additionalContext``
       (the model learns the call went unchecked; nothing reaches the user there),
+      on permissionRequest (where a non-zero exit denies too, and which fires
+      after preToolUse has told the model) exit 0 with the message on stderr,
       elsewhere exit 2 with the message on stderr (a visible warning, no block);
     * fail closed: a deny or a block in Copilot's JSON, with the message as the
       reason, where Copilot can block (exit 2 would not block a prompt or a stop);
@@ -308,6 +311,10 @@ def _copilot_fail(event: str, why: str, *, closed: bool) -> tuple[str, str, int]
             out = '{"permissionDecision": "deny", "permissionDecisionReason": '
             return out + _json_str(why) + "}\n", "", 0
         return '{"additionalContext": ' + _json_str(why) + "}\n", "", 0
+    if event in _COPILOT_PERMISSION:
+        if closed:
+            return '{"behavior": "deny", "message": ' + _json_str(why) + "}\n", "", 0
+        return "", why + "\n", 0
     if closed and event in _COPILOT_BLOCKS:
         return '{"decision": "block", "reason": ' + _json_str(why) + "}\n", "", 0
     return "", why + "\n", 2

@@ -157,6 +157,8 @@ async def test_daemon_down_fails_open_in_the_agents_own_format(
     for event in ("userPromptSubmitted", "agentStop", "sessionStart", "PostToolUse"):
         code, out, err = await copilot(event)
         assert (code, out) == (2, None) and err.startswith(b"hookd is not running:"), event
+    code, out, err = await copilot("permissionRequest")  # a non-zero exit would deny
+    assert (code, out) == (0, None) and err.startswith(b"hookd is not running:")
 
 
 async def test_daemon_down_fails_closed_where_copilot_can_block(
@@ -194,6 +196,10 @@ async def test_daemon_down_fails_closed_where_copilot_can_block(
         code, out, _ = await closed(event)
         assert code == 0 and out["decision"] == "block", event
         assert out["reason"].startswith("hookd is not running:")
+    for event in ("permissionRequest", "PermissionRequest"):
+        code, out, _ = await closed(event)
+        assert code == 0 and out["behavior"] == "deny", event
+        assert out["message"].startswith("hookd is not running:")
     code, out, err = await closed("sessionStart")  # nothing to block: the visible warning
     assert (code, out) == (2, None) and err.startswith(b"hookd is not running:")
 
@@ -353,6 +359,8 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
         ("--agent", "copilot", "agentStop", "--socket", str(tmp_path / "x.sock")),
         ("--agent", "copilot", "userPromptSubmitted", "--fail-closed", "--socket", str(quote)),
         ("--agent", "copilot", "sessionEnd", "--fail-closed", "--socket", str(quote)),
+        ("--agent", "copilot", "permissionRequest", "--socket", str(quote)),
+        ("--agent", "copilot", "PermissionRequest", "--fail-closed", "--socket", str(quote)),
         ("--agent", "kiro", "preToolUse", "--socket", str(tmp_path / "x.sock")),
         ("--agent", "qwen", "PreToolUse", "--socket", str(tmp_path / "x.sock")),
         ("--agent", "claude", "Stop", "--socket", str(tmp_path / "x.sock")),
