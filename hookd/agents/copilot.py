@@ -341,38 +341,19 @@ class CopilotAdapter(Adapter):
         """hookd's answer in Copilot's native output fields (read under both file shapes),
         always with exit 0: a non-zero exit on preToolUse would deny the call as "hook
         errored", and exit 2 blocks nothing else."""
-        out: dict[str, Any] = {}
         name = event.event
-        reason = _reason(result)
-        stop = not result.continue_
         if name == "PreToolUse":
-            decision = result.decision
-            if stop and decision != "deny":
-                # continue:false is "stop everything"; Copilot has no such answer here,
-                # so the call is denied (never run after a hook said stop).
-                decision, reason = "deny", result.stop_reason or reason
-                log.warning("continue:false on preToolUse sent to Copilot as a deny")
-            if decision in ("deny", "ask", "allow"):
-                out["permissionDecision"] = decision
-                if decision == "deny" or reason:
-                    out["permissionDecisionReason"] = reason or DEFAULT_BLOCK_REASON
-            if result.updated_input is not None and decision != "deny":
-                out["modifiedArgs"] = _native_args(result.updated_input, event)
+            out = _pre_tool_answer(result, event)
         elif name in ("UserPromptSubmit", "PostToolUse", "Stop", "SubagentStop"):
-            if result.decision == "block" or (stop and name != "Stop"):
-                out["decision"] = "block"
-                why = reason if result.decision == "block" else result.stop_reason or reason
-                out["reason"] = why or DEFAULT_BLOCK_REASON
-                if stop and result.decision != "block":
-                    log.warning("continue:false sent to Copilot as a block", hook_event=name)
-            if name == "PostToolUse" and "updatedToolOutput" in result.specific:
-                out["modifiedResult"] = _tool_result(result.specific["updatedToolOutput"])
+            out = _block_answer(result, name)
         elif name == "PermissionRequest":
-            out.update(_permission_answer(result))
-        elif stop:
-            log.warning(
-                "Copilot cannot stop on this event: continue:false dropped", hook_event=name
-            )
+            out = _permission_answer(result)
+        else:
+            out = {}
+            if not result.continue_:
+                log.warning(
+                    "Copilot cannot stop on this event: continue:false dropped", hook_event=name
+                )
         contexts = [*result.plain_context, *result.additional_context]
         if carries_late_context(name):
             contexts.extend(result.async_results)
@@ -579,6 +560,43 @@ def _reason(result: FireResult) -> str:
     if result.reason:
         return result.reason
     return "\n".join(m for m in result.blocking_messages if m)
+
+
+def _pre_tool_answer(result: FireResult, event: AgentEvent) -> dict[str, Any]:
+    """PreToolUse: ``permissionDecision`` (+ reason) and ``modifiedArgs``.  ``continue:
+    false`` ("stop everything") has no answer here, so the call is denied — never run
+    after a hook said stop."""
+    out: dict[str, Any] = {}
+    decision, reason = result.decision, _reason(result)
+    if not result.continue_ and decision != "deny":
+        decision, reason = "deny", result.stop_reason or reason
+        log.warning("continue:false on preToolUse sent to Copilot as a deny")
+    if decision in ("deny", "ask", "allow"):
+        out["permissionDecision"] = decision
+        if decision == "deny" or reason:
+            out["permissionDecisionReason"] = reason or DEFAULT_BLOCK_REASON
+    if result.updated_input is not None and decision != "deny":
+        out["modifiedArgs"] = _native_args(result.updated_input, event)
+    return out
+
+
+def _block_answer(result: FireResult, name: str) -> dict[str, Any]:
+    """The prompt, a tool's result, a stop: ``decision: "block"`` with a reason (Copilot
+    rejects a subagentStop block without one); ``continue: false`` blocks too, except on
+    Stop, where stopping is what happens anyway.  PostToolUse's ``updatedToolOutput`` is
+    Copilot's ``modifiedResult``."""
+    out: dict[str, Any] = {}
+    stop = not result.continue_
+    if result.decision == "block" or (stop and name != "Stop"):
+        reason = _reason(result)
+        why = reason if result.decision == "block" else result.stop_reason or reason
+        out["decision"] = "block"
+        out["reason"] = why or DEFAULT_BLOCK_REASON
+        if result.decision != "block":
+            log.warning("continue:false sent to Copilot as a block", hook_event=name)
+    if name == "PostToolUse" and "updatedToolOutput" in result.specific:
+        out["modifiedResult"] = _tool_result(result.specific["updatedToolOutput"])
+    return out
 
 
 def _permission_answer(result: FireResult) -> dict[str, Any]:
