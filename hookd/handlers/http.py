@@ -28,13 +28,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-import httpx
 import msgspec
 import structlog
 import trio
 
 from hookd.config.schema import HttpHandler
 from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.http_client import SharedHttpClient
 
 __all__ = ["HttpRunner", "interpolate_header", "url_allowed"]
 
@@ -94,7 +94,7 @@ def _allowed_vars(handler: HttpHandler, inv: Invocation) -> frozenset[str]:
 class HttpRunner:
     """Runs http hooks on one shared client; one instance per daemon."""
 
-    def __init__(self, client: httpx.AsyncClient, body_cap: int) -> None:
+    def __init__(self, client: SharedHttpClient, body_cap: int) -> None:
         self.client = client
         self.body_cap = body_cap
 
@@ -120,9 +120,12 @@ class HttpRunner:
         chunks: list[bytes] = []
         size = 0
         truncated = False
+        client = self.client.get()
+        import httpx  # imported by get(): only a daemon that runs http hooks loads it
+
         with trio.move_on_after(inv.timeout) as deadline:
             try:
-                async with self.client.stream(
+                async with client.stream(
                     handler.method,
                     handler.url,
                     content=body,

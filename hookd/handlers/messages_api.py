@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import msgspec
+
+from hookd.handlers.http_client import SharedHttpClient
 
 __all__ = ["MessagesApiError", "MessagesClient", "MessagesConfig"]
 
@@ -50,7 +51,7 @@ class MessagesConfig:
 class MessagesClient:
     """One shared client; every call names its model, messages and tools."""
 
-    def __init__(self, http: httpx.AsyncClient, config: MessagesConfig) -> None:
+    def __init__(self, http: SharedHttpClient, config: MessagesConfig) -> None:
         self.http = http
         self.config = config
 
@@ -95,8 +96,11 @@ class MessagesClient:
             "content-type": "application/json",
         }
         url = self.endpoint(env)
+        client = self.http.get()
+        import httpx  # imported by get(): only a daemon that asks a model loads it
+
         try:
-            response = await self.http.post(
+            response = await client.post(
                 url, content=msgspec.json.encode(body), headers=headers, timeout=None
             )
         except httpx.HTTPError as exc:

@@ -4,10 +4,10 @@ The engine is constructed with this table (handler Struct type → runner) and
 never changes it.  :func:`handler_table` is the one place a kind is tied to
 its runner.  Most runners share two long-lived resources: one
 ``httpx.AsyncClient`` (keep-alive connections for http hooks and the Messages
-API) and one pool of python worker processes.  Both must belong to a trio
-nursery, so they are created by :func:`open_handlers`, an async context
-manager the daemon enters inside its own nursery (and the one-shot CLI around
-a single ``fire``)::
+API; made at its first use, :mod:`hookd.handlers.http_client`) and one pool
+of python worker processes.  Both must belong to a trio nursery, so they are
+created by :func:`open_handlers`, an async context manager the daemon enters
+inside its own nursery (and the one-shot CLI around a single ``fire``)::
 
     async with open_handlers(handler_options(settings), command_runner(settings)) as handlers:
         engine = Engine(handlers.table, engine_settings(settings))  # runs every kind of hook
@@ -29,7 +29,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import trio
 
 from hookd.config.schema import (
@@ -45,6 +44,7 @@ from hookd.handlers.base import HandlerFn
 from hookd.handlers.callback import CallbackRunner
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.http import HttpRunner
+from hookd.handlers.http_client import SharedHttpClient
 from hookd.handlers.messages_api import MessagesClient, MessagesConfig
 from hookd.handlers.prompt import PromptRunner
 from hookd.handlers.python import PythonRunner, PythonWorkerPool
@@ -87,7 +87,7 @@ class Handlers:
     """The live handler set: what :func:`open_handlers` yields."""
 
     options: HandlerOptions
-    http_client: httpx.AsyncClient
+    http_client: SharedHttpClient
     pool: PythonWorkerPool
     command: CommandRunner
     http: HttpRunner
@@ -126,11 +126,8 @@ async def open_handlers(
     callback: CallbackRunner | None = None,
 ) -> AsyncIterator[Handlers]:
     """Create the shared client and worker pool and every runner; clean up on exit."""
-    limits = httpx.Limits(max_connections=options.http_max_connections)
-    async with (
-        httpx.AsyncClient(timeout=None, limits=limits, follow_redirects=False) as client,
-        trio.open_nursery() as nursery,
-    ):
+    client = SharedHttpClient(options.http_max_connections)
+    async with trio.open_nursery() as nursery:
         pool = PythonWorkerPool(
             nursery,
             size=options.python_workers,
@@ -160,4 +157,6 @@ async def open_handlers(
             yield handlers
         finally:
             await pool.aclose()
+            with trio.CancelScope(shield=True):
+                await client.aclose()
             nursery.cancel_scope.cancel()
