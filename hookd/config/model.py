@@ -70,25 +70,30 @@ class HookSpec:
     group_timeout: float | None = None
     plugin_root: str | None = None
     skill_root: str | None = None
+    hook_id: str = field(init=False, repr=False, compare=False)
+    """Who this hook is, by content: its file, event, matcher and handler.
+
+    Used for ``once`` and the circuit breaker, so it must survive reloads: a
+    position (group 2, hook 1) would move when a hook is inserted above it,
+    handing one hook's ``once`` or failure count to another.  Computed once
+    here (a hash of the encoded handler) rather than on every run.
+    """
+    label: str = field(init=False, repr=False, compare=False)
+    """:func:`handler_label` of the handler, for status, logs and run records."""
+
+    def __post_init__(self) -> None:
+        digest = hashlib.sha1(msgspec.json.encode(self.handler)).hexdigest()[:12]
+        hook_id = f"{self.source}#{self.event}#{self.matcher or '*'}#{digest}"
+        object.__setattr__(self, "hook_id", hook_id)
+        object.__setattr__(self, "label", handler_label(self.handler))
 
     @property
     def timeout(self) -> float | None:
         return self.handler.timeout if self.handler.timeout is not None else self.group_timeout
 
-    @property
-    def hook_id(self) -> str:
-        """Who this hook is, by content: its file, event, matcher and handler.
-
-        Used for ``once`` and the circuit breaker, so it must survive reloads: a
-        position (group 2, hook 1) would move when a hook is inserted above it,
-        handing one hook's ``once`` or failure count to another.
-        """
-        handler = hashlib.sha1(msgspec.json.encode(self.handler)).hexdigest()[:12]
-        return f"{self.source}#{self.event}#{self.matcher or '*'}#{handler}"
-
     def ref(self) -> HookRef:
         return HookRef(
-            name=handler_label(self.handler),
+            name=self.label,
             type=type(self.handler).__struct_config__.tag,  # type: ignore[arg-type]
             scope=self.scope.label,
             source=self.source,

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from hookd.config.model import HookSpec
-from hookd.config.schema import CallbackHandler, CommandHandler, Handler, handler_label
+from hookd.config.schema import CallbackHandler, CommandHandler, Handler
 from hookd.handlers.base import NO_JSON, HandlerResult
 from hookd_client.output import (
     OutputSchemaError,
@@ -149,7 +149,7 @@ def _cmd_label(spec: HookSpec) -> str:
         if handler.args is not None:
             return " ".join([handler.command, *handler.args])
         return handler.command
-    return handler_label(handler)
+    return spec.label
 
 
 def _block_reason(event: str, output: ValidOutput) -> str | None:

@@ -9,6 +9,7 @@ read the same way.
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +29,20 @@ __all__ = ["NO_JSON", "HandlerFn", "HandlerResult", "HttpPolicy", "Invocation"]
 
 NO_JSON: Any = object()
 """Marker: the handler produced text (stdout) rather than an already-decoded answer."""
+
+
+_RUN_PREFIX = uuid.uuid4().hex[:16]
+_run_numbers = itertools.count()
+
+
+def new_run_id() -> str:
+    """A run id unique on this machine: this daemon's random prefix and a counter.
+
+    32 hex digits like a uuid4, without a ``getrandom`` system call per hook run;
+    the prefix keeps ids of different daemons (and of a restarted one, whose
+    journal still names the old runs) apart.
+    """
+    return f"{_RUN_PREFIX}{next(_run_numbers):016x}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +75,7 @@ class Invocation:
     context: str = "interactive"
     pid: int | None = None
     """Set by process-spawning handlers once the hook's process exists (for status)."""
-    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    run_id: str = field(default_factory=lambda: new_run_id())
     """Marks every process of this run (``HOOKD_RUN_ID``), so its tree can be found
     and killed — by the runner at a timeout, or after a crash from the async journal."""
     http_policy: HttpPolicy = field(default_factory=HttpPolicy)

@@ -15,7 +15,7 @@ import re
 import shutil
 import tempfile
 
-from hookd.config.schema import CommandHandler, handler_label
+from hookd.config.schema import CommandHandler
 from hookd.handlers.base import HandlerResult, Invocation, RunAdopter
 from hookd.handlers.direct_exec import report_as_shell, shell_pwd, simple_argv
 from hookd.handlers.process import (
@@ -91,7 +91,7 @@ class CommandRunner:
         tool = inv.input.get("tool_name")
         env["HOOK_TOOL_NAME"] = tool if isinstance(tool, str) else ""
         env["HOOK_SESSION_ID"] = inv.session_id
-        env["HOOK_NAME"] = handler_label(spec.handler)
+        env["HOOK_NAME"] = spec.label
         env["HOOK_INPUT_FILE"] = input_file
         return env
 
