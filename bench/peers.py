@@ -47,6 +47,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _util
 from _util import (
     BENCH,
     EVENT,
@@ -60,6 +61,8 @@ from _util import (
 
 PEERS_DIR = Path(os.environ.get("HOOKD_PEERS", "/work/peers"))
 EDMONDS_PY = PEERS_DIR / "edmonds" / ".venv" / "bin" / "python"
+HOOKD_PY = PEERS_DIR / "hookd" / "bin" / "python"
+"""hookd as a user installs it (bench/peers_setup.sh): its dependencies only."""
 CLOOKS_MODEL = BENCH / "peers" / "clooks_model.mjs"
 EDMONDS_SERVE = BENCH / "peers" / "edmonds_serve.py"
 DENIED = "git reset --hard"
@@ -315,7 +318,7 @@ def _expect(answer: bytes, deny: bool, who: str) -> None:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     rounds, block, warmup = args.rounds, args.block, args.warmup
-    results: dict[str, Any] = {"machine": machine(), "rows": {}}
+    results: dict[str, Any] = {"machine": machine(), "rows": {}, "hookd_python": _util.PYTHON}
     cat = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "cat"}]}]}
     with tempdir("hkp") as scratch, ExitStack() as stack:
         policy = scratch / "deny_policy.py"
@@ -381,7 +384,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if shutil.which("curl"):
             rows["new connection, curl process"] = {"hookd": curl(h_none), "clooks": curl(c_none)}
         for name, targets in rows.items():
-            n_rounds = max(2, rounds // 4) if "curl" in name or "cat" in name else rounds
+            if args.rows and not any(word in name for word in args.rows.split(",")):
+                continue
+            n_rounds = rounds
             results["rows"][name] = interleave(targets, n_rounds, block, warmup)
             print(
                 f"{name}: "
@@ -422,9 +427,14 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=50)
     parser.add_argument("--no-save", action="store_true")
+    parser.add_argument("--rows", default="", help="only rows whose name has one of these words")
     args = parser.parse_args()
     if not EDMONDS_PY.exists():
         sys.exit(f"{EDMONDS_PY} missing: run bench/peers_setup.sh first")
+    if HOOKD_PY.exists():
+        _util.PYTHON = str(HOOKD_PY)
+    else:
+        print(f"{HOOKD_PY} missing: hookd runs from the dev venv (RSS includes rich, click)")
     results = run(args)
     print(table(results))
     if not args.no_save:

@@ -6,6 +6,9 @@
 # PEERS_DIR (default /work/peers) receives:
 #   edmonds/   the Edmonds claude-code-hooks-daemon at the pinned commit, with its own venv
 #              (its dependencies from PyPI: pyyaml, pydantic, jsonschema, psutil, mdformat);
+#   hookd/     a venv with hookd installed as a user installs it (its own dependencies
+#              only, none of the dev tools: the dev venv also has rich and click, which
+#              structlog and httpx import when present — ~6 MB of RSS a user does not have);
 #   clooks/    nothing to install: clooks is not on npm and its repository could not be
 #              fetched, so bench/peers/clooks_model.mjs (a model of its request path,
 #              see that file) runs under the system `node`.
@@ -29,4 +32,10 @@ if [ ! -x "$PEERS/edmonds/.venv/bin/python" ]; then
 fi
 "$PEERS/edmonds/.venv/bin/pip" install -q -e "$PEERS/edmonds"
 echo "edmonds: $("$PEERS/edmonds/.venv/bin/python" -c 'import claude_code_hooks_daemon as m; print(m.__file__)') at $EDMONDS_COMMIT"
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+if [ ! -x "$PEERS/hookd/bin/python" ]; then
+    "$PYTHON" -m venv "$PEERS/hookd"
+fi
+"$PEERS/hookd/bin/pip" install -q -e "$ROOT"
+echo "hookd (user install): $("$PEERS/hookd/bin/python" -c 'import hookd; print(hookd.__file__)')"
 node --version >/dev/null && echo "clooks model: node $(node --version)"
