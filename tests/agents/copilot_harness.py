@@ -38,7 +38,7 @@ from typing import Any, Literal
 import trio
 
 from agents.fake_responses import FakeResponsesApi, Turn, serve_fake_responses
-from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
+from e2e.daemon import VENV_BIN, RunningDaemon, daemon_paths, hookd_daemon
 
 __all__ = ["COPILOT_BIN", "CopilotRun", "Mode", "copilot_available", "run_copilot"]
 
@@ -126,13 +126,17 @@ async def run_copilot(
     relay: Path | None = None,
     prompt: str = PROMPT,
     daemon_up: bool = True,
+    by_hand: bool = False,
 ) -> CopilotRun:
     """One Copilot run in ``root`` (a fresh directory) with ``hook_file`` (either shape)
     as ``$COPILOT_HOME/hooks/hooks.json``.
 
     ``cache``: the shared ``XDG_CACHE_HOME`` (Copilot unpacks itself there once).
     ``relay``: the compiled relay the install wires; None installs the Python relay.
-    ``daemon_up``: False installs but starts no daemon (the relay fails open or closed)."""
+    ``daemon_up``: False installs but starts no daemon (the relay fails open or closed).
+    ``by_hand``: instead of installing, put ``hook_file``'s (Claude-shaped) hooks in hookd's
+    config and wire the relay into Copilot's file in the Claude shape, one group per
+    event, as a user may write it — Copilot's Claude-shaped door."""
     home, project = root / "home", root / "proj"
     copilot_home = home / ".copilot"
     hooks_dir = copilot_home / "hooks"
@@ -168,6 +172,13 @@ async def run_copilot(
             base = Path(tempfile.mkdtemp(prefix="hkcp", dir="/tmp"))
             try:
                 daemon = daemon_paths(base, home)
+                if by_hand:
+                    assert relay is not None, "wiring by hand needs the compiled relay"
+                    run = await _by_hand(env, project, prompt, api, hook_file, daemon, relay)
+                    run.records = [line for line in hook_log.read_text().splitlines() if line]
+                    run.wired = hook_path.read_text()
+                    nursery.cancel_scope.cancel()
+                    return run
                 install = await trio.run_process(
                     [
                         str(VENV_BIN / "hookctl"),
@@ -197,6 +208,39 @@ async def run_copilot(
         nursery.cancel_scope.cancel()
     run.records = [line for line in hook_log.read_text().splitlines() if line]
     run.wired = hook_path.read_text()
+    return run
+
+
+async def _by_hand(
+    env: dict[str, str],
+    project: Path,
+    prompt: str,
+    api: FakeResponsesApi,
+    hook_file: dict[str, Any],
+    daemon: RunningDaemon,
+    relay: Path,
+) -> CopilotRun:
+    hooks = hook_file["hooks"]
+    config = daemon.config_home / "hookd" / "hooks.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"hooks": hooks}))
+    wired = {
+        event: [
+            {
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": f"{relay} --agent copilot {event} --socket {daemon.socket}",
+                    }
+                ]
+            }
+        ]
+        for event in hooks
+    }
+    (Path(env["COPILOT_HOME"]) / "hooks" / "hooks.json").write_text(json.dumps({"hooks": wired}))
+    async with hookd_daemon(daemon):
+        run = await _run(env, project, prompt, api)
+    run.daemon_log = daemon.log.read_text(errors="replace")
     return run
 
 

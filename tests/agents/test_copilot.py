@@ -371,3 +371,44 @@ async def _down(
         for index in range(len(hooks)):
             nursery.start_soon(one, index)
     return [runs[i] for i in range(len(hooks))]
+
+
+async def test_the_claude_shaped_door_wired_by_hand(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """``hookd-relay --agent copilot PreToolUse`` (PascalCase) in a Claude-shaped file, as a
+    user may wire it: Copilot sends that door its snake_case stdin, and hookd's answer
+    (Copilot's native fields) is obeyed there too — the same run as the hooks native."""
+
+    def context(event: str, text: str) -> dict[str, Any]:
+        return {
+            "additionalContext": text,
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": text},
+        }
+
+    hooks = {
+        "UserPromptSubmit": [group(emit("prompt", context("UserPromptSubmit", "PROMPT-MARK")))],
+        "PreToolUse": [group(emit("deny", deny("DENY-MARK by hand")), "Bash")],
+    }
+    turns: list[Turn] = [Shell(COMMAND), Text("All done.")]
+    runs: dict[str, CopilotRun] = {}
+
+    async def one(mode: Mode) -> None:
+        runs[mode] = await run_copilot(
+            tmp_path / mode,
+            turns,
+            {"hooks": hooks},
+            mode,
+            cache=copilot_cache,
+            relay=compiled,
+            by_hand=True,
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(one, "native")
+        nursery.start_soon(one, "hookd")
+    native, hookd = runs["native"], runs["hookd"]
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
+    assert '"PreToolUse"' in hookd.wired and "--agent copilot PreToolUse" in hookd.wired
+    assert native.seen()[-1]["tool_outputs"] == ["Denied by preToolUse hook: DENY-MARK by hand"]
+    assert "PROMPT-MARK" in native.seen()[0]["user"][0]
