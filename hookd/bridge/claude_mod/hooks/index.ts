@@ -100,13 +100,6 @@ async function hookd($: any, e: any, next: any): Promise<any> {
   return laid(beneath, answer)
 }
 
-// The model request that led to a tool call carries the turn's effort: PreToolUse's
-// envelope does not, and on a session's first tool call no earlier event had it.
-async function* step($: any, e: any, next: any): AsyncGenerator<any, any, any> {
-  if (typeof e.effort === "string") base = { ...base, effort: { level: e.effort } }
-  return yield* next(e)
-}
-
 async function failClosed($: any, e: any, next: any): Promise<any> {
   if (next.called) return next(e)
   const event = next.event.slice("classic.".length)
@@ -118,5 +111,4 @@ async function failClosed($: any, e: any, next: any): Promise<any> {
 
 export function register(on: any): void {
   on("classic.*", hookd).catch(failClosed)
-  on("turn.step", step)
 }
