@@ -167,3 +167,27 @@ async def test_the_bash_matcher_holds_at_cursors_read_gate(daemon_factory: Any) 
     argv = wired_argv("cursor", "beforeReadFile", handle.home)
     done = await run_as_agent(argv, "cursor", "beforeReadFile", project, env)
     assert done.returncode == 0 and done.stdout.strip() in ("", "{}"), (done.stdout, done.stderr)
+
+
+async def test_an_event_that_names_no_directory_gets_the_hooks_working_directory(
+    daemon_factory: Any,
+) -> None:
+    """Windsurf's pre_read_code carries no cwd: the project is where the agent ran the hook
+    (the relay's PWD), so that project's own hooks apply — here a Read guard."""
+    handle: DaemonHandle = await daemon_factory()
+    project = handle.project()
+    deny_read = {**DENY["hookSpecificOutput"], "permissionDecisionReason": "not the .env"}
+    hook = {
+        "type": "command",
+        "command": f"cat >/dev/null; echo '{json.dumps({'hookSpecificOutput': deny_read})}'",
+    }
+    (project / ".claude" / "hooks.json").write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [hook]}]}})
+    )
+    env = deny_bash(handle)
+    await install("windsurf", env)
+    raw = json.loads((DATA / "windsurf-docs" / "pre_read_code.json").read_text())
+    assert "cwd" not in raw["tool_info"] and "cwd" not in raw
+    argv = wired_argv("windsurf", "pre_read_code", handle.home)
+    done = await run_as_agent(argv, "windsurf", "pre_read_code", project, env)
+    assert (done.returncode, done.stderr.strip()) == (2, "not the .env"), done.stdout

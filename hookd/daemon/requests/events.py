@@ -99,10 +99,16 @@ class EventRequests:
             agent_event = adapter.decode(msg.event, raw)
         except UnknownAgentEvent as exc:
             raise EventInputError(str(exc)) from None
+        env = msg.env if msg.env is not None else conn.env
+        if not agent_event.input.get("cwd") and env and env.get("PWD", "").startswith("/"):
+            # Some agents name no directory on some events (Windsurf outside run_command,
+            # Cline without workspaceRoots): the hook's own working directory is then the
+            # workspace the agent ran it in, and the project whose hooks apply.
+            agent_event.input["cwd"] = env["PWD"]
         prepared = self.pipeline.prepare(
             agent_event.event,
             agent_event.input,
-            env=msg.env if msg.env is not None else conn.env,
+            env=env,
             agent_pid=(msg.pid if isinstance(msg, protocol.Relay) else msg.agent_pid)
             or conn.agent_pid,
             client=conn.client or ("hookd-relay" if isinstance(msg, protocol.Relay) else ""),
