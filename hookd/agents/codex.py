@@ -44,11 +44,13 @@ from hookd.agents.base import (
     AgentReply,
     Capabilities,
     EventSpec,
+    Finding,
     Installation,
     NativeHooks,
     Scope,
 )
 from hookd.agents.claude_shape import read_claude_shaped, wire_claude_shaped, wired_claude_shaped
+from hookd.agents.codex_lint import lint_codex
 from hookd.agents.detect import detect_binary
 from hookd.engine.claude_output import render_claude
 from hookd_client.events import EventInputError
@@ -207,6 +209,14 @@ class CodexAdapter(Adapter):
 
     def is_wired(self, text: str) -> bool:
         return wired_claude_shaped(text, self.events)
+
+    def lint(self, path: Path, text: str) -> list[Finding]:
+        """Codex's trust and inline hooks, from its config.toml (:mod:`hookd.agents.codex_lint`)."""
+        try:
+            has_hooks = bool(read_claude_shaped(path, self.events).hooks) or self.is_wired(text)
+        except ValueError:
+            has_hooks = True  # doctor reports the parse error itself
+        return lint_codex(path, has_hooks, Path.home())
 
     def trust_steps(self, scope: Scope) -> list[str]:
         steps = [

@@ -184,3 +184,37 @@ def test_doctor_finds_an_entry_that_fails_open_where_a_hook_asks_to_fail_closed(
     capsys.readouterr()
     code, rows = doctor(capsys, "--agent", "qwen", "--project-dir", str(project))
     assert code == 0 and not [r for r in rows if "fail" in r["message"]]
+
+
+def test_doctor_reads_codexs_trust_and_inline_hooks_from_its_config_toml(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Codex skips hooks it has not trusted without a word; doctor says so, and stops
+    saying so once config.toml records trusted hooks and the project."""
+    assert hookctl(["agents", "install", "codex", "--python-relay"]) == 0
+    write(project / ".codex" / "hooks.json", {"hooks": {"Stop": [{"hooks": [cmd("notify")]}]}})
+    capsys.readouterr()
+
+    def codex_rows() -> list[dict[str, Any]]:
+        _, rows = doctor(capsys, "--agent", "codex", "--project-dir", str(project))
+        return [r for r in rows if r["severity"] == "warning"]
+
+    found = codex_rows()
+    assert {r["path"] for r in found if "trusted no hook" in r["message"]} == {
+        str(home / ".codex" / "hooks.json"),
+        str(project / ".codex" / "hooks.json"),
+    }
+    assert [r["path"] for r in found if "trusted project" in r["message"]] == [
+        str(project / ".codex" / "hooks.json")
+    ]
+    config = home / ".codex" / "config.toml"
+    config.write_text(
+        f'[hooks.state."hooks.json:PreToolUse:0"]\ntrusted_hash = "abc"\n\n'
+        f'[projects."{project}"]\ntrust_level = "trusted"\n\n'
+        '[[hooks.PreToolUse]]\nmatcher = "Bash"\n[[hooks.PreToolUse.hooks]]\n'
+        'type = "command"\ncommand = "old-guard.sh"\n'
+    )
+    found = codex_rows()
+    assert not [r for r in found if "trust" in r["message"]]
+    [inline] = [r for r in found if "inline" in r["message"]]
+    assert inline["path"] == str(config) and "PreToolUse" in inline["message"]
