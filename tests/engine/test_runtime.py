@@ -493,6 +493,21 @@ async def test_stop_block_counter_resets_when_the_turn_ends(tmp_path: Path) -> N
         assert (await fire_prepared(blocking, session)).decision == "block"
 
 
+async def test_stop_block_counter_resets_on_a_stop_that_runs_no_hook(tmp_path: Path) -> None:
+    """A Stop that matches no hook at all (answered without running one) also ends the
+    run of consecutive blocks (a surviving mutant kept counting across it)."""
+    (tmp_path / "b").mkdir()
+    (tmp_path / "n").mkdir()
+    blocking = prepare(one_hook("Stop", "Stop", {"exit": 2}), tmp_path / "b")
+    no_hook = prepare({"input": "Stop", "event": "Stop", "settings": {"hooks": {}}}, tmp_path / "n")
+    session = SessionState()
+    for _ in range(7):
+        assert (await fire_prepared(blocking, session)).decision == "block"
+    assert (await fire_prepared(no_hook, session)).hooks == []
+    for _ in range(8):
+        assert (await fire_prepared(blocking, session)).decision == "block"
+
+
 async def test_once_runs_once_per_session(tmp_path: Path) -> None:
     """hookd honours `once` everywhere (Claude Code: only in skill frontmatter)."""
     prepared = prepare(one_hook("UserPromptSubmit", "UserPromptSubmit", {}, once=True), tmp_path)

@@ -55,6 +55,21 @@ def test_pauses_after_n_consecutive_failures_and_resumes_after_the_cooldown() ->
     assert breaker.states() == []
 
 
+def test_states_show_a_pause_until_the_cooldown_ends() -> None:
+    """``hookctl status`` shows a paused hook with the seconds left (one decimal), and
+    not paused once the cooldown is over although the entry is still kept (two
+    surviving mutants: paused after expiry, two decimals)."""
+    clock = Clock()
+    breaker = CircuitBreaker(threshold=1, cooldown=60, clock=clock)
+    breaker.record("k", "h", run("non_blocking_error", "boom"))
+    clock.now = 20.04
+    [state] = breaker.states()
+    assert state.paused is True and state.resumes_in == 40.0
+    clock.now = 61
+    [state] = breaker.states()
+    assert state.paused is False and state.resumes_in is None and state.failures == 1
+
+
 def test_success_and_blocking_by_design_reset_the_count() -> None:
     breaker = CircuitBreaker(threshold=2, cooldown=60, clock=Clock())
     breaker.record("k", "h", run("non_blocking_error", "x"))
