@@ -75,7 +75,12 @@ def main() -> int:
             body = json.dumps(event).encode()
             no_hook = json.dumps({**event, "tool_name": "Read", "tool_input": {}}).encode()
             token_file = d.root / "home" / ".config" / "hookd" / "http-token"
+            deadline = time.monotonic() + 20
+            while not token_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)  # the daemon writes it as the http endpoint starts
             token = token_file.read_text().strip()
+            while not (d.root / "http.sock").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
             unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             unix.connect(str(d.root / "http.sock"))
             tcp = socket.create_connection(("127.0.0.1", port))
