@@ -12,12 +12,15 @@ mod's own list of the events it carries is the one the installer leaves out.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
 from hookd.bridge.claude_settings import compiled_relay, is_bridge_handler, mod_dir
 from hookd.bridge.mod_answer import MOD_EVENTS
@@ -146,3 +149,59 @@ def test_the_mod_is_a_plugin_folder_claude_code_loads() -> None:
     hooks = json.loads((mod_dir() / "hooks" / "hooks.json").read_text())
     assert hooks == {"modules": ["./index.ts"]}
     assert "export function register(" in (mod_dir() / "hooks" / "index.ts").read_text()
+
+
+async def _install_against(home: Path, socket: Path, *args: str) -> tuple[int, str]:
+    """``hookctl claude install --user --transport mod`` as its own process, asking the
+    daemon at ``socket`` (an in-process daemon answers from this test's trio loop)."""
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "HOOKD_SOCKET": str(socket),
+        "PYTHONPATH": os.pathsep.join([str(root), str(root / "client")]),
+    }
+    done = await trio.run_process(
+        [
+            *(sys.executable, "-m", "hookd.cli.hookctl", "claude", "install", "--user"),
+            *("--transport", "mod", "--socket", str(socket), *args),
+        ],
+        capture_stdout=True,
+        capture_stderr=True,
+        env=env,
+        check=False,
+    )
+    return done.returncode, done.stdout.decode() + done.stderr.decode()
+
+
+async def test_install_confirms_the_daemon_serves_the_mods_socket(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    handle = await daemon_factory()
+    home = tmp_path / "h"
+    (home / ".claude").mkdir(parents=True)
+    code, out = await _install_against(home, handle.socket, "--json")
+    assert code == 0, out
+    door = json.loads(out)["daemon"]
+    assert door["ok"] is True, door
+    assert door["message"] == (
+        f"hookd (pid {os.getpid()}) serves {handle.socket.parent / 'http.sock'}: "
+        "Claude Code's mod reaches it"
+    )
+    env = _settings(home)["env"]
+    assert env["HOOKD_HTTP_SOCKET"] == str(handle.socket.parent / "http.sock")
+
+
+async def test_install_says_when_the_daemon_serves_no_http_socket(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    handle = await daemon_factory(http_socket=False)
+    home = tmp_path / "h"
+    (home / ".claude").mkdir(parents=True)
+    code, out = await _install_against(home, handle.socket)
+    assert code == 0, out
+    assert (
+        f"serves no http socket, not {handle.socket.parent / 'http.sock'}: set "
+        "http_socket_path (or http_socket = true) in hookd.toml and restart it"
+    ) in out
