@@ -19,6 +19,12 @@ how the run ended (exit code, result, errors) — equal, up to the run's own
 directory and process ids.  Each scenario also asserts the behaviour itself
 (a deny really denied), so two runs that are wrong the same way fail.
 
+Two scenarios start from hooks already in Gemini's own file (user scope, and a
+project's ``.gemini/settings.json`` with ``install --project`` and ``hookctl
+trust``): the installer moves them into hookd's config and they must behave as
+they did.  One runs with hookd stopped after the install: fail-open, and
+fail-closed where a hook says ``onFailure: "block"``.
+
 The two runs of a scenario go in parallel (each is ~10 s of Gemini start-up on
 this machine; ``-m`` skips the model router's extra classifier call).
 """
