@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import msgspec
+import structlog
 
 from hookd.agents.base import (
     Adapter,
@@ -77,6 +78,8 @@ __all__ = [
     "GeminiAdapter",
     "SettingsError",
 ]
+
+log = structlog.get_logger("hookd.agents.gemini")
 
 TOOLS: Mapping[str, str] = {
     "run_shell_command": "Bash",
@@ -275,6 +278,14 @@ class GeminiAdapter(Adapter):
         messages = [*asked, *result.system_messages, *_warnings(result)]
         if messages and caps.system_message:
             out["systemMessage"] = "\n".join(messages)
+        if result.specific:
+            # Claude Code's other fields (updatedToolOutput, sessionTitle, watchPaths, …) have
+            # no Gemini counterpart: said in the daemon's log rather than dropped unseen.
+            log.warning(
+                "gemini cannot apply",
+                native_event=event.native_event,
+                fields=sorted(result.specific),
+            )
         if specific:
             out["hookSpecificOutput"] = {"hookEventName": event.native_event, **specific}
         if not out:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 from engine.vectors import clean_env, command_engine
 from hookd.agents.base import AgentEvent, EventSpec, Finding, UnknownAgentEvent
@@ -562,3 +563,21 @@ def test_detect_reads_the_version_from_the_npm_package(
     )
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert not GEMINI.detect().installed
+
+
+async def test_claude_code_fields_gemini_has_no_place_for_are_logged(tmp_path: Path) -> None:
+    """``updatedToolOutput`` (Claude Code replaces the tool's output) has no Gemini
+    counterpart: the answer goes on without it, and the daemon's log says so."""
+    answer = {
+        "hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "updatedToolOutput": "redacted",
+            "additionalContext": "CTX",
+        }
+    }
+    hooks = {"PostToolUse": [group(f"echo {shlex.quote(json.dumps(answer))}")]}
+    with structlog.testing.capture_logs() as logs:
+        _, out, _ = await run("AfterTool", hooks, tmp_path)
+    assert out == {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "CTX"}}
+    (entry,) = [e for e in logs if e["event"] == "gemini cannot apply"]
+    assert (entry["native_event"], entry["fields"]) == ("AfterTool", ["updatedToolOutput"])
