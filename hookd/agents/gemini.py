@@ -388,6 +388,11 @@ class GeminiAdapter(Adapter):
             moved["matcher"] = value
         if group.get("sequential") is True:
             moved["sequential"] = True
+            found.warnings.append(
+                f"{where}.sequential: Gemini runs every matching hook of the event in order "
+                "once one group says so; hookd runs this group's hooks in order and the other "
+                "groups beside them"
+            )
         moved["hooks"] = handlers
         return moved
 

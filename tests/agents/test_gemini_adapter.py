@@ -359,6 +359,7 @@ def test_read_hooks_moves_them_in_claude_code_s_shape(tmp_path: Path) -> None:
     text = "\n".join(found.warnings)
     assert "hooks.BeforeTool[1].hooks[0]: disabled in hooksConfig.disabled" in text
     assert "hooks.BeforeModel: no Claude Code event runs these" in text
+    assert "hooks.BeforeTool[0].sequential: Gemini runs every matching hook" in text
     assert "hooks.Stop: not a Gemini CLI 0.61 event" in text
     assert "$GEMINI_PLANS_DIR" in text
     # hookd's own config accepts what was moved
