@@ -10,6 +10,8 @@ looks there (``hookctl doctor``):
   file is skipped (unless ``--dangerously-bypass-hook-trust``);
 * **project trust**: a project's ``.codex/hooks.json`` also needs the project
   trusted (``[projects."<path>"] trust_level = "trusted"``);
+* **hooks switched off**: ``[features] hooks = false`` (checked with 0.169: no
+  hook runs, nothing is said);
 * **inline hooks**: ``[[hooks.PreToolUse]]`` tables in ``config.toml`` run too;
   ``install`` wires ``hooks.json`` only, so they keep running in Codex, beside
   hookd's entries, and never move.
@@ -42,6 +44,21 @@ def _toml(path: Path) -> tuple[dict[str, Any] | None, Finding | None]:
         )
 
 
+def _switched_off(user: dict[str, Any] | None, config: Path, path: Path) -> list[Finding]:
+    """``[features] hooks = false``: seen with 0.169, no hook runs and nothing is said."""
+    features = (user or {}).get("features")
+    if not (isinstance(features, dict) and features.get("hooks") is False):
+        return []
+    return [
+        Finding(
+            severity="error",
+            message=f"hooks are switched off in {config} ([features] hooks = false): "
+            "Codex runs none of this file's hooks, and says nothing",
+            path=str(path),
+        )
+    ]
+
+
 def lint_codex(path: Path, has_hooks: bool, home: Path) -> list[Finding]:
     """Findings for Codex's hook file ``path`` (``has_hooks``: it holds any hook at all)."""
     out: list[Finding] = []
@@ -50,6 +67,7 @@ def lint_codex(path: Path, has_hooks: bool, home: Path) -> list[Finding]:
     out.extend([problem] if problem else [])
     is_user_file = path.parent == home / ".codex"
     if has_hooks:
+        out.extend(_switched_off(user, user_config, path))
         hooks = (user or {}).get("hooks")
         state = hooks.get("state") if isinstance(hooks, dict) else None
         if not (isinstance(state, dict) and state):

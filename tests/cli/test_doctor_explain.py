@@ -218,3 +218,11 @@ def test_doctor_reads_codexs_trust_and_inline_hooks_from_its_config_toml(
     assert not [r for r in found if "trust" in r["message"]]
     [inline] = [r for r in found if "inline" in r["message"]]
     assert inline["path"] == str(config) and "PreToolUse" in inline["message"]
+    config.write_text(config.read_text() + "\n[features]\nhooks = false\n")
+    _, rows = doctor(capsys, "--agent", "codex", "--project-dir", str(project))
+    off = [r for r in rows if "switched off" in r["message"]]
+    assert off and {r["severity"] for r in off} == {"error"}
+    assert {r["path"] for r in off} == {
+        str(home / ".codex" / "hooks.json"),
+        str(project / ".codex" / "hooks.json"),
+    }
