@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -476,8 +477,56 @@ async def test_stop_block_cap(tmp_path: Path) -> None:
         decisions.append(result.decision)
     assert decisions == ["block"] * 8 + [None]
     assert any("9 consecutive times" in m for m in result.system_messages)
-    # The count starts over after the override.
-    assert (await fire_prepared(prepared, session)).decision == "block"
+    # The count starts over after the override: from zero, so eight blocks again.
+    decisions = [(await fire_prepared(prepared, session)).decision for _ in range(9)]
+    assert decisions == ["block"] * 8 + [None]
+
+
+async def test_only_stop_blocks_are_capped(tmp_path: Path) -> None:
+    """The cap is Stop's and SubagentStop's: a UserPromptSubmit that blocks ten times in a
+    row blocks ten times (a surviving mutant capped every event's blocks)."""
+    prepared = prepare(one_hook("UserPromptSubmit", "UserPromptSubmit", {"exit": 2}), tmp_path)
+    session = SessionState()
+    decisions = [(await fire_prepared(prepared, session)).decision for _ in range(10)]
+    assert decisions == ["block"] * 10
+
+
+async def test_a_runs_duration_is_the_time_it_took(tmp_path: Path) -> None:
+    """``duration_ms`` (status, tail, audit): measured from the hook's start, so within
+    the time the whole fire took (a surviving mutant added the start time)."""
+    prepared = prepare(one_hook("PreToolUse", "PreToolUse-Bash", {}), tmp_path)
+    began = time.perf_counter()
+    result = await fire_prepared(prepared)
+    took_ms = (time.perf_counter() - began) * 1000
+    [run] = result.hooks
+    assert 0 < run.duration_ms <= took_ms
+
+
+async def test_a_sequential_chain_goes_on_past_a_hook_with_no_output(tmp_path: Path) -> None:
+    """A sequential group stops at a hook that denies or blocks; a hook that printed
+    nothing does neither, so the next one runs (two surviving mutants stopped there)."""
+    vector = {
+        "input": "PreToolUse-Bash",
+        "event": "PreToolUse",
+        "settings": {
+            "hooks": {
+                "PreToolUse": [
+                    {
+                        "sequential": True,
+                        "hooks": [
+                            {"type": "command", "command": "@HOOK:A@"},
+                            {"type": "command", "command": "@HOOK:B@"},
+                        ],
+                    }
+                ]
+            }
+        },
+        "behaviours": {"A": {}, "B": {"stdout": "B-RAN"}},
+    }
+    prepared = prepare(vector, tmp_path)
+    result = await fire_prepared(prepared)
+    assert [r.outcome for r in result.hooks] == ["success", "success"]
+    assert len(records(prepared, "B")) == 1
 
 
 async def test_stop_block_counter_resets_when_the_turn_ends(tmp_path: Path) -> None:
