@@ -15,9 +15,10 @@ spawns.  This bench times exactly that, and nothing of the agent around it:
 * **the agent's real stdin** — the PreToolUse / BeforeTool input the pinned CLI
   sent, recorded in ``/work/shared/fixtures/agents/`` (or ``tests/data/agents``
   with ``--fixtures``), with ``cwd`` pointed at a private project directory;
-* **the agent's way of spawning** — Gemini runs a hook through ``bash -c`` (observed,
-  docs/agents.md); Codex through ``sh -c`` (what its shell-string hooks use;
-  not traced on the pinned 0.169.0).  Both start every matching hook of an
+* **the agent's way of spawning** — both run a hook with ``/bin/bash -c``
+  (Gemini: observed, docs/agents.md; Codex 0.169.0: a hook reading its own
+  ``/proc/$$/cmdline`` under the real CLI saw ``/bin/bash -c <command>``).
+  Both start every matching hook of an
   event together, so N native hooks are N processes started at once and
   waited for together (stdin written, stdout and stderr read to EOF, reaped).
 
@@ -39,7 +40,7 @@ average before and after.  The goals checked (issue 19, same run):
 * a user's N native hooks replaced by hookd cost no more per event than the
   cheapest one of them natively (N = 1: ``true`` for the ``true`` rows, one
   ``python3`` hook for the policy rows);
-* the compiled relay with no hook ≤ 2x the agent's ``<shell> -c true``.
+* the compiled relay with no hook ≤ 2x the agent's ``bash -c true``.
 
 Results go to ``bench/results/agent_doors-<timestamp>.json``.
 """
@@ -93,7 +94,7 @@ AGENTS = {
         "codex",
         "codex-0.169.0/PreToolUse.json",
         "PreToolUse",
-        ("/bin/sh", "-c"),
+        ("/bin/bash", "-c"),
         ".codex/hooks.json",
     ),
     "gemini": Agent(
