@@ -362,19 +362,8 @@ def _take_back(plan: AgentPlan, records: list[InstallRecord]) -> None:
     hooks = cfg.get("hooks")
     if old is None or not isinstance(hooks, dict):
         return
-    kept: dict[str, Any] = {}
-    removed = edited = 0
-    for event, groups in hooks.items():
-        if not isinstance(groups, list):
-            kept[event] = groups
-            continue
-        left = [g for g in groups if g not in added.get(event, [])]
-        removed += len(groups) - len(left)
-        if left:
-            kept[event] = left
-    for event, groups in added.items():
-        present = hooks.get(event) if isinstance(hooks.get(event), list) else []
-        edited += sum(1 for g in groups if g not in (present or []))
+    kept, removed = _without_added(hooks, added)
+    edited = _added_but_changed(hooks, added)
     if removed:
         new_cfg = dict(cfg)
         if kept:
@@ -391,6 +380,33 @@ def _take_back(plan: AgentPlan, records: list[InstallRecord]) -> None:
             f"{edited} group(s) install moved are no longer in {path} as moved (edited or "
             "removed there): left as they are"
         )
+
+
+def _without_added(
+    hooks: dict[str, Any], added: dict[str, list[Any]]
+) -> tuple[dict[str, Any], int]:
+    """``hooks`` less every group install added, and how many groups that took out."""
+    kept: dict[str, Any] = {}
+    removed = 0
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            kept[event] = groups
+            continue
+        left = [g for g in groups if g not in added.get(event, [])]
+        removed += len(groups) - len(left)
+        if left:
+            kept[event] = left
+    return kept, removed
+
+
+def _added_but_changed(hooks: dict[str, Any], added: dict[str, list[Any]]) -> int:
+    """How many groups install added are no longer in ``hooks`` as added (the user edited them)."""
+    edited = 0
+    for event, groups in added.items():
+        present = hooks.get(event)
+        present_groups = present if isinstance(present, list) else []
+        edited += sum(1 for g in groups if g not in present_groups)
+    return edited
 
 
 def read_native(adapter: Adapter, path: Path) -> NativeHooks:
