@@ -51,7 +51,6 @@ is what makes ``install`` idempotent.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -70,6 +69,7 @@ from hookd.bridge.claude_settings import (
     paths_for,
     relay_bootstrap,
     relay_script,
+    write_atomically,
 )
 
 __all__ = [
@@ -528,7 +528,7 @@ def apply_plan(plan: Plan, *, write: Callable[[Path, str, int], None] | None = N
     are programs (``install_mode``); a file that exists keeps its mode; the install
     record is always owner-only (it holds the original text).
     """
-    put = write or _write_atomically
+    put = write or write_atomically
     backups = plan.backups if isinstance(plan, AgentPlan) else {}
     modes = plan.modes if isinstance(plan, AgentPlan) else {}
     written: list[Path] = []
@@ -548,16 +548,6 @@ def apply_plan(plan: Plan, *, write: Callable[[Path, str, int], None] | None = N
     for path in plan.removals:
         path.unlink(missing_ok=True)
     return written
-
-
-def _write_atomically(path: Path, text: str, mode: int) -> None:
-    """Via a temporary file created with ``mode`` (never wider, not even for a moment)."""
-    tmp = path.with_name(f".{path.name}.hookd-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
 
 
 def _mode_of(path: Path) -> int:

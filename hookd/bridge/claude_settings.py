@@ -599,16 +599,16 @@ def apply_plan(plan: Plan) -> list[Path]:
             plan.backup.name
         )
         if is_settings and change.old is not None and plan.backup and not plan.backup.exists():
-            _write_atomically(plan.backup, change.old, 0o600)
+            write_atomically(plan.backup, change.old, 0o600)
         mode = 0o600 if change.private else _mode_of(change.path)
-        _write_atomically(change.path, change.new, mode)
+        write_atomically(change.path, change.new, mode)
         written.append(change.path)
     for path in plan.removals:
         path.unlink(missing_ok=True)
     return written
 
 
-def _write_atomically(path: Path, text: str, mode: int) -> None:
+def write_atomically(path: Path, text: str, mode: int) -> None:
     """Write via a temporary file created with ``mode`` (never wider, not even for a moment)."""
     tmp = path.with_name(f".{path.name}.hookd-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +31,7 @@ from hookd.bridge.agent_install import (
     plan_install,
     plan_uninstall,
 )
-from hookd.bridge.claude_settings import Plan, compiled_relay, is_bridge_handler, paths_for
+from hookd.bridge.claude_settings import Plan, is_bridge_handler, paths_for
 from hookd.cli import claude_cmd
 from hookd.cli.style import Style
 
@@ -78,25 +77,9 @@ def _project(args: argparse.Namespace) -> Path:
 
 def _relay(args: argparse.Namespace) -> Relay | None:
     """The relay the wired hooks run (None: a bad ``--relay``, already reported)."""
-    if args.python_relay:
-        binary = None
-    elif args.relay:
-        binary = os.path.abspath(str(args.relay))
-        if "hookd-relay" not in os.path.basename(binary):
-            print(
-                f"hookctl agents install: --relay {args.relay}: the file name must contain "
-                "'hookd-relay' (so that uninstall and doctor recognise the entries)",
-                file=sys.stderr,
-            )
-            return None
-        if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
-            print(
-                f"hookctl agents install: --relay {args.relay}: not an executable file",
-                file=sys.stderr,
-            )
-            return None
-    else:
-        binary = compiled_relay()
+    binary = claude_cmd.relay_binary(args, "hookctl agents install")
+    if binary is False:
+        return None
     extra = {"python": args.python} if args.python else {}
     return Relay(binary=binary, socket=args.socket, **extra)
 

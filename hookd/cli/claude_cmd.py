@@ -114,25 +114,26 @@ def _print_json(plan: Plan, written: list[Path], door: DoorCheck | None, *, dry_
     print(json.dumps(data, indent=2))
 
 
-def _relay_binary(args: argparse.Namespace) -> str | Literal[False] | None:
-    """The compiled relay to write into the settings, None for the Python one, False on error."""
+def relay_binary(
+    args: argparse.Namespace, command: str = "hookctl claude install"
+) -> str | Literal[False] | None:
+    """The compiled relay to wire (``--relay``, else the built one), None for the Python
+    one, False on error (said on stderr, as ``command``'s)."""
     if args.python_relay:
         return None
     if not args.relay:
         return compiled_relay()
     path = os.path.abspath(str(args.relay))
     if "hookd-relay" not in os.path.basename(path):
-        # uninstall recognises hookd's own entries by that name
+        # uninstall and doctor recognise hookd's own entries by that name
         print(
-            f"hookctl claude install: --relay {args.relay}: the file name must contain "
-            "'hookd-relay' (so that uninstall recognises the entries)",
+            f"{command}: --relay {args.relay}: the file name must contain "
+            "'hookd-relay' (so that uninstall and doctor recognise the entries)",
             file=sys.stderr,
         )
         return False
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        print(
-            f"hookctl claude install: --relay {args.relay}: not an executable file", file=sys.stderr
-        )
+        print(f"{command}: --relay {args.relay}: not an executable file", file=sys.stderr)
         return False
     return path
 
@@ -150,8 +151,8 @@ def cmd_install(args: argparse.Namespace) -> int:
         print(f"hookctl claude install: token: {exc}", file=sys.stderr)
         return 1
     port: int = args.port or configured_port() or DEFAULT_HTTP_PORT
-    relay_binary = _relay_binary(args)
-    if relay_binary is False:
+    binary = relay_binary(args)
+    if binary is False:
         return 1
     transport: Transport = "mod" if args.transport == "mod" else "http"
     http_socket = os.path.abspath(args.http_socket or default_http_socket(args.socket))
@@ -160,7 +161,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         token=token,
         socket=args.socket,
         token_in_env=token_in_env,
-        relay_binary=relay_binary,
+        relay_binary=binary,
         transport=transport,
         http_socket=http_socket,
         **({"python": args.python} if args.python else {}),
