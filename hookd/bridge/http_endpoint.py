@@ -73,6 +73,7 @@ from hookd.bridge.mod_answer import render_mod
 from hookd.bridge.tcp_peer import PeerFinder
 from hookd.dirs import config_dir
 from hookd.engine.claude_output import carries_late_context, render_claude
+from hookd.unix_sockets import answers
 from hookd_client.events import EVENT_NAMES, EventInputError
 from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
 from hookd_client.results import FireResult
@@ -288,7 +289,7 @@ def open_unix_http_listener(path: Path) -> trio.SocketListener:
     else:
         if not stat.S_ISSOCK(existing.st_mode):
             raise UnsafeHttpSocket(f"{path} exists and is not a socket; refusing to replace it")
-        if _answers(path):
+        if answers(path):
             raise UnsafeHttpSocket(f"{path} is already served by another process")
         path.unlink()  # left behind by a daemon that crashed
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -307,18 +308,6 @@ def open_unix_http_listener(path: Path) -> trio.SocketListener:
         sock.close()
         raise
     return trio.SocketListener(trio.socket.from_stdlib_socket(sock))
-
-
-def _answers(path: Path) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(1.0)
-    try:
-        probe.connect(str(path))
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
 
 
 def _unlink_if_ours(path: Path, inode: int) -> None:

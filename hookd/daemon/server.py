@@ -62,6 +62,7 @@ from hookd.fdio import write_nowait
 from hookd.handlers.callback import CallbackRunner
 from hookd.handlers.registry import Handlers, open_handlers
 from hookd.subreaper import SUBREAPER, SWEEP_INTERVAL
+from hookd.unix_sockets import answers
 from hookd_client import protocol, sockpath
 
 __all__ = ["AlreadyRunning", "Daemon"]
@@ -423,7 +424,7 @@ class Daemon:
             if stat.S_IMODE(info.st_mode) & 0o077:
                 path.parent.chmod(0o700)
         if path.exists() or path.is_symlink():
-            if _answers(path):
+            if answers(path):
                 raise AlreadyRunning(
                     f"another hookd is already serving {path}; "
                     "stop it first (hookctl stop) or pick another --socket"
@@ -484,18 +485,6 @@ def _claim_fallback_dir(path: Path) -> None:
     reason = sockpath.unsafe_reason(str(path))
     if reason is not None:
         raise UnsafeSocketPath(f"refusing to use {path}: {reason}")
-
-
-def _answers(path: Path) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(1.0)
-    try:
-        probe.connect(str(path))
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
 
 
 def _refuse_now(client: trio.socket.SocketType, code: str, message: str) -> None:
