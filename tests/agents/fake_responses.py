@@ -27,7 +27,6 @@ Only trio and h11, the stack of hookd's HTTP endpoint and of
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,6 +34,8 @@ from typing import Any
 
 import h11
 import trio
+
+from support.fake_http import send, send_json, serve_loopback
 
 __all__ = [
     "FALLBACK_TEXT",
@@ -222,50 +223,6 @@ def _events(index: int, item: dict[str, Any], model: str) -> Iterator[bytes]:
     )
 
 
-async def _send(stream: trio.SocketStream, conn: h11.Connection, event: h11.Event) -> None:
-    data = conn.send(event)
-    if data:
-        await stream.send_all(data)
-
-
-async def _send_json(
-    stream: trio.SocketStream, conn: h11.Connection, status: int, body: dict[str, Any]
-) -> None:
-    payload = json.dumps(body).encode()
-    headers = [("content-type", "application/json"), ("content-length", str(len(payload)))]
-    await _send(stream, conn, h11.Response(status_code=status, headers=headers))
-    await _send(stream, conn, h11.Data(data=payload))
-    await _send(stream, conn, h11.EndOfMessage())
-
-
-async def _handle(api: FakeResponsesApi, stream: trio.SocketStream) -> None:
-    conn = h11.Connection(h11.SERVER)
-    async with stream:
-        while True:
-            request: h11.Request | None = None
-            body = bytearray()
-            while True:
-                event = conn.next_event()
-                if event is h11.NEED_DATA:
-                    chunk = await stream.receive_some(65536)
-                    conn.receive_data(chunk)
-                    if not chunk and conn.their_state is not h11.DONE:
-                        return
-                    continue
-                if isinstance(event, h11.Request):
-                    request = event
-                elif isinstance(event, h11.Data):
-                    body += event.data
-                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
-                    break
-            if request is None:
-                return
-            await _respond(api, stream, conn, request, bytes(body))
-            if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
-                return
-            conn.start_next_cycle()
-
-
 async def _respond(
     api: FakeResponsesApi,
     stream: trio.SocketStream,
@@ -276,7 +233,7 @@ async def _respond(
     path = request.target.decode().split("?", 1)[0]
     api.paths.append(f"{request.method.decode()} {path}")
     if request.method != b"POST" or not path.endswith("/responses"):
-        await _send_json(stream, conn, 404, {"error": {"message": f"no route {path}"}})
+        await send_json(stream, conn, 404, {"error": {"message": f"no route {path}"}})
         return
     data = json.loads(body)
     tools = data.get("tools") or []
@@ -292,35 +249,29 @@ async def _respond(
     try:
         item = _item(index, turn, tools)
     except ValueError as exc:
-        await _send_json(stream, conn, 400, {"error": {"message": str(exc)}})
+        await send_json(stream, conn, 400, {"error": {"message": str(exc)}})
         return
     if data.get("stream") is False:
-        await _send_json(stream, conn, 200, _response(index, model, "completed", [item]))
+        await send_json(stream, conn, 200, _response(index, model, "completed", [item]))
         return
     headers = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
-    await _send(stream, conn, h11.Response(status_code=200, headers=headers))
+    await send(stream, conn, h11.Response(status_code=200, headers=headers))
     for chunk in _events(index, item, model):
-        await _send(stream, conn, h11.Data(data=chunk))
-    await _send(stream, conn, h11.EndOfMessage())
+        await send(stream, conn, h11.Data(data=chunk))
+    await send(stream, conn, h11.EndOfMessage())
 
 
 async def serve_fake_responses(
     api: FakeResponsesApi, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Listen on an ephemeral loopback port; ``task_status.started(port)`` once bound."""
-    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    await sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    api.port = sock.getsockname()[1]
-    listener = trio.SocketListener(sock)
 
-    async def handler(stream: trio.SocketStream) -> None:
-        try:
-            await _handle(api, stream)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
-            pass  # the CLI hung up mid-request (it was killed, or gave up); nothing to answer
+    async def respond(
+        stream: trio.SocketStream, conn: h11.Connection, request: h11.Request, body: bytes
+    ) -> None:
+        await _respond(api, stream, conn, request, body)
 
-    async with trio.open_nursery() as nursery:
-        task_status.started(api.port)
-        await trio.serve_listeners(handler, [listener], handler_nursery=nursery)
+    def bound(port: int) -> None:
+        api.port = port
+
+    await serve_loopback(respond, bound, task_status=task_status)

@@ -1,0 +1,94 @@
+"""The HTTP half of every fake model server: one loopback listener, h11 on trio.
+
+The fake Anthropic Messages API (``e2e/fake_api.py``), the fake Responses API
+(``agents/fake_responses.py``) and the fake Gemini API
+(``agents/fake_gemini.py``) differ only in what they answer; how they accept
+a connection, read requests with keep-alive and write an answer is here, once.
+Each runs in the test's own trio loop (no thread, no subprocess), so a test
+can read what the model was sent as soon as the agent exits.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import h11
+import trio
+
+__all__ = ["Respond", "send", "send_json", "serve_loopback"]
+
+Respond = Callable[[trio.SocketStream, h11.Connection, h11.Request, bytes], Awaitable[None]]
+"""Answer one request (its whole body read) on ``stream`` through ``conn``."""
+
+
+async def send(stream: trio.SocketStream, conn: h11.Connection, event: h11.Event) -> None:
+    data = conn.send(event)
+    if data:
+        await stream.send_all(data)
+
+
+async def send_json(
+    stream: trio.SocketStream, conn: h11.Connection, status: int, body: dict[str, Any]
+) -> None:
+    payload = json.dumps(body).encode()
+    headers = [("content-type", "application/json"), ("content-length", str(len(payload)))]
+    await send(stream, conn, h11.Response(status_code=status, headers=headers))
+    await send(stream, conn, h11.Data(data=payload))
+    await send(stream, conn, h11.EndOfMessage())
+
+
+async def _serve_connection(stream: trio.SocketStream, respond: Respond) -> None:
+    conn = h11.Connection(h11.SERVER)
+    async with stream:
+        while True:
+            request: h11.Request | None = None
+            body = bytearray()
+            while True:
+                event = conn.next_event()
+                if event is h11.NEED_DATA:
+                    chunk = await stream.receive_some(65536)
+                    conn.receive_data(chunk)
+                    if not chunk and conn.their_state is not h11.DONE:
+                        return
+                    continue
+                if isinstance(event, h11.Request):
+                    request = event
+                elif isinstance(event, h11.Data):
+                    body += event.data
+                elif isinstance(event, h11.EndOfMessage | h11.ConnectionClosed):
+                    break
+            if request is None:
+                return
+            await respond(stream, conn, request, bytes(body))
+            if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
+                return
+            conn.start_next_cycle()
+
+
+async def serve_loopback(
+    respond: Respond,
+    bound: Callable[[int], None],
+    *,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Listen on an ephemeral loopback port; ``bound(port)``, then ``task_status.started(port)``."""
+    sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    await sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port: int = sock.getsockname()[1]
+    bound(port)
+    listener = trio.SocketListener(sock)
+
+    async def handler(stream: trio.SocketStream) -> None:
+        try:
+            await _serve_connection(stream, respond)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
+            pass  # the agent hung up mid-request (it was killed, or gave up); nothing to answer
+
+    async with trio.open_nursery() as nursery:
+        task_status.started(port)
+        await trio.serve_listeners(handler, [listener], handler_nursery=nursery)
