@@ -184,13 +184,4 @@ async def serve_fake_gemini(
     api: FakeGeminiApi, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Listen on an ephemeral loopback port; ``task_status.started(port)`` once bound."""
-
-    async def respond(
-        stream: trio.SocketStream, conn: h11.Connection, request: h11.Request, body: bytes
-    ) -> None:
-        await _respond(api, stream, conn, request, body)
-
-    def bound(port: int) -> None:
-        api.port = port
-
-    await serve_loopback(respond, bound, task_status=task_status)
+    await serve_loopback(api, _respond, task_status=task_status)

@@ -34,7 +34,7 @@ from typing import Any
 import h11
 import trio
 
-from support.fake_http import send, serve_loopback
+from support.fake_http import send, send_events, serve_loopback
 
 __all__ = ["FakeMessagesApi", "Side", "Turn", "serve_fake_api"]
 
@@ -227,24 +227,11 @@ async def _respond(
         await send(stream, conn, h11.Data(data=payload))
         await send(stream, conn, h11.EndOfMessage())
         return
-    headers = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
-    await send(stream, conn, h11.Response(status_code=200, headers=headers))
-    for chunk in _events(index, turn, model):
-        await send(stream, conn, h11.Data(data=chunk))
-    await send(stream, conn, h11.EndOfMessage())
+    await send_events(stream, conn, _events(index, turn, model))
 
 
 async def serve_fake_api(
     api: FakeMessagesApi, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Listen on an ephemeral loopback port; ``task_status.started(port)`` once bound."""
-
-    async def respond(
-        stream: trio.SocketStream, conn: h11.Connection, request: h11.Request, body: bytes
-    ) -> None:
-        await _respond(api, stream, conn, request, body)
-
-    def bound(port: int) -> None:
-        api.port = port
-
-    await serve_loopback(respond, bound, task_status=task_status)
+    await serve_loopback(api, _respond, task_status=task_status)

@@ -12,16 +12,24 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol, TypeVar
 
 import h11
 import trio
 
-__all__ = ["Respond", "send", "send_json", "serve_loopback"]
+__all__ = ["FakeApi", "Respond", "send", "send_events", "send_json", "serve_loopback"]
 
-Respond = Callable[[trio.SocketStream, h11.Connection, h11.Request, bytes], Awaitable[None]]
-"""Answer one request (its whole body read) on ``stream`` through ``conn``."""
+
+class FakeApi(Protocol):
+    port: int
+    """The loopback port, set once the server is bound."""
+
+
+Api = TypeVar("Api", bound=FakeApi)
+
+Respond = Callable[[Api, trio.SocketStream, h11.Connection, h11.Request, bytes], Awaitable[None]]
+"""Answer one request (its whole body read) on ``stream`` through ``conn``, for ``api``."""
 
 
 async def send(stream: trio.SocketStream, conn: h11.Connection, event: h11.Event) -> None:
@@ -40,7 +48,18 @@ async def send_json(
     await send(stream, conn, h11.EndOfMessage())
 
 
-async def _serve_connection(stream: trio.SocketStream, respond: Respond) -> None:
+async def send_events(
+    stream: trio.SocketStream, conn: h11.Connection, chunks: Iterable[bytes]
+) -> None:
+    """A 200 ``text/event-stream`` answer (server-sent events), one chunk a write."""
+    headers = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
+    await send(stream, conn, h11.Response(status_code=200, headers=headers))
+    for chunk in chunks:
+        await send(stream, conn, h11.Data(data=chunk))
+    await send(stream, conn, h11.EndOfMessage())
+
+
+async def _serve_connection(api: Api, stream: trio.SocketStream, respond: Respond[Api]) -> None:
     conn = h11.Connection(h11.SERVER)
     async with stream:
         while True:
@@ -62,33 +81,33 @@ async def _serve_connection(stream: trio.SocketStream, respond: Respond) -> None
                     break
             if request is None:
                 return
-            await respond(stream, conn, request, bytes(body))
+            await respond(api, stream, conn, request, bytes(body))
             if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
                 return
             conn.start_next_cycle()
 
 
 async def serve_loopback(
-    respond: Respond,
-    bound: Callable[[int], None],
+    api: Api,
+    respond: Respond[Api],
     *,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Listen on an ephemeral loopback port; ``bound(port)``, then ``task_status.started(port)``."""
+    """Serve ``api`` on an ephemeral loopback port: ``api.port`` is set, then
+    ``task_status.started(port)``."""
     sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     await sock.bind(("127.0.0.1", 0))
     sock.listen(64)
-    port: int = sock.getsockname()[1]
-    bound(port)
+    api.port = sock.getsockname()[1]
     listener = trio.SocketListener(sock)
 
     async def handler(stream: trio.SocketStream) -> None:
         try:
-            await _serve_connection(stream, respond)
+            await _serve_connection(api, stream, respond)
         except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
             pass  # the agent hung up mid-request (it was killed, or gave up); nothing to answer
 
     async with trio.open_nursery() as nursery:
-        task_status.started(port)
+        task_status.started(api.port)
         await trio.serve_listeners(handler, [listener], handler_nursery=nursery)
