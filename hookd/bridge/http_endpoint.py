@@ -400,28 +400,14 @@ async def serve_http(
             # Unreachable while the socket is 0600 — unless someone loosened it.
             uid = None if unix_peer is None else unix_peer[1]
             message = f"hookd serves only its own user (uid {me}), not uid {uid}"
-            try:
-                with trio.move_on_after(1.0):
-                    await _send_error(stream, h11.Connection(h11.SERVER), 403, message)
-                await _linger(stream)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
-            finally:
-                await trio.aclose_forcefully(stream)
+            await _refuse(stream, 403, message)
             return
         if limits.max_connections is not None and open_connections >= limits.max_connections:
             message = (
                 f"hookd already has {open_connections} http connections open "
                 f"(setting http_max_connections = {limits.max_connections})"
             )
-            try:
-                with trio.move_on_after(1.0):
-                    await _send_error(stream, h11.Connection(h11.SERVER), 503, message)
-                await _linger(stream)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
-            finally:
-                await trio.aclose_forcefully(stream)
+            await _refuse(stream, 503, message)
             return
         open_connections += 1
         counted["http_connections"] += 1
@@ -753,6 +739,22 @@ async def _send(
         data += conn.send(h11.Data(data=payload)) or b""
     data += conn.send(h11.EndOfMessage()) or b""
     await stream.send_all(data)
+
+
+async def _refuse(stream: trio.SocketStream, status: int, message: str) -> None:
+    """Answer a connection hookd will not serve with one error, then close it.
+
+    The answer gets a second to go out and the client a second to read it
+    (:func:`_linger`); a client that already left is not an error.
+    """
+    try:
+        with trio.move_on_after(1.0):
+            await _send_error(stream, h11.Connection(h11.SERVER), status, message)
+        await _linger(stream)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+    finally:
+        await trio.aclose_forcefully(stream)
 
 
 async def _linger(stream: trio.SocketStream, seconds: float = 1.0) -> None:
