@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -37,6 +36,7 @@ from e2e.daemon import RunningDaemon, daemon_paths, hookd_daemon
 from e2e.fake_api import FakeMessagesApi, Turn, serve_fake_api
 from e2e.harness import CLAUDE_BIN, ClaudeRun, claude_available, offline_env
 from e2e.normalise import comparable
+from support.clis import require_cli
 
 TESTS = Path(__file__).resolve().parents[1]
 PROMPT = "ORIGINAL-PROMPT: please run the command"
@@ -58,13 +58,11 @@ def _sdk_available() -> bool:
 def _require_sdk() -> None:
     """Skip without the SDK or the CLI on a developer's machine; fail in CI, where
     scripts/check installs both (a silent skip would report the suite green)."""
-    if _sdk_available():
-        return
-    if os.environ.get("CI"):
-        pytest.fail(
-            "claude-agent-sdk or the Claude Code CLI is missing: scripts/check installs both"
-        )
-    pytest.skip("pip install -e '.[dev]' and run `npm install` in tests/e2e first")
+    require_cli(
+        _sdk_available(),
+        "claude-agent-sdk or the Claude Code CLI",
+        "pip install -e '.[dev]' and run `npm install` in tests/e2e first",
+    )
 
 
 def hookd_config(scenario: str) -> dict[str, Any]:

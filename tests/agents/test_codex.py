@@ -14,7 +14,6 @@ the model, the rewrite ran, …).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import pytest
 
 from agents.codex_harness import CodexRun, codex_available, run_codex
 from agents.fake_responses import Patch, Shell, Text, Turn
+from support.clis import require_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.codex]
 
@@ -32,11 +32,7 @@ TURNS: list[Turn] = [Shell(COMMAND), Text("All done.")]
 @pytest.fixture(autouse=True)
 def _require_codex() -> None:
     """Skip without the CLI on a developer's machine; fail in CI (scripts/check installs it)."""
-    if codex_available():
-        return
-    if os.environ.get("CI"):
-        pytest.fail("the Codex CLI or node is missing; scripts/check installs it in CI")
-    pytest.skip("run `npm install` in tests/e2e first")
+    require_cli(codex_available(), "the Codex CLI or node")
 
 
 def hook(script: str, **extra: Any) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from agents.copilot_harness import (
     run_copilot,
 )
 from agents.fake_responses import Shell, Text, Turn
+from support.clis import require_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.copilot]
 
@@ -47,11 +48,7 @@ TURNS: list[Turn] = [Shell(COMMAND), Text("All done.")]
 @pytest.fixture(autouse=True)
 def _require_copilot() -> None:
     """Skip without the CLI on a developer's machine; fail in CI (scripts/check installs it)."""
-    if copilot_available():
-        return
-    if os.environ.get("CI"):
-        pytest.fail("the Copilot CLI or node is missing; scripts/check installs it in CI")
-    pytest.skip("run `npm install` in tests/e2e first")
+    require_cli(copilot_available(), "the Copilot CLI or node")
 
 
 @pytest.fixture(scope="session")

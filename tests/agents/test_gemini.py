@@ -50,6 +50,7 @@ import trio
 
 from agents.fake_gemini import FakeGeminiApi, Shell, Text, serve_fake_gemini
 from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
+from support.clis import require_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMINI = ROOT / "tests" / "e2e" / "node_modules" / ".bin" / "gemini"
@@ -69,11 +70,7 @@ def gemini_available() -> bool:
 @pytest.fixture(autouse=True)
 def _require_gemini() -> None:
     """Skip without the CLI on a developer's machine; fail in CI (scripts/check installs it)."""
-    if gemini_available():
-        return
-    if os.environ.get("CI"):
-        pytest.fail("Gemini CLI or node is missing; scripts/check installs it in CI")
-    pytest.skip("run `npm install` in tests/e2e first")
+    require_cli(gemini_available(), "the Gemini CLI or node")
 
 
 # --- one run -------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ answer is the e2e test's job (tests/agents/test_gemini.py).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -36,6 +35,7 @@ from hookd.config.assemble import load_config
 from hookd.config.matching import compile_matcher, tool_aliases
 from hookd.engine.engine import SessionState
 from hookd_client.events import EVENT_NAMES, EventInputError, decode_event
+from support.clis import require_cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "agents" / "gemini-cli-0.61.0"
 GEMINI = GeminiAdapter()
@@ -548,10 +548,7 @@ def test_detect_reads_the_version_from_the_npm_package(
 ) -> None:
     """From the package the ``gemini`` on PATH belongs to: no node start-up (the pinned CLI)."""
     pinned = Path(__file__).resolve().parents[1] / "e2e" / "node_modules" / ".bin" / "gemini"
-    if not pinned.exists():
-        if os.environ.get("CI"):
-            pytest.fail("the pinned Gemini CLI is missing; scripts/check installs it in CI")
-        pytest.skip("run `npm install` in tests/e2e first")
+    require_cli(pinned.exists(), "the pinned Gemini CLI")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "gemini").symlink_to(pinned)

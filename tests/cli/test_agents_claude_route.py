@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hookd.cli.hookctl import main as hookctl
+from support.clis import require_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bridge"
 
@@ -93,10 +94,7 @@ def test_agents_list_finds_the_pinned_clis_and_their_versions(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The real CLIs tests/e2e/package.json pins, found on PATH and asked their version."""
-    if not all((BIN / name).exists() for name in PINNED):
-        if os.environ.get("CI"):
-            pytest.fail("the pinned agent CLIs are missing; scripts/check installs them in CI")
-        pytest.skip("run `npm install` in tests/e2e first")
+    require_cli(all((BIN / name).exists() for name in PINNED), "a pinned agent CLI")
     _home(monkeypatch, tmp_path / "home", tmp_path / "none.sock")
     monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "home" / ".copilot"))

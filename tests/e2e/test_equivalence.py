@@ -31,6 +31,7 @@ from e2e.daemon import VENV_BIN, DaemonEnvironment, RunningDaemon, daemon_paths,
 from e2e.fake_api import Turn
 from e2e.harness import ClaudeRun, claude_available, run_claude
 from e2e.normalise import comparable, diff
+from support.clis import require_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "e2e"
 SPEC = json.loads((DATA / "scenarios.json").read_text(encoding="utf-8"))
@@ -55,11 +56,7 @@ def _require_claude() -> None:
 
     A silent skip in CI would report the equivalence suite green without running it.
     """
-    if claude_available():
-        return
-    if os.environ.get("CI"):
-        pytest.fail("the Claude Code CLI or node is missing; scripts/check installs it in CI")
-    pytest.skip("run `npm install` in tests/e2e first")
+    require_cli(claude_available(), "the Claude Code CLI or node")
 
 
 def _materialise(value: Any) -> Any:

@@ -34,6 +34,7 @@ from e2e.daemon import VENV_BIN, RunningDaemon, daemon_paths, hookd_daemon
 from e2e.fake_api import Side, Turn
 from e2e.harness import ClaudeRun, claude_available, run_claude
 from e2e.normalise import comparable, diff
+from support.clis import require_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "e2e"
 AGENT_ENV = {
@@ -58,11 +59,7 @@ Seen = dict[str, Any]
 @pytest.fixture(autouse=True)
 def _require_claude() -> None:
     """As test_equivalence: skip on a developer's machine without the CLI, fail in CI."""
-    if claude_available():
-        return
-    if os.environ.get("CI"):
-        pytest.fail("the Claude Code CLI or node is missing; scripts/check installs it in CI")
-    pytest.skip("run `npm install` in tests/e2e first")
+    require_cli(claude_available(), "the Claude Code CLI or node")
 
 
 def hook(key: str, **extra: Any) -> dict[str, Any]:
