@@ -189,6 +189,20 @@ class Adapter(abc.ABC):
     def canonical_tool(self, native: str) -> str:
         return self.tools.get(native, native)
 
+    def map_tool(self, data: dict[str, Any], tool: str) -> None:
+        """Name the input's tool ``tool`` as Claude Code does; the native name stays under
+        ``native_tool_name`` (for hooks that want it) when the two differ."""
+        canonical = self.canonical_tool(tool)
+        if canonical != tool:
+            data["tool_name"] = canonical
+            data["native_tool_name"] = tool
+
+    def agent_event(self, native_event: str, spec: EventSpec, data: dict[str, Any]) -> AgentEvent:
+        """The decoded event: ``data`` (canonical fields) on ``spec``'s canonical event."""
+        return AgentEvent(
+            agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
+        )
+
     def native_tools(self, canonical: str) -> list[str]:
         """Every native name that maps to ``canonical`` (for doctor and explain)."""
         return [n for n, c in self.tools.items() if c == canonical]

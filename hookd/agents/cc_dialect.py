@@ -63,12 +63,9 @@ class ClaudeDialectAdapter(Adapter):
         tool = data.get("tool_name")
         if tool is not None and not isinstance(tool, str):
             raise EventInputError(f"{self.title} {native_event} input: tool_name must be a string")
-        if isinstance(tool, str) and self.canonical_tool(tool) != tool:
-            data["tool_name"] = self.canonical_tool(tool)
-            data["native_tool_name"] = tool
-        return AgentEvent(
-            agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
-        )
+        if isinstance(tool, str):
+            self.map_tool(data, tool)
+        return self.agent_event(native_event, spec, data)
 
     def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
         safe = degrade(result, event.spec)

@@ -63,9 +63,7 @@ class ClaudeAdapter(Adapter):
         spec = self.event_spec(native_event)
         if not isinstance(raw, dict):
             raise EventInputError(f"{native_event} input: not a JSON object")
-        return AgentEvent(
-            agent=self.name, native_event=native_event, event=spec.canonical, input=raw, spec=spec
-        )
+        return self.agent_event(native_event, spec, raw)
 
     def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
         tool = event.input.get("tool_name")

@@ -145,9 +145,7 @@ class ClineAdapter(Adapter):
             data["stop_hook_active"] = False
         elif native_event == "TaskCancel":
             data["reason"] = "other"
-        return AgentEvent(
-            agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
-        )
+        return self.agent_event(native_event, spec, data)
 
     def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
         safe = degrade(result, event.spec)

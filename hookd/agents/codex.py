@@ -141,16 +141,9 @@ class CodexAdapter(Adapter):
             )
         data["hook_event_name"] = spec.canonical
         tool = data.get("tool_name")
-        if isinstance(tool, str) and tool in self.tools:
-            data["native_tool_name"] = tool
-            data["tool_name"] = self.tools[tool]
-        return AgentEvent(
-            agent=self.name,
-            native_event=native_event,
-            event=spec.canonical,
-            input=data,
-            spec=spec,
-        )
+        if isinstance(tool, str):
+            self.map_tool(data, tool)
+        return self.agent_event(native_event, spec, data)
 
     def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
         tool = event.input.get("tool_name")

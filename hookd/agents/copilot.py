@@ -264,9 +264,7 @@ class CopilotAdapter(Adapter):
             # (PermissionRequest, seen at 1.0.102): read them as what they are.
             data = self._from_native(_NATIVE_NAME[spec.canonical], raw)
         data["hook_event_name"] = spec.canonical
-        return AgentEvent(
-            agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
-        )
+        return self.agent_event(native_event, spec, data)
 
     def _from_native(self, native_event: str, raw: dict[str, Any]) -> dict[str, Any]:
         named = raw.get("hookName", native_event)

@@ -139,9 +139,7 @@ class CursorAdapter(Adapter):
         data.update(_tool_fields(native_event, raw))
         if native_event == "stop":
             data["stop_hook_active"] = int(raw.get("loop_count") or 0) > 0
-        return AgentEvent(
-            agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
-        )
+        return self.agent_event(native_event, spec, data)
 
     def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
         safe = degrade(result, event.spec)

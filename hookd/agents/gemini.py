@@ -233,10 +233,7 @@ class GeminiAdapter(Adapter):
                 raise EventInputError(
                     f"Gemini CLI {native_event} input: `$.tool_name` is missing or not a string"
                 )
-            canonical = self.canonical_tool(tool)
-            if canonical != tool:
-                data["tool_name"] = canonical
-                data["native_tool_name"] = tool
+            self.map_tool(data, tool)
         for field, values in _CANONICAL_VALUES.get(spec.canonical, {}).items():
             value = data.get(field)
             if isinstance(value, str) and value in values:
@@ -246,9 +243,7 @@ class GeminiAdapter(Adapter):
             response = data.get("prompt_response")
             if isinstance(response, str):
                 data["last_assistant_message"] = response
-        return AgentEvent(
-            agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
-        )
+        return self.agent_event(native_event, spec, data)
 
     def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
         caps = event.spec.caps

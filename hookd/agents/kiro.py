@@ -93,12 +93,9 @@ class KiroAdapter(Adapter):
         tool = raw.get("tool_name")
         if tool is not None and not isinstance(tool, str):
             raise EventInputError(f"Kiro {native_event} input: tool_name must be a string")
-        if isinstance(tool, str) and tool in self.tools:
-            data["tool_name"] = self.tools[tool]
-            data["native_tool_name"] = tool
-        return AgentEvent(
-            agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
-        )
+        if isinstance(tool, str):
+            self.map_tool(data, tool)
+        return self.agent_event(native_event, spec, data)
 
     def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
         safe = degrade(result, event.spec)

@@ -126,9 +126,7 @@ class WindsurfAdapter(Adapter):
             data["tool_response"] = {
                 k: v for k, v in info.items() if k not in ("cwd", "command_line", "file_path")
             }
-        return AgentEvent(
-            agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
-        )
+        return self.agent_event(native_event, spec, data)
 
     def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
         """Exit 2 with the reason on stderr blocks; anything else lets the action go on."""
