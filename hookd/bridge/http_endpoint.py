@@ -45,6 +45,7 @@ daemon's own (a service manager's plain ``PATH``).
 
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
 import json
@@ -73,6 +74,7 @@ from hookd.bridge.mod_answer import render_mod
 from hookd.bridge.tcp_peer import PeerFinder
 from hookd.dirs import config_dir
 from hookd.engine.claude_output import carries_late_context, render_claude
+from hookd.fdio import read_when_ready, write_nowait
 from hookd.unix_sockets import answers
 from hookd_client.events import EVENT_NAMES, EventInputError
 from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
@@ -420,11 +422,41 @@ async def serve_http(
             log.exception("http connection failed")
         finally:
             open_connections -= 1
-            await trio.aclose_forcefully(stream)
+            stream.socket.close()  # synchronous: no cancel scope, no checkpoint
 
     async with trio.open_nursery() as nursery:
-        await nursery.start(trio.serve_listeners, handler, list(listeners))
+        for listener in listeners:
+            nursery.start_soon(_accept_forever, listener, handler, nursery)
         task_status.started()
+
+
+_ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+"""``accept`` failures that mean "out of resources now": wait and retry, as trio does."""
+
+
+async def _accept_forever(
+    listener: trio.SocketListener,
+    handler: Callable[[trio.SocketStream], Awaitable[None]],
+    nursery: trio.Nursery,
+) -> None:
+    """``trio.serve_listeners`` without its ``aclose_forcefully`` around every handler.
+
+    That close opens a cancel scope and runs two checkpoints per connection —
+    on a connection that carries one request (``curl``, a one-shot client) a
+    good part of the daemon's whole cost.  Here each handler closes its own
+    socket synchronously when it returns (closing never blocks on a socket).
+    """
+    sock = listener.socket
+    while True:
+        try:
+            conn, _ = await sock.accept()
+        except OSError as exc:
+            if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                raise
+            log.error("http accept failed; retrying in 0.1 s", error=os.strerror(exc.errno))
+            await trio.sleep(0.1)
+            continue
+        nursery.start_soon(handler, trio.SocketStream(conn))
 
 
 async def _serve_connection(
@@ -478,6 +510,7 @@ class _Wire:
 
     def __init__(self, stream: trio.SocketStream, limits: HttpLimits) -> None:
         self.stream = stream
+        self.fd = stream.socket.fileno()
         self.limits = limits
         self.buffer = bytearray()
         self.h11: h11.Connection | None = None
@@ -496,12 +529,16 @@ class _Wire:
             return await _read_request(self.stream, self.h11, self.limits)
         deadline = math.inf
         closed = False
+        if self.buffer:
+            # The client pipelined: its next request is already here, and nothing
+            # on the way to it waits — let the other connections run first.
+            await trio.lowlevel.checkpoint()
         while True:
             end = self.buffer.find(b"\r\n\r\n")
             if end >= 0 or len(self.buffer) > http_wire.MAX_HEAD:
                 break
             if not self.buffer and deadline == math.inf:
-                data = await self.stream.receive_some(65536)  # idle: as long as it takes
+                data = await self.receive()  # idle: as long as it takes
                 deadline = trio.current_time() + self.limits.header_timeout
             else:
                 data = await self._receive_by(deadline, "http_header_timeout")
@@ -537,18 +574,31 @@ class _Wire:
 
     async def _receive_by(self, deadline: float, setting: str) -> bytes:
         with trio.move_on_at(deadline):
-            return bytes(await self.stream.receive_some(65536))
+            return await self.receive()
         limit = getattr(self.limits, setting.removeprefix("http_"))
         raise _HttpError(408, f"request not completed within {limit:g} s (setting {setting})")
+
+    async def receive(self) -> bytes:
+        """The client's next bytes (b"" when it closed): wait until readable, then one
+        read (:func:`hookd.fdio.read_when_ready`).  trio's ``receive_some`` reads first
+        — on a keep-alive connection nearly always "would block" — and adds a pass
+        through the scheduler after every read: a system call and a pass per request."""
+        try:
+            return await read_when_ready(self.fd, 65536)
+        except OSError as exc:  # reset by the client
+            raise trio.BrokenResourceError(f"http client: {exc}") from exc
 
     async def send(self, status: int, payload: bytes) -> None:
         if self.h11 is not None:
             await _send(self.stream, self.h11, status, payload)
             return
-        reason = _reason(status).encode()
-        await self.stream.send_all(
-            http_wire.response_bytes(status, reason, payload, self.close_after)
-        )
+        data = http_wire.response_bytes(status, _reason(status), payload, self.close_after)
+        try:
+            sent = write_nowait(self.fd, data)  # an answer nearly always fits at once
+        except OSError as exc:
+            raise trio.BrokenResourceError(f"http client: {exc}") from exc
+        if sent < len(data):
+            await self.stream.send_all(data[sent:])
 
     async def send_error(self, status: int, message: str) -> None:
         await _send_error(self.stream, self.h11, status, message)
@@ -676,7 +726,7 @@ async def _dispatch(
         # Claude Code closes the connection when its hook timeout expires: the
         # pipeline then cancels the hooks (hookd kills their process trees)
         # instead of letting them run for nobody.  Pipelined bytes are kept.
-        while data := await wire.stream.receive_some(65536):
+        while data := await wire.receive():
             wire.keep(bytes(data))
         log.info("http client hung up; cancelling hooks", hook_event=event)
 
@@ -716,11 +766,11 @@ def _decode_json(body: bytes) -> Any:
         raise _HttpError(400, "body is not JSON hookd can read: nested too deeply") from None
 
 
-def _reason(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
+_REASONS = {int(status): status.phrase.encode() for status in HTTPStatus}
+
+
+def _reason(status: int) -> bytes:
+    return _REASONS.get(status, b"")
 
 
 def _error_body(message: str) -> bytes:
@@ -795,7 +845,7 @@ async def _send_error(
         data += conn.send(h11.EndOfMessage()) or b""
     except h11.LocalProtocolError:
         head = "".join(f"{k}: {v}\r\n" for k, v in headers)
-        data = f"HTTP/1.1 {status} {_reason(status)}\r\n{head}\r\n".encode() + payload
+        data = b"HTTP/1.1 %d %s\r\n%s\r\n" % (status, _reason(status), head.encode()) + payload
     await stream.send_all(data)
 
 

@@ -135,8 +135,10 @@ class EventPipeline:
 
         ``hangup``: returns when nobody waits for the answer any more (the
         requester closed its connection); the running hooks are then cancelled
-        and the result is None.  It is watched only while hooks run: an event
-        answered at once costs no task and no extra read.
+        and the result is None.  It is watched only while hooks run, and not for
+        in-daemon policies (each is bounded by its own timeout, and nothing of it
+        outlives the event): an event without a process to stop costs no task and
+        no extra read.
         """
         session_id = raw.get("session_id")
         known = isinstance(session_id, str) and self.sessions.get(session_id) is not None
@@ -155,7 +157,7 @@ class EventPipeline:
             if info.pid is not None:
                 prepared.session.agent_pid = info.pid
         context = info.context if info is not None else "interactive"
-        if hangup is None or not prepared.runs_hooks:
+        if hangup is None or not prepared.runs_hooks or prepared.plan.in_daemon_only:
             return await self.run(prepared, context=context, deliver_async=deliver_async)
         result: FireResult | None = None
 
@@ -345,9 +347,9 @@ class EventPipeline:
         session.last_event = event_name
         session.last_event_at = time.time()
         self.activity.counters["events"] += 1
-        # One record per event (each hook run has its own, from the engine).  Events
-        # that ran no hook — most tool calls — log at debug to keep the hot path lean.
-        (log.info if result.hooks else log.debug)(
+        # One record per event at debug: the audit log has each event and each run, and
+        # the engine logs at info the runs that went wrong.
+        log.debug(
             "event",
             session=session.session_id,
             hook_event=event_name,

@@ -27,7 +27,13 @@ import trio
 
 from hookd.config.matching import IfMemo, if_rule_matches, tool_aliases
 from hookd.config.model import GroupSpec, HookConfig, HookSpec
-from hookd.config.schema import AgentHandler, CommandHandler, Handler, PromptHandler
+from hookd.config.schema import (
+    AgentHandler,
+    CommandHandler,
+    Handler,
+    PromptHandler,
+    PythonHandler,
+)
 from hookd.config.timeouts import hook_timeout
 from hookd.engine.aggregate import aggregate
 from hookd.engine.interpret import interpret
@@ -91,6 +97,17 @@ class Plan:
 
     units: list[_Unit]
     skipped: list[str]
+
+    @property
+    def in_daemon_only(self) -> bool:
+        """Every hook is an ``inDaemon`` python policy: nothing the event starts outlives
+        it but what each hook's own timeout bounds, so a requester's hang-up need not be
+        watched for (a watch costs a task, a read and its cancellation per event)."""
+        return all(
+            isinstance(spec.handler, PythonHandler) and spec.handler.inDaemon
+            for unit in self.units
+            for spec in unit.hooks
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,7 +359,9 @@ class Engine:
                 result = HandlerResult(exit_code=None, failure=f"handler error: {exc!r}")
         duration = (time.perf_counter() - started) * 1000
         run = interpret(spec, inv.event_name, result, duration)
-        log.info(
+        # The audit log has every run; the daemon's log keeps the runs that went wrong
+        # (a rendered, flushed line per run cost more than a fast policy's whole call).
+        (log.debug if run.outcome in _QUIET_OUTCOMES else log.info)(
             "hook run",
             session=inv.session_id,
             hook_event=inv.event_name,
@@ -384,6 +403,10 @@ class Engine:
             return path
 
         return spill
+
+
+_QUIET_OUTCOMES = frozenset({"success", "blocking"})
+"""Outcomes that are a hook doing its job: logged at debug (the audit log keeps them)."""
 
 
 class _Chooser:
