@@ -439,24 +439,38 @@ async def _accept_forever(
     handler: Callable[[trio.SocketStream], Awaitable[None]],
     nursery: trio.Nursery,
 ) -> None:
-    """``trio.serve_listeners`` without its ``aclose_forcefully`` around every handler.
+    """Accept connections for ``handler``: ``trio.serve_listeners`` made cheaper per connection.
 
-    That close opens a cancel scope and runs two checkpoints per connection —
-    on a connection that carries one request (``curl``, a one-shot client) a
-    good part of the daemon's whole cost.  Here each handler closes its own
-    socket synchronously when it returns (closing never blocks on a socket).
+    trio's loop adds a pass through the scheduler after every ``accept`` and an
+    ``aclose_forcefully`` (a cancel scope and two checkpoints) around every
+    handler — on a connection that carries one request (``curl``, a one-shot
+    client) a good part of the daemon's whole cost.  Here a second descriptor
+    of the listening socket is accepted on until it would block, then waited
+    on; each handler closes its own socket synchronously when it returns.
     """
-    sock = listener.socket
-    while True:
-        try:
-            conn, _ = await sock.accept()
-        except OSError as exc:
-            if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
-                raise
-            log.error("http accept failed; retrying in 0.1 s", error=os.strerror(exc.errno))
-            await trio.sleep(0.1)
-            continue
-        nursery.start_soon(handler, trio.SocketStream(conn))
+    accepting = socket.socket(fileno=os.dup(listener.socket.fileno()))
+    accepting.setblocking(False)
+    in_a_row = 0
+    try:
+        while True:
+            try:
+                conn, _ = accepting.accept()
+            except BlockingIOError:
+                in_a_row = 0
+                await trio.lowlevel.wait_readable(accepting)
+                continue
+            except OSError as exc:
+                if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                    raise
+                log.error("http accept failed; retrying in 0.1 s", error=os.strerror(exc.errno))
+                await trio.sleep(0.1)
+                continue
+            nursery.start_soon(handler, trio.SocketStream(trio.socket.from_stdlib_socket(conn)))
+            in_a_row += 1
+            if in_a_row % 32 == 0:  # a flood of connections: let their handlers run
+                await trio.lowlevel.checkpoint()
+    finally:
+        accepting.close()
 
 
 async def _serve_connection(
@@ -491,7 +505,7 @@ async def _serve_connection(
             return
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Request:
     """A request head, whichever reader read it (header names lowercased)."""
 
@@ -511,6 +525,8 @@ class _Wire:
     def __init__(self, stream: trio.SocketStream, limits: HttpLimits) -> None:
         self.stream = stream
         self.fd = stream.socket.fileno()
+        self.fresh = True
+        """No byte read yet: a new connection's first request is usually here already."""
         self.limits = limits
         self.buffer = bytearray()
         self.h11: h11.Connection | None = None
@@ -527,21 +543,26 @@ class _Wire:
         """One whole request; ``(None, b"")`` when the client closed an idle connection."""
         if self.h11 is not None:
             return await _read_request(self.stream, self.h11, self.limits)
-        deadline = math.inf
         closed = False
         if self.buffer:
             # The client pipelined: its next request is already here, and nothing
             # on the way to it waits — let the other connections run first.
             await trio.lowlevel.checkpoint()
+            deadline = trio.current_time() + self.limits.header_timeout
+        else:
+            data = await self.receive()  # idle: as long as it takes
+            if not data:
+                return None, b""
+            whole = self._one_whole_request(data)
+            if whole is not None:
+                return whole
+            self.buffer += data
+            deadline = trio.current_time() + self.limits.header_timeout
         while True:
             end = self.buffer.find(b"\r\n\r\n")
             if end >= 0 or len(self.buffer) > http_wire.MAX_HEAD:
                 break
-            if not self.buffer and deadline == math.inf:
-                data = await self.receive()  # idle: as long as it takes
-                deadline = trio.current_time() + self.limits.header_timeout
-            else:
-                data = await self._receive_by(deadline, "http_header_timeout")
+            data = await self._receive_by(deadline, "http_header_timeout")
             if not data:
                 if self.buffer:  # closed mid-head: h11 says what that is
                     closed = True
@@ -572,6 +593,19 @@ class _Wire:
         self.close_after = head.close
         return _Request(head.method, head.target, head.headers), body
 
+    def _one_whole_request(self, data: bytes) -> tuple[_Request, bytes] | None:
+        """``data`` is exactly one whole request of the simple shape (what one read of a
+        client that waits for each answer brings): the request, without copying it
+        through the buffer.  None for anything else — the general path reads it."""
+        end = data.find(b"\r\n\r\n")
+        if end < 0 or end > http_wire.MAX_HEAD:
+            return None
+        head = http_wire.parse_head(data[:end])
+        if head is None or len(data) != end + 4 + head.content_length:
+            return None
+        self.close_after = head.close
+        return _Request(head.method, head.target, head.headers), data[end + 4 :]
+
     async def _receive_by(self, deadline: float, setting: str) -> bytes:
         with trio.move_on_at(deadline):
             return await self.receive()
@@ -582,8 +616,16 @@ class _Wire:
         """The client's next bytes (b"" when it closed): wait until readable, then one
         read (:func:`hookd.fdio.read_when_ready`).  trio's ``receive_some`` reads first
         — on a keep-alive connection nearly always "would block" — and adds a pass
-        through the scheduler after every read: a system call and a pass per request."""
+        through the scheduler after every read: a system call and a pass per request.
+        Only a new connection's first read is tried at once: its client sent the
+        request right after connecting, before its handler ran."""
         try:
+            if self.fresh:
+                self.fresh = False
+                try:
+                    return os.read(self.fd, 65536)
+                except BlockingIOError:
+                    pass
             return await read_when_ready(self.fd, 65536)
         except OSError as exc:  # reset by the client
             raise trio.BrokenResourceError(f"http client: {exc}") from exc

@@ -80,28 +80,35 @@ class HookSpec:
     """
     label: str = field(init=False, repr=False, compare=False)
     """:func:`handler_label` of the handler, for status, logs and run records."""
+    _ref: HookRef = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         digest = hashlib.sha1(msgspec.json.encode(self.handler)).hexdigest()[:12]
         hook_id = f"{self.source}#{self.event}#{self.matcher or '*'}#{digest}"
         object.__setattr__(self, "hook_id", hook_id)
         object.__setattr__(self, "label", handler_label(self.handler))
+        object.__setattr__(
+            self,
+            "_ref",
+            HookRef(
+                name=self.label,
+                type=type(self.handler).__struct_config__.tag,  # type: ignore[arg-type]
+                scope=self.scope.label,
+                source=self.source,
+                event=self.event,
+                matcher=self.matcher,
+                group=self.group_index,
+                index=self.hook_index,
+            ),
+        )
 
     @property
     def timeout(self) -> float | None:
         return self.handler.timeout if self.handler.timeout is not None else self.group_timeout
 
     def ref(self) -> HookRef:
-        return HookRef(
-            name=self.label,
-            type=type(self.handler).__struct_config__.tag,  # type: ignore[arg-type]
-            scope=self.scope.label,
-            source=self.source,
-            event=self.event,
-            matcher=self.matcher,
-            group=self.group_index,
-            index=self.hook_index,
-        )
+        """Where this hook came from (made once at load: it is on every run's record)."""
+        return self._ref
 
 
 @dataclass(frozen=True, slots=True)

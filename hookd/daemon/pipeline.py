@@ -21,7 +21,6 @@ It never touches a socket: what goes back to whom is the front door's job.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -56,9 +55,12 @@ __all__ = ["EventPipeline", "PreparedEvent"]
 log = structlog.get_logger("hookd.pipeline")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PreparedEvent:
-    """One event, validated and planned, waiting for its hooks to run."""
+    """One event, validated and planned, waiting for its hooks to run.
+
+    Not frozen: the http door learns the agent (``env``, ``agent_pid``) only after
+    planning shows that hooks will run, and sets them then."""
 
     event: DecodedEvent
     session: Session
@@ -153,7 +155,7 @@ class EventPipeline:
         )
         if info is None and prepared.runs_hooks:
             info = await agent.resolve(event_name, raw)
-            prepared = dataclasses.replace(prepared, env=info.env, agent_pid=info.pid)
+            prepared.env, prepared.agent_pid = info.env, info.pid
             if info.pid is not None:
                 prepared.session.agent_pid = info.pid
         context = info.context if info is not None else "interactive"

@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import msgspec
 import structlog
 import trio
 
@@ -240,7 +239,8 @@ class Engine:
         if not plan.units:
             return self.answer_without_hooks(config, event, plan, session, cap_stop)
         units, skipped = plan.units, plan.skipped
-        base_env = dict(os.environ if env is None else env)
+        # Read-only for every handler (a command hook's runner copies it to add its own).
+        base_env: Mapping[str, str] = dict(os.environ) if env is None else env
         project_dir = base_env.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
         budget_end: float | None = None
         if event.name == "SessionEnd":
@@ -268,7 +268,6 @@ class Engine:
                 spec=spec,
                 event_name=event.name,
                 input=raw,
-                stdin=msgspec.json.encode(raw) + b"\n",
                 timeout=timeout,
                 env=base_env,
                 cwd=event.typed.cwd,
@@ -280,6 +279,7 @@ class Engine:
                 http_policy=http_policy,
                 project_trusted=config.project_trusted,
                 async_adopter=adopter,
+                event=event,
             )
 
         # Duck-typed on purpose: isinstance() against a runtime-checkable Protocol

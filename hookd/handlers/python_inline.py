@@ -37,10 +37,12 @@ The function sees the daemon's environment and working directory (the worker
 
 from __future__ import annotations
 
+import dis
 import inspect
 import os
 import time
 import traceback
+import types
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
@@ -57,7 +59,7 @@ from hookd.handlers.pyworker import (
     hook_answer,
     load_file,
 )
-from hookd_client.events import decode_event
+from hookd_client.events import DecodedEvent, decode_event
 
 __all__ = ["STEP_LIMIT", "InDaemonPolicies"]
 
@@ -113,7 +115,8 @@ class InDaemonPolicies:
     def __init__(self, output_cap: int, step_limit: float = STEP_LIMIT) -> None:
         self.output_cap = output_cap
         self.step_limit = step_limit
-        self._loaded: dict[str, tuple[tuple[int, int], Callable[..., Any]]] = {}
+        self._loaded: dict[str, tuple[tuple[int, int], Callable[..., Any], bool]] = {}
+        """key → (file stamp, function, never suspends)."""
         self.demoted: set[str] = set()
         """Callables (resolved file:function) that stalled the loop: the workers run them."""
         self.calls = 0
@@ -142,16 +145,22 @@ class InDaemonPolicies:
         key = f"{target[0]}:{target[1]}"
         if key in self.demoted:
             return None
+        try:
+            loaded = self._current(key, target[0])
+        except OSError as exc:
+            return HandlerResult(exit_code=None, failure=str(exc))
+        if loaded is not None and loaded[1]:
+            return self._call_at_once(key, loaded[0], inv)
         with trio.move_on_after(inv.timeout) as deadline:
             try:
-                fn = await self._function(key, *target)
+                fn = loaded[0] if loaded is not None else await self._function(key, *target)
             except (HookLoadError, OSError) as exc:
                 return HandlerResult(exit_code=None, failure=str(exc))
             except Exception as exc:  # the module's own code raised while loading
                 return _raised(exc)
             if not inspect.iscoroutinefunction(fn):
                 return None  # a plain def cannot be cancelled here: the worker runs it
-            timed = _Timed(fn(decode_event(inv.input, inv.event_name)))
+            timed = _Timed(fn(_event_of(inv)))
             try:
                 value = await timed
             except Exception as exc:
@@ -161,6 +170,32 @@ class InDaemonPolicies:
                     self._demote(key, timed.longest)
         if deadline.cancelled_caught:
             return HandlerResult(exit_code=None, timed_out=True)
+        return self._answer(value)
+
+    def _call_at_once(self, key: str, fn: Callable[..., Any], inv: Invocation) -> HandlerResult:
+        """Call a policy that never suspends (no ``await`` in its code): one synchronous
+        step.  No cancel scope — with no checkpoint there is nothing a deadline could
+        cancel, in a scope or not; what guards the loop is the step's timing (demotion),
+        as for any step."""
+        coro = fn(_event_of(inv))
+        start = time.perf_counter()
+        try:
+            coro.send(None)
+        except StopIteration as done:
+            value = done.value
+        except Exception as exc:
+            return _raised(exc)
+        else:  # unreachable for code without a yield; never leave a coroutine half-run
+            coro.close()
+            return HandlerResult(exit_code=None, failure=f"{key} suspended unexpectedly")
+        finally:
+            held = time.perf_counter() - start
+            if held > self.step_limit:
+                self._demote(key, held)
+        return self._answer(value)
+
+    def _answer(self, value: Any) -> HandlerResult:
+        """The policy's return value as the worker would have sent it back."""
         self.calls += 1
         reply = self._decoder.decode(
             encode_capped(self._encoder, hook_answer(value), self.output_cap)
@@ -173,14 +208,21 @@ class InDaemonPolicies:
             return HandlerResult(exit_code=0, stdout=str(reply.value), truncated=True)
         return HandlerResult(exit_code=0, json_output=reply.value)
 
+    def _current(self, key: str, path: str) -> tuple[Callable[..., Any], bool] | None:
+        """``(function, never suspends)`` when loaded from the file as it is now, else None."""
+        cached = self._loaded.get(key)
+        if cached is None:
+            return None
+        st = os.stat(path)
+        if cached[0] != (st.st_mtime_ns, st.st_size):
+            return None
+        return cached[1], cached[2]
+
     async def _function(self, key: str, path: str, attr: str) -> Callable[..., Any]:
         """The function, loaded (or reloaded after an edit) in a worker thread: a
         module's top-level code must not hold the loop."""
         st = os.stat(path)
         stamp = (st.st_mtime_ns, st.st_size)
-        cached = self._loaded.get(key)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
         module = await trio.to_thread.run_sync(load_file, path, abandon_on_cancel=True)
         obj: Any = module
         for part in attr.split("."):
@@ -190,7 +232,7 @@ class InDaemonPolicies:
                 raise HookLoadError(f"{path} has no attribute {attr!r}") from None
         if not callable(obj):
             raise HookLoadError(f"{key} is not callable")
-        self._loaded[key] = (stamp, obj)
+        self._loaded[key] = (stamp, obj, _never_suspends(obj))
         return obj  # type: ignore[no-any-return]
 
     def _demote(self, key: str, held: float) -> None:
@@ -202,6 +244,25 @@ class InDaemonPolicies:
             limit_ms=round(self.step_limit * 1000, 1),
             reason="a step between two awaits held the event loop (CPU-bound or blocking code)",
         )
+
+
+def _event_of(inv: Invocation) -> DecodedEvent:
+    """What the policy is called with: the event the daemon already decoded, unless an
+    earlier hook of a sequential chain rewrote the input."""
+    if inv.event is not None and inv.event.raw is inv.input:
+        return inv.event
+    return decode_event(inv.input, inv.event_name)
+
+
+def _never_suspends(fn: object) -> bool:
+    """``fn`` is an ``async def`` whose own code has no suspension point: a coroutine
+    can only suspend at a ``YIELD_VALUE`` (what ``await``, ``async for`` and ``async with``
+    compile to), so one without it always finishes in its first step.  Only a plain
+    function's own code object is trusted with this; anything else (a callable object,
+    a wrapper) is driven under the cancel scope like any coroutine."""
+    if not isinstance(fn, types.FunctionType) or not fn.__code__.co_flags & inspect.CO_COROUTINE:
+        return False
+    return not any(i.opname == "YIELD_VALUE" for i in dis.get_instructions(fn.__code__))
 
 
 def _raised(exc: Exception) -> HandlerResult:
