@@ -14,6 +14,7 @@ from typing import Any
 import trio
 
 from hookd.handlers.python import PythonRunner
+from hookd.handlers.python_inline import _never_suspends
 from hookd_client.trio_client import open_client
 from support.daemon import DaemonHandle, configure
 from support.events import fixture_event as event
@@ -42,6 +43,25 @@ async def spins(event):
 
 def plain(event):
     return {"systemMessage": "PLAIN-DEF"}
+
+CALLS = {"stalls_later": 0}
+
+async def stalls_later(event):
+    CALLS["stalls_later"] += 1
+    if CALLS["stalls_later"] == 2:
+        end = time.monotonic() + 0.2
+        while time.monotonic() < end:
+            pass
+    return {"systemMessage": f"CALL-{CALLS['stalls_later']}"}
+
+async def awaits_then_denies(event):
+    await trio.sleep(0)
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "deny", "permissionDecisionReason": "AWAITED"}}
+
+async def rewrites(event):
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+            "permissionDecision": "allow", "updatedInput": {"command": "rm -rf /rewritten"}}}
 """
 
 
@@ -181,3 +201,99 @@ async def test_a_plain_def_runs_in_a_worker(daemon_factory: Any, tmp_path: Path)
     runner = _runner(handle)
     assert runner.in_daemon.calls == 0
     assert runner.pool.spawned == 1
+
+
+async def test_a_policy_without_an_await_runs_in_one_step_and_is_still_demoted_when_it_stalls(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """From its second call on, a loaded policy with no ``await`` is called in one
+    synchronous step, without a cancel scope; a step that holds the loop still demotes it."""
+    policies = tmp_path / "policies.py"
+    policies.write_text(POLICIES)
+    handle = await _daemon(daemon_factory, tmp_path, [_policy(policies, "stalls_later")])
+    runner = _runner(handle)
+    async with open_client(handle.socket, connect=True) as client:
+        replies = [
+            await client.fire("PreToolUse", _bash("ls", "s-stall", handle)) for _ in range(3)
+        ]
+    assert [r.result.system_messages for r in replies] == [["CALL-1"], ["CALL-2"], ["CALL-1"]]
+    # The third call ran in a fresh worker process (its own module state: CALL-1 again).
+    assert runner.in_daemon.demoted == {f"{policies}:stalls_later"}
+    assert runner.in_daemon.calls == 2
+    assert runner.pool.spawned == 1
+
+
+async def test_a_policy_that_awaits_keeps_running_under_its_deadline(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    policies = tmp_path / "policies.py"
+    policies.write_text(POLICIES)
+    handle = await _daemon(daemon_factory, tmp_path, [_policy(policies, "awaits_then_denies")])
+    async with open_client(handle.socket, connect=True) as client:
+        replies = [
+            await client.fire("PreToolUse", _bash("ls", "s-await", handle)) for _ in range(3)
+        ]
+    assert [(r.result.decision, r.result.reason) for r in replies] == [("deny", "AWAITED")] * 3
+    assert _runner(handle).in_daemon.calls == 3
+    assert _runner(handle).pool.spawned == 0
+
+
+async def test_an_edited_policy_file_is_reloaded_on_its_next_call(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    policies = tmp_path / "edited.py"
+    policies.write_text('async def check(event):\n    return {"systemMessage": "V1"}\n')
+    handle = await _daemon(daemon_factory, tmp_path, [_policy(policies, "check")])
+    async with open_client(handle.socket, connect=True) as client:
+        before = [await client.fire("PreToolUse", _bash("ls", "s-edit", handle)) for _ in range(2)]
+        policies.write_text('async def check(event):\n    return {"systemMessage": "V2-EDITED"}\n')
+        after = await client.fire("PreToolUse", _bash("ls", "s-edit", handle))
+    assert [r.result.system_messages for r in before] == [["V1"], ["V1"]]
+    assert after.result.system_messages == ["V2-EDITED"]
+
+
+async def test_a_sequential_chain_shows_the_next_policy_the_rewritten_input(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """The second policy is called with the first one's ``updatedInput``, not with the
+    event the daemon decoded (which it otherwise reuses)."""
+    policies = tmp_path / "policies.py"
+    policies.write_text(POLICIES)
+    handle = await daemon_factory()
+    group = {
+        "matcher": "Bash",
+        "sequential": True,
+        "hooks": [_policy(policies, "rewrites"), _policy(policies, "deny_rm")],
+    }
+    configure(handle, {"PreToolUse": [group]})
+    async with open_client(handle.socket, connect=True) as client:
+        reply = await client.fire("PreToolUse", _bash("ls", "s-chain", handle))
+    assert (reply.result.decision, reply.result.reason) == ("deny", "IN-DAEMON-DENY")
+
+
+def test_only_an_async_def_without_a_suspension_point_is_called_in_one_step() -> None:
+    import functools
+
+    namespace: dict[str, Any] = {}
+    exec(POLICIES, namespace)  # noqa: S102 - the test's own policy source
+    assert _never_suspends(namespace["deny_rm"])
+    assert _never_suspends(namespace["spins"])
+    assert not _never_suspends(namespace["hangs"])
+    assert not _never_suspends(namespace["awaits_then_denies"])
+
+    async def uses_async_with(event: Any) -> None:
+        async with trio.open_nursery():
+            pass
+
+    async def uses_async_for(event: Any) -> None:
+        async for _ in event:
+            pass
+
+    @functools.wraps(namespace["deny_rm"])
+    def wrapper(event: Any) -> Any:
+        return namespace["hangs"](event)
+
+    assert not _never_suspends(uses_async_with)
+    assert not _never_suspends(uses_async_for)
+    assert not _never_suspends(wrapper)  # not an async def itself: its awaitable may suspend
+    assert not _never_suspends(namespace["plain"])
