@@ -275,7 +275,7 @@ def test_only_an_async_def_without_a_suspension_point_is_called_in_one_step() ->
     import functools
 
     namespace: dict[str, Any] = {}
-    exec(POLICIES, namespace)  # noqa: S102 - the test's own policy source
+    exec(POLICIES, namespace)
     assert _never_suspends(namespace["deny_rm"])
     assert _never_suspends(namespace["spins"])
     assert not _never_suspends(namespace["hangs"])
