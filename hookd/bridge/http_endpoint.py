@@ -525,6 +525,7 @@ class _Wire:
     def __init__(self, stream: trio.SocketStream, limits: HttpLimits) -> None:
         self.stream = stream
         self.fd = stream.socket.fileno()
+        self.heads = http_wire.HeadMemo()
         self.fresh = True
         """No byte read yet: a new connection's first request is usually here already."""
         self.limits = limits
@@ -571,7 +572,7 @@ class _Wire:
             self.buffer += data
         head = None
         if 0 <= end <= http_wire.MAX_HEAD:
-            head = http_wire.parse_head(bytes(self.buffer[:end]))
+            head = self.heads.parse(bytes(self.buffer[:end]))
         if head is None or head.content_length > MAX_BODY:
             if head is not None:
                 raise _HttpError(413, f"request body over {MAX_BODY} bytes")
@@ -600,7 +601,7 @@ class _Wire:
         end = data.find(b"\r\n\r\n")
         if end < 0 or end > http_wire.MAX_HEAD:
             return None
-        head = http_wire.parse_head(data[:end])
+        head = self.heads.parse(data[:end])
         if head is None or len(data) != end + 4 + head.content_length:
             return None
         self.close_after = head.close

@@ -17,7 +17,7 @@ import pytest
 import trio
 
 from hookd.bridge import http_endpoint
-from hookd.bridge.http_wire import parse_head, response_bytes
+from hookd.bridge.http_wire import HeadMemo, parse_head, response_bytes
 from support.daemon import DaemonHandle, configure
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -49,28 +49,50 @@ def test_claude_codes_request_is_the_simple_shape() -> None:
     assert parse_head(AXIOS.replace(b"keep-alive", b"close")).close  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(
-    "change",
-    [
-        (b"HTTP/1.1\r\n", b"HTTP/1.0\r\n"),  # another version
-        (b"POST /hooks", b"HEAD /hooks"),  # HEAD: no body in the answer
-        (b"POST /hooks/PreToolUse", b"POST http://x/hooks/PreToolUse"),  # absolute form
-        (b"Content-Length: 734", b"Transfer-Encoding: chunked"),
-        (b"Content-Length: 734", b"Content-Length: 734\r\nContent-Length: 734"),
-        (b"Content-Length: 734", b"Content-Length: +734"),
-        (b"Content-Length: 734", b"Content-Length: 734\r\nExpect: 100-continue"),
-        (b"Host: 127.0.0.1:8765\r\n", b""),  # HTTP/1.1 requires Host
-        (b"Host: 127.0.0.1:8765", b"Host: a\r\nHost: b"),
-        (b"User-Agent: axios/1.13.2", b"User-Agent: axios\r\n /1.13.2"),  # obs-fold
-        (b"User-Agent: axios/1.13.2", b"User-Agent: ax\x00ios"),  # control byte
-        (b"User-Agent: axios/1.13.2", b"User Agent: axios"),  # not a token
-        (b"Connection: keep-alive", b"Connection: upgrade"),
-    ],
-)
+DECLINED = [
+    (b"HTTP/1.1\r\n", b"HTTP/1.0\r\n"),  # another version
+    (b"POST /hooks", b"HEAD /hooks"),  # HEAD: no body in the answer
+    (b"POST /hooks/PreToolUse", b"POST http://x/hooks/PreToolUse"),  # absolute form
+    (b"Content-Length: 734", b"Transfer-Encoding: chunked"),
+    (b"Content-Length: 734", b"Content-Length: 734\r\nContent-Length: 734"),
+    (b"Content-Length: 734", b"Content-Length: +734"),
+    (b"Content-Length: 734", b"Content-Length: 734\r\nExpect: 100-continue"),
+    (b"Host: 127.0.0.1:8765\r\n", b""),  # HTTP/1.1 requires Host
+    (b"Host: 127.0.0.1:8765", b"Host: a\r\nHost: b"),
+    (b"User-Agent: axios/1.13.2", b"User-Agent: axios\r\n /1.13.2"),  # obs-fold
+    (b"User-Agent: axios/1.13.2", b"User-Agent: ax\x00ios"),  # control byte
+    (b"User-Agent: axios/1.13.2", b"User Agent: axios"),  # not a token
+    (b"Connection: keep-alive", b"Connection: upgrade"),
+]
+"""Changes of Claude Code's request that make it something for h11 to read."""
+
+
+@pytest.mark.parametrize("change", DECLINED)
 def test_anything_else_is_left_to_h11(change: tuple[bytes, bytes]) -> None:
     old, new = change
     assert old in AXIOS
     assert parse_head(AXIOS.replace(old, new)) is None
+
+
+def test_a_connections_next_head_is_read_by_comparison_and_reads_the_same() -> None:
+    memo = HeadMemo()
+    assert memo.parse(AXIOS) == parse_head(AXIOS)
+    for length in (b"0", b"7", b"734", b"1048576"):
+        head = AXIOS.replace(b"734", length)
+        assert memo.parse(head) == parse_head(head)
+        assert memo.parse(head).content_length == int(length)  # type: ignore[union-attr]
+    assert memo.parse(AXIOS.replace(b"734", b"")) is None  # an empty length is no length
+
+
+@pytest.mark.parametrize("change", DECLINED)
+def test_a_remembered_head_never_lets_a_declined_one_through(change: tuple[bytes, bytes]) -> None:
+    """The comparison only accepts what the parse would: after a good head, each
+    change that the parse declines is declined again."""
+    memo = HeadMemo()
+    assert memo.parse(AXIOS) is not None
+    old, new = change
+    assert memo.parse(AXIOS.replace(old, new)) is None
+    assert memo.parse(AXIOS.replace(b"734", b"735")) == parse_head(AXIOS.replace(b"734", b"735"))
 
 
 @pytest.mark.parametrize("payload", [b"", b'{"decision":"block","reason":"no"}'])
