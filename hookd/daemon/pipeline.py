@@ -202,9 +202,10 @@ class EventPipeline:
         project = (env or {}).get("CLAUDE_PROJECT_DIR") or (
             known.project if known is not None else event.typed.cwd
         )
-        problem = path_problem(project)
-        if problem is not None:
-            raise EventInputError(f"{event_name}: the project directory {problem}")
+        if known is None or project != known.project:  # a known one was checked already
+            problem = path_problem(project)
+            if problem is not None:
+                raise EventInputError(f"{event_name}: the project directory {problem}")
         session = self.sessions.touch(event.typed.session_id, project, agent_pid, client, agent)
         full_config = self.registry.config_for(session.project)
         if agent_spec is not None:
@@ -349,17 +350,19 @@ class EventPipeline:
         session.last_event = event_name
         session.last_event_at = time.time()
         self.activity.counters["events"] += 1
-        # One record per event at debug: the audit log has each event and each run, and
-        # the engine logs at info the runs that went wrong.
-        log.debug(
-            "event",
-            session=session.session_id,
-            hook_event=event_name,
-            agent_pid=prepared.agent_pid,
-            hooks=len(result.hooks),
-            decision=result.decision,
-            generation=result.generation,
-        )
+        if result.hooks:
+            # At debug: the audit log has each event and each run, and the engine logs
+            # at info the runs that went wrong.  Events that ran no hook (most tool
+            # calls) log nothing: the audit log is their record.
+            log.debug(
+                "event",
+                session=session.session_id,
+                hook_event=event_name,
+                agent_pid=prepared.agent_pid,
+                hooks=len(result.hooks),
+                decision=result.decision,
+                generation=result.generation,
+            )
         if event_name == "SessionEnd":
             self.sessions.end(session.session_id)
             self.prune_breakers()

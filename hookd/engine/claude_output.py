@@ -48,7 +48,7 @@ from hookd_client.output import HOOK_SPECIFIC_OUTPUTS
 from hookd_client.protocol import ClaudeHookOutput
 from hookd_client.results import FireResult, HookRun
 
-__all__ = ["carries_late_context", "render_claude"]
+__all__ = ["carries_late_context", "render_claude", "says_nothing"]
 
 _EXIT2_ONLY_EVENTS = frozenset({"TeammateIdle", "TaskCompleted"})
 _STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
@@ -64,6 +64,8 @@ def render_claude(result: FireResult, tool_name: str | None = None) -> ClaudeHoo
 
     ``tool_name``: the event input's, for Claude Code's ``<Event>:<tool>`` hook
     names in the per-hook block headers (PostToolUse)."""
+    if says_nothing(result):
+        return ClaudeHookOutput()  # most events: no hook ran, or none had anything to say
     event = result.event
     if event == "WorktreeCreate":
         return _render_worktree_create(result)
@@ -89,6 +91,25 @@ def render_claude(result: FireResult, tool_name: str | None = None) -> ClaudeHoo
     if not out:
         return ClaudeHookOutput()
     return ClaudeHookOutput(stdout=msgspec.json.encode(out).decode() + "\n")
+
+
+def says_nothing(result: FireResult) -> bool:
+    """``result`` carries nothing an agent acts on: no verdict, no context, no message,
+    no rewrite — every field render_claude reads is at its default.  (``errors`` and
+    ``hooks`` are hookd's records, never rendered.)"""
+    return (
+        result.decision is None
+        and result.continue_
+        and not result.system_messages
+        and not result.additional_context
+        and not result.plain_context
+        and not result.async_results
+        and not result.specific
+        and result.updated_input is None
+        and result.reason is None
+        and result.stop_reason is None
+        and not result.blocking_messages
+    )
 
 
 def _render_worktree_create(result: FireResult) -> ClaudeHookOutput:
