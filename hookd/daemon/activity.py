@@ -76,15 +76,22 @@ class Activity:
     # --- hook runs ---------------------------------------------------------------------
 
     def hook_started(self, ref: HookRef, session_id: str, invocation: Invocation) -> None:
-        self._running[id(ref)] = RunningHook(
+        # Keyed by the run (its invocation), not the hook: one hook may run for
+        # several sessions at once, and its HookRef is one object made at load.
+        self._running[id(invocation)] = RunningHook(
             ref, session_id, time.time(), invocation.timeout, invocation
         )
 
     def hook_finished(
-        self, ref: HookRef, session_id: str, run: HookRun | None, agent: str = ""
+        self,
+        ref: HookRef,
+        session_id: str,
+        run: HookRun | None,
+        invocation: Invocation,
+        agent: str = "",
     ) -> None:
-        """Drop the hook from the running view; count and publish its run (if it ran)."""
-        self._running.pop(id(ref), None)
+        """Drop the run from the running view; count and publish it (if it ran)."""
+        self._running.pop(id(invocation), None)
         if run is None:
             return
         self.counters[f"outcome.{run.outcome}"] += 1

@@ -379,7 +379,7 @@ class EventPipeline:
             if phase == "started":
                 activity.hook_started(ref, session.session_id, invocation)
             else:
-                activity.hook_finished(ref, session.session_id, run, session.agent)
+                activity.hook_finished(ref, session.session_id, run, invocation, session.agent)
                 if run is not None:
                     session.hook_runs += 1
                     session.outcomes[run.outcome] += 1
