@@ -51,6 +51,7 @@ import ipaddress
 import json
 import math
 import os
+import re
 import secrets
 import socket
 import stat
@@ -73,7 +74,7 @@ from hookd.bridge.agent_env import ClaudeAgentEnv, read_agent
 from hookd.bridge.mod_answer import render_mod
 from hookd.bridge.tcp_peer import PeerFinder
 from hookd.dirs import config_dir
-from hookd.engine.claude_output import carries_late_context, render_claude
+from hookd.engine.claude_output import carries_late_context, render_claude, says_nothing
 from hookd.fdio import read_when_ready, write_nowait
 from hookd.unix_sockets import answers
 from hookd_client.events import EVENT_NAMES, EventInputError
@@ -342,6 +343,8 @@ def render_http(result: FireResult, tool_name: str | None = None) -> bytes:
     ``additionalContext``; a verdict that a command hook would express only
     through exit 2 becomes ``decision: "block"``.
     """
+    if says_nothing(result):
+        return b""  # most events
     rendered = render_claude(result, tool_name)
     text = rendered.stdout.strip()
     if text.startswith("{"):
@@ -395,25 +398,8 @@ async def serve_http(
     counted: Counter[str] = Counter() if counters is None else counters
     me = os.getuid()
 
-    async def handler(stream: trio.SocketStream) -> None:
+    async def serve(stream: trio.SocketStream, agent: _HttpAgent) -> None:
         nonlocal open_connections
-        unix_peer = _unix_peer(stream) if expected is None else None
-        if expected is None and (unix_peer is None or unix_peer[1] != me):
-            # Unreachable while the socket is 0600 — unless someone loosened it.
-            uid = None if unix_peer is None else unix_peer[1]
-            message = f"hookd serves only its own user (uid {me}), not uid {uid}"
-            await _refuse(stream, 403, message)
-            return
-        if limits.max_connections is not None and open_connections >= limits.max_connections:
-            message = (
-                f"hookd already has {open_connections} http connections open "
-                f"(setting http_max_connections = {limits.max_connections})"
-            )
-            await _refuse(stream, 503, message)
-            return
-        open_connections += 1
-        counted["http_connections"] += 1
-        agent = _HttpAgent(stream, finder, counted, None if unix_peer is None else unix_peer[0])
         try:
             await _serve_connection(stream, fire, expected, agent, limits)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -424,29 +410,79 @@ async def serve_http(
             open_connections -= 1
             stream.socket.close()  # synchronous: no cancel scope, no checkpoint
 
+    def admit(stream: trio.SocketStream, nursery: trio.Nursery) -> None:
+        """A new connection, in the order they were accepted: refused, or served."""
+        nonlocal open_connections
+        unix_peer = _unix_peer(stream) if expected is None else None
+        if expected is None and (unix_peer is None or unix_peer[1] != me):
+            # Unreachable while the socket is 0600 — unless someone loosened it.
+            uid = None if unix_peer is None else unix_peer[1]
+            message = f"hookd serves only its own user (uid {me}), not uid {uid}"
+            nursery.start_soon(_refuse, stream, 403, message)
+            return
+        if limits.max_connections is not None and open_connections >= limits.max_connections:
+            message = (
+                f"hookd already has {open_connections} http connections open "
+                f"(setting http_max_connections = {limits.max_connections})"
+            )
+            nursery.start_soon(_refuse, stream, 503, message)
+            return
+        open_connections += 1
+        counted["http_connections"] += 1
+        agent = _HttpAgent(stream, finder, counted, None if unix_peer is None else unix_peer[0])
+        nursery.start_soon(serve, stream, agent)
+
     async with trio.open_nursery() as nursery:
         for listener in listeners:
-            nursery.start_soon(_accept_forever, listener, handler, nursery)
+            nursery.start_soon(_accept_forever, listener, admit, nursery)
         task_status.started()
 
 
 _ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 """``accept`` failures that mean "out of resources now": wait and retry, as trio does."""
+_ACCEPT_IGNORED_ERRNOS = frozenset(
+    getattr(errno, name)
+    for name in (
+        "EPERM",  # Linux: a connection the firewall denied
+        "ECONNABORTED",
+        "EPROTO",
+        "ENETDOWN",
+        "ENOPROTOOPT",
+        "EHOSTDOWN",
+        "ENONET",
+        "EHOSTUNREACH",
+        "EOPNOTSUPP",
+        "ENETUNREACH",
+        "ENOSR",
+        "ESOCKTNOSUPPORT",
+        "EPROTONOSUPPORT",
+        "ETIMEDOUT",
+        "ECONNRESET",
+    )
+    if hasattr(errno, name)
+)
+"""``accept`` failures of one pending connection, not of the listener (trio's list):
+that connection is gone, the next is accepted."""
 
 
 async def _accept_forever(
     listener: trio.SocketListener,
-    handler: Callable[[trio.SocketStream], Awaitable[None]],
+    admit: Callable[[trio.SocketStream, trio.Nursery], None],
     nursery: trio.Nursery,
 ) -> None:
-    """Accept connections for ``handler``: ``trio.serve_listeners`` made cheaper per connection.
+    """Accept connections and hand each to ``admit`` (in accept order), which starts its
+    task in ``nursery``: ``trio.serve_listeners`` made cheaper per connection.
 
     trio's loop adds a pass through the scheduler after every ``accept`` and an
     ``aclose_forcefully`` (a cancel scope and two checkpoints) around every
     handler — on a connection that carries one request (``curl``, a one-shot
     client) a good part of the daemon's whole cost.  Here a second descriptor
     of the listening socket is accepted on until it would block, then waited
-    on; each handler closes its own socket synchronously when it returns.
+    on; each connection's task closes its socket synchronously when it ends.
+    Admission happens here, not in the tasks: trio runs the tasks started in one
+    pass in any order, and the connection cap must refuse the newest, not any.
+    The loop owns its descriptor: the listening socket stays open until the loop
+    is cancelled, whoever closes ``listener``.
     """
     accepting = socket.socket(fileno=os.dup(listener.socket.fileno()))
     accepting.setblocking(False)
@@ -460,12 +496,15 @@ async def _accept_forever(
                 await trio.lowlevel.wait_readable(accepting)
                 continue
             except OSError as exc:
+                if exc.errno in _ACCEPT_IGNORED_ERRNOS:
+                    log.debug("http connection gone before accept", error=str(exc))
+                    continue
                 if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
                     raise
                 log.error("http accept failed; retrying in 0.1 s", error=os.strerror(exc.errno))
                 await trio.sleep(0.1)
                 continue
-            nursery.start_soon(handler, trio.SocketStream(trio.socket.from_stdlib_socket(conn)))
+            admit(trio.SocketStream(trio.socket.from_stdlib_socket(conn)), nursery)
             in_a_row += 1
             if in_a_row % 32 == 0:  # a flood of connections: let their handlers run
                 await trio.lowlevel.checkpoint()
@@ -545,15 +584,23 @@ class _Wire:
         if self.h11 is not None:
             return await _read_request(self.stream, self.h11, self.limits)
         closed = False
+        if self.buffer.startswith((b"\r\n", b"\n")):
+            # Empty lines between requests are to be ignored (RFC 9112 §2.2): a
+            # client that ends a body with an extra CRLF is not starting a request.
+            del self.buffer[: len(self.buffer) - len(self.buffer.lstrip(b"\r\n"))]
         if self.buffer:
             # The client pipelined: its next request is already here, and nothing
             # on the way to it waits — let the other connections run first.
             await trio.lowlevel.checkpoint()
             deadline = trio.current_time() + self.limits.header_timeout
         else:
-            data = await self.receive()  # idle: as long as it takes
-            if not data:
-                return None, b""
+            data = b""
+            while not data:
+                data = await self.receive()  # idle: as long as it takes
+                if not data:
+                    return None, b""
+                if data[:1] in (b"\r", b"\n"):
+                    data = data.lstrip(b"\r\n")  # empty lines before a request: ignored
             whole = self._one_whole_request(data)
             if whole is not None:
                 return whole
@@ -769,8 +816,11 @@ async def _dispatch(
         # Claude Code closes the connection when its hook timeout expires: the
         # pipeline then cancels the hooks (hookd kills their process trees)
         # instead of letting them run for nobody.  Pipelined bytes are kept.
-        while data := await wire.receive():
-            wire.keep(bytes(data))
+        try:
+            while data := await wire.receive():
+                wire.keep(bytes(data))
+        except trio.BrokenResourceError:
+            pass  # reset instead of closed: hung up all the same
         log.info("http client hung up; cancelling hooks", hook_event=event)
 
     try:
@@ -796,17 +846,40 @@ async def _dispatch(
 def _decode_json(body: bytes) -> Any:
     """The body as JSON: msgspec (a few µs), and the standard library where msgspec
     refuses what Python's JSON accepts (``NaN``, ``1e400``, lone surrogates), so a
-    hook input is never refused for which decoder read it."""
+    hook input is never refused for which decoder read it.
+
+    A lone surrogate (``"\\ud800"``: JavaScript strings may hold one, and
+    ``JSON.stringify`` escapes it) becomes U+FFFD — what Claude Code's own command
+    hooks get when it writes the same string to their stdin as UTF-8 — since no
+    hook, audit line or worker frame can carry it as UTF-8."""
     try:
         return msgspec.json.decode(body)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         pass
     try:
-        return json.loads(body)
+        return json.loads(body, object_pairs_hook=_without_surrogates_pairs)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _HttpError(400, f"body is not JSON: {exc}") from None
     except RecursionError:
         raise _HttpError(400, "body is not JSON hookd can read: nested too deeply") from None
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""After ``json.loads`` a valid pair is one code point: any surrogate left is lone."""
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    return value
+
+
+def _without_surrogates_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' object hook: each object's keys and values, lone surrogates replaced
+    (nested objects were built by this hook already)."""
+    return {_without_surrogates(k): _without_surrogates(v) for k, v in pairs}
 
 
 _REASONS = {int(status): status.phrase.encode() for status in HTTPStatus}

@@ -34,6 +34,7 @@ from hookd.agents.base import EventSpec
 from hookd.agents.capabilities import degrade, report
 from hookd.agents.registry import DEFAULT_AGENT, adapter_for
 from hookd.config.model import HookConfig
+from hookd.config.schema import Handler
 from hookd.config.skills import find_skill, invoked_skill, load_skill
 from hookd.daemon.activity import Activity
 from hookd.daemon.async_delivery import AsyncDelivery
@@ -50,7 +51,11 @@ from hookd_client.events import DecodedEvent, EventInputError, decode_event
 from hookd_client.paths import path_problem
 from hookd_client.results import FireResult, HookRef, HookRun
 
-__all__ = ["EventPipeline", "PreparedEvent"]
+__all__ = ["AnswersAtOnce", "EventPipeline", "PreparedEvent"]
+
+AnswersAtOnce = Callable[[Handler, str, bool], bool]
+"""``(handler, project dir, project trusted)`` → the hook is answered in one synchronous
+step (:meth:`hookd.handlers.python.PythonRunner.answers_at_once`)."""
 
 log = structlog.get_logger("hookd.pipeline")
 
@@ -98,8 +103,10 @@ class EventPipeline:
         async_runner: AsyncRunner,
         async_delivery: AsyncDelivery,
         activity: Activity,
+        answers_at_once: AnswersAtOnce | None = None,
     ) -> None:
         self.engine = engine
+        self.answers_at_once = answers_at_once
         self.sessions = sessions
         self.registry = registry
         self.trust = trust
@@ -159,7 +166,7 @@ class EventPipeline:
             if info.pid is not None:
                 prepared.session.agent_pid = info.pid
         context = info.context if info is not None else "interactive"
-        if hangup is None or not prepared.runs_hooks or prepared.plan.in_daemon_only:
+        if hangup is None or not prepared.runs_hooks or self._answers_at_once(prepared):
             return await self.run(prepared, context=context, deliver_async=deliver_async)
         result: FireResult | None = None
 
@@ -176,6 +183,15 @@ class EventPipeline:
             nursery.start_soon(run_hooks)
             nursery.start_soon(watch)
         return result
+
+    def _answers_at_once(self, prepared: PreparedEvent) -> bool:
+        """Every hook of the event is answered in one synchronous step (an in-daemon
+        policy that cannot suspend): nothing to cancel, so no hang-up to watch for."""
+        at_once = self.answers_at_once
+        if at_once is None:
+            return False
+        project, trusted = prepared.session.project, prepared.config.project_trusted
+        return all(at_once(spec.handler, project, trusted) for spec in prepared.plan.hooks)
 
     def prepare(
         self,

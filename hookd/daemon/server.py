@@ -142,6 +142,7 @@ class Daemon:
             async_runner=self.async_runner,
             async_delivery=self.async_delivery,
             activity=self.activity,
+            answers_at_once=handlers.python.answers_at_once,
         )
         status = StatusSources(
             server=self,

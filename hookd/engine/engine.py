@@ -21,18 +21,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import msgspec
 import structlog
 import trio
 
 from hookd.config.matching import IfMemo, if_rule_matches, tool_aliases
 from hookd.config.model import GroupSpec, HookConfig, HookSpec
-from hookd.config.schema import (
-    AgentHandler,
-    CommandHandler,
-    Handler,
-    PromptHandler,
-    PythonHandler,
-)
+from hookd.config.schema import AgentHandler, CommandHandler, Handler, PromptHandler
 from hookd.config.timeouts import hook_timeout
 from hookd.engine.aggregate import aggregate
 from hookd.engine.interpret import interpret
@@ -98,15 +93,9 @@ class Plan:
     skipped: list[str]
 
     @property
-    def in_daemon_only(self) -> bool:
-        """Every hook is an ``inDaemon`` python policy: nothing the event starts outlives
-        it but what each hook's own timeout bounds, so a requester's hang-up need not be
-        watched for (a watch costs a task, a read and its cancellation per event)."""
-        return all(
-            isinstance(spec.handler, PythonHandler) and spec.handler.inDaemon
-            for unit in self.units
-            for spec in unit.hooks
-        )
+    def hooks(self) -> list[HookSpec]:
+        """Every hook the plan runs, in order."""
+        return [spec for unit in self.units for spec in unit.hooks]
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +257,7 @@ class Engine:
                 spec=spec,
                 event_name=event.name,
                 input=raw,
+                stdin=msgspec.json.encode(raw) + b"\n",
                 timeout=timeout,
                 env=base_env,
                 cwd=event.typed.cwd,
@@ -279,7 +269,6 @@ class Engine:
                 http_policy=http_policy,
                 project_trusted=config.project_trusted,
                 async_adopter=adopter,
-                event=event,
             )
 
         # Duck-typed on purpose: isinstance() against a runtime-checkable Protocol
@@ -353,6 +342,10 @@ class Engine:
             try:
                 result = await fn(spec.handler, inv)
             except trio.Cancelled:
+                # The event was cancelled (its requester hung up, the daemon stops):
+                # the run leaves the running view; there is no result to record.
+                if progress is not None:
+                    progress("finished", ref, None, inv)
                 raise
             except Exception as exc:  # a handler bug must not take the event down
                 log.exception("handler crashed", hook=ref.name, source=ref.source)

@@ -15,10 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 from hookd.config.model import HookSpec
-from hookd_client.events import DecodedEvent
 
 if TYPE_CHECKING:
     from hookd.handlers.process import AsyncHandoff
@@ -65,6 +62,8 @@ class Invocation:
     spec: HookSpec
     event_name: str
     input: dict[str, Any]
+    stdin: bytes
+    """The compact UTF-8 JSON of ``input`` plus a newline: what a command hook reads."""
     timeout: float
     env: Mapping[str, str]
     cwd: str
@@ -85,18 +84,6 @@ class Invocation:
     untrusted project: a user-level hook then must not import the repository's modules."""
     async_adopter: RunAdopter | None = None
     """Who takes a command hook that backgrounds itself (first stdout line ``{"async": true}``)."""
-    event: DecodedEvent | None = None
-    """The event as the daemon decoded it (an in-daemon policy is called with it rather
-    than decoding ``input`` again); None where no decoded event is at hand."""
-    _stdin: bytes | None = None
-
-    @property
-    def stdin(self) -> bytes:
-        """The compact UTF-8 JSON of ``input`` plus a newline: what a command hook reads
-        (encoded on first use: an in-daemon policy never needs it)."""
-        if self._stdin is None:
-            self._stdin = msgspec.json.encode(self.input) + b"\n"
-        return self._stdin
 
 
 @dataclass(slots=True)

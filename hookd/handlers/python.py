@@ -74,7 +74,7 @@ from trio.lowlevel import FdStream
 
 import hookd
 import hookd_client
-from hookd.config.schema import PythonHandler
+from hookd.config.schema import Handler, PythonHandler
 from hookd.fdio import read_when_ready, write_nowait
 from hookd.handlers.base import HandlerResult, Invocation
 from hookd.handlers.process import kill_tree
@@ -388,6 +388,15 @@ class PythonRunner:
         self.pool = pool
         self.output_cap = output_cap
         self.in_daemon = InDaemonPolicies(output_cap)
+
+    def answers_at_once(self, handler: Handler, project_dir: str, trusted: bool) -> bool:
+        """``handler`` is an in-daemon policy called in one synchronous step
+        (:meth:`InDaemonPolicies.answers_at_once`)."""
+        return (
+            isinstance(handler, PythonHandler)
+            and handler.inDaemon
+            and self.in_daemon.answers_at_once(handler, project_dir, trusted)
+        )
 
     async def run(self, handler: PythonHandler, inv: Invocation) -> HandlerResult:
         if handler.function == "stop" and inv.event_name not in _STOP_EVENTS:

@@ -59,7 +59,7 @@ from hookd.handlers.pyworker import (
     hook_answer,
     load_file,
 )
-from hookd_client.events import DecodedEvent, decode_event
+from hookd_client.events import decode_event
 
 __all__ = ["STEP_LIMIT", "InDaemonPolicies"]
 
@@ -124,7 +124,9 @@ class InDaemonPolicies:
         self._encoder = msgspec.json.Encoder()
         self._decoder = msgspec.json.Decoder(WorkerReply)
 
-    def _target(self, handler: PythonHandler, inv: Invocation) -> tuple[str, str] | None:
+    def _target(
+        self, handler: PythonHandler, project_dir: str, trusted: bool
+    ) -> tuple[str, str] | None:
         """``(file path, attribute)`` when the reference may run here, else None."""
         if handler.function != "hook":
             return None
@@ -132,14 +134,27 @@ class InDaemonPolicies:
         if not sep or not attr or not (target.endswith(".py") or os.sep in target):
             return None
         if not os.path.isabs(target):
-            if not inv.project_trusted:
+            if not trusted:
                 return None  # the worker refuses it with the trust message
-            target = os.path.join(inv.project_dir, target)
+            target = os.path.join(project_dir, target)
         return target, attr
+
+    def answers_at_once(self, handler: PythonHandler, project_dir: str, trusted: bool) -> bool:
+        """The policy will be called in one synchronous step: loaded, not demoted, and
+        its code cannot suspend.  Such a call starts nothing and cannot be interrupted,
+        so there is nothing to watch for while it runs (the event pipeline skips the
+        requester's hang-up watch for it).  A file edited since it was loaded still
+        says True; its reload then runs under the hook's timeout like a first load."""
+        target = self._target(handler, project_dir, trusted)
+        if target is None:
+            return False
+        key = f"{target[0]}:{target[1]}"
+        cached = self._loaded.get(key)
+        return key not in self.demoted and cached is not None and cached[2]
 
     async def run(self, handler: PythonHandler, inv: Invocation) -> HandlerResult | None:
         """The hook's result, or None when the worker pool must run it instead."""
-        target = self._target(handler, inv)
+        target = self._target(handler, inv.project_dir, inv.project_trusted)
         if target is None:
             return None
         key = f"{target[0]}:{target[1]}"
@@ -160,7 +175,7 @@ class InDaemonPolicies:
                 return _raised(exc)
             if not inspect.iscoroutinefunction(fn):
                 return None  # a plain def cannot be cancelled here: the worker runs it
-            timed = _Timed(fn(_event_of(inv)))
+            timed = _Timed(fn(decode_event(inv.input, inv.event_name)))
             try:
                 value = await timed
             except Exception as exc:
@@ -177,7 +192,7 @@ class InDaemonPolicies:
         step.  No cancel scope — with no checkpoint there is nothing a deadline could
         cancel, in a scope or not; what guards the loop is the step's timing (demotion),
         as for any step."""
-        coro = fn(_event_of(inv))
+        coro = fn(decode_event(inv.input, inv.event_name))
         start = time.perf_counter()
         try:
             coro.send(None)
@@ -244,14 +259,6 @@ class InDaemonPolicies:
             limit_ms=round(self.step_limit * 1000, 1),
             reason="a step between two awaits held the event loop (CPU-bound or blocking code)",
         )
-
-
-def _event_of(inv: Invocation) -> DecodedEvent:
-    """What the policy is called with: the event the daemon already decoded, unless an
-    earlier hook of a sequential chain rewrote the input."""
-    if inv.event is not None and inv.event.raw is inv.input:
-        return inv.event
-    return decode_event(inv.input, inv.event_name)
 
 
 def _never_suspends(fn: object) -> bool:

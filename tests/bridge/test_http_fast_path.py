@@ -210,3 +210,91 @@ def _health(port: int) -> bytes:
         while chunk := sock.recv(65536):
             data += chunk
     return data
+
+
+async def test_empty_lines_between_requests_and_lone_surrogates_are_served(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """A stray CRLF after a body is no request (RFC 9112 §2.2: ignored, no header clock
+    started); a lone surrogate escape in the input (JSON.stringify writes one for a
+    broken JavaScript string) reaches the hook as U+FFFD, as Claude Code's own UTF-8
+    stdin would carry it, instead of failing the request."""
+    handle: DaemonHandle = await daemon_factory(http_port=0, http_header_timeout=0.5)
+    seen = tmp_path / "stdin.json"
+    configure(
+        handle,
+        {
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": f"cat > {seen}"}]}
+            ]
+        },
+    )
+    port = handle.daemon.http_port
+    token = http_endpoint.load_or_create_token().encode()
+    raw = json.loads((DATA / "cc-fixtures" / "PreToolUse-Bash.json").read_text())
+    raw["cwd"] = str(handle.project())
+    raw["tool_input"] = {"command": "echo LONE", "description": "x"}
+    body = json.dumps(raw).replace("LONE", "\\ud800").encode()
+    request = (
+        b"POST /hooks/PreToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+        + token
+        + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
+
+    def exchange() -> list[tuple[bytes, bytes]]:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(request + b"\r\n")
+            first = _read_responses(sock, 1)
+            # Idle past the header timeout with the stray CRLF read: no 408 comes.
+            sock.settimeout(1.0)
+            try:
+                unexpected = sock.recv(65536)
+            except TimeoutError:
+                unexpected = b""
+            assert unexpected == b""
+            sock.settimeout(30)
+            sock.sendall(b"\r\n" + request)
+            return first + _read_responses(sock, 1)
+
+    answers = await trio.to_thread.run_sync(exchange)
+    assert [head.split(b"\r\n")[0] for head, _ in answers] == [b"HTTP/1.1 200 OK"] * 2
+    assert json.loads(seen.read_bytes())["tool_input"]["command"] == "echo \ufffd"
+
+
+async def test_a_hang_up_still_cancels_an_in_daemon_hook_that_a_worker_runs(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """Only a policy answered in one synchronous step goes unwatched: an ``inDaemon``
+    plain ``def`` runs in a worker process, and a hang-up cancels it (the worker is
+    killed) instead of leaving it to its 30 s timeout."""
+    policy = tmp_path / "slow.py"
+    policy.write_text("import time\ndef slow(event):\n    time.sleep(60)\n")
+    handle: DaemonHandle = await daemon_factory(http_port=0)
+    hook = {"type": "python", "callable": f"{policy}:slow", "inDaemon": True, "timeout": 30}
+    configure(handle, {"PreToolUse": [{"hooks": [hook]}]})
+    token = http_endpoint.load_or_create_token().encode()
+    raw = json.loads((DATA / "cc-fixtures" / "PreToolUse-Bash.json").read_text())
+    raw["session_id"] = "s-hang-up"
+    raw["cwd"] = str(handle.project())
+    body = json.dumps(raw).encode()
+    request = (
+        b"POST /hooks/PreToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+        + token
+        + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
+    assert handle.daemon.http_port is not None
+    stream = await trio.open_tcp_stream("127.0.0.1", handle.daemon.http_port)
+    await stream.send_all(request)
+    runner = handle.daemon.handlers.python  # type: ignore[union-attr]
+    with trio.fail_after(30):
+        while not (runner.pool.spawned and handle.daemon.activity.running_hooks()):
+            await trio.sleep(0.01)
+    await stream.aclose()
+    session = handle.daemon.sessions.get("s-hang-up")
+    assert session is not None
+    with trio.fail_after(10):  # far below the hook's 30 s timeout
+        while session.in_flight:
+            await trio.sleep(0.01)
+    assert handle.daemon.activity.running_hooks() == []  # not left in hookctl status
