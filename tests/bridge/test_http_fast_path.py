@@ -130,6 +130,20 @@ def _read_responses(sock: socket.socket, count: int) -> list[tuple[bytes, bytes]
     return out
 
 
+def _pre_tool_use(handle: DaemonHandle, **fields: Any) -> bytes:
+    """A whole ``POST /hooks/PreToolUse`` (the Bash fixture with ``fields``), as axios sends it."""
+    raw = json.loads((DATA / "cc-fixtures" / "PreToolUse-Bash.json").read_text())
+    raw.update(cwd=str(handle.project()), **fields)
+    body = json.dumps(raw).encode()
+    token = http_endpoint.load_or_create_token().encode()
+    return (
+        b"POST /hooks/PreToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+        + token
+        + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
+
+
 async def test_a_connection_mixes_both_readers_and_close_is_honoured(daemon_factory: Any) -> None:
     """Simple, then chunked (h11 from then on), then simple again on one connection; a
     ``Connection: close`` request is answered and the connection closed."""
@@ -174,21 +188,11 @@ async def test_a_client_hanging_up_cancels_its_running_hooks(daemon_factory: Any
     handle: DaemonHandle = await daemon_factory(http_port=0)
     port = handle.daemon.http_port
     assert port is not None
-    token = http_endpoint.load_or_create_token().encode()
     configure(
         handle,
         {"PreToolUse": [{"hooks": [{"type": "command", "command": "sleep 60"}]}]},
     )
-    raw = json.loads((DATA / "cc-fixtures" / "PreToolUse-Bash.json").read_text())
-    raw["session_id"] = "s-hangup"
-    raw["cwd"] = str(handle.project())
-    body = json.dumps(raw).encode()
-    request = (
-        b"POST /hooks/PreToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
-        + token
-        + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
-        + body
-    )
+    request = _pre_tool_use(handle, session_id="s-hangup")
     stream = await trio.open_tcp_stream("127.0.0.1", port)
     await stream.send_all(request)
     with trio.fail_after(30):
@@ -230,17 +234,9 @@ async def test_empty_lines_between_requests_and_lone_surrogates_are_served(
         },
     )
     port = handle.daemon.http_port
-    token = http_endpoint.load_or_create_token().encode()
-    raw = json.loads((DATA / "cc-fixtures" / "PreToolUse-Bash.json").read_text())
-    raw["cwd"] = str(handle.project())
-    raw["tool_input"] = {"command": "echo LONE", "description": "x"}
-    body = json.dumps(raw).replace("LONE", "\\ud800").encode()
-    request = (
-        b"POST /hooks/PreToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
-        + token
-        + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
-        + body
-    )
+    # Six bytes for six: the length stays right.
+    request = _pre_tool_use(handle, tool_input={"command": "echo XLONEX", "description": "x"})
+    request = request.replace(b"XLONEX", b"\\ud800")
 
     def exchange() -> list[tuple[bytes, bytes]]:
         with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
@@ -273,17 +269,7 @@ async def test_a_hang_up_still_cancels_an_in_daemon_hook_that_a_worker_runs(
     handle: DaemonHandle = await daemon_factory(http_port=0)
     hook = {"type": "python", "callable": f"{policy}:slow", "inDaemon": True, "timeout": 30}
     configure(handle, {"PreToolUse": [{"hooks": [hook]}]})
-    token = http_endpoint.load_or_create_token().encode()
-    raw = json.loads((DATA / "cc-fixtures" / "PreToolUse-Bash.json").read_text())
-    raw["session_id"] = "s-hang-up"
-    raw["cwd"] = str(handle.project())
-    body = json.dumps(raw).encode()
-    request = (
-        b"POST /hooks/PreToolUse HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
-        + token
-        + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
-        + body
-    )
+    request = _pre_tool_use(handle, session_id="s-hang-up")
     assert handle.daemon.http_port is not None
     stream = await trio.open_tcp_stream("127.0.0.1", handle.daemon.http_port)
     await stream.send_all(request)
