@@ -105,6 +105,10 @@ def _http_request(port: int, token: str, body: bytes, close: bool = False) -> by
     return head.encode() + b"\r\n" + body
 
 
+class ServerClosed(RuntimeError):
+    """The server closed the connection before a byte of the answer."""
+
+
 def _read_http(sock: socket.socket) -> bytes:
     data = b""
     while True:
@@ -118,6 +122,8 @@ def _read_http(sock: socket.socket) -> bytes:
                 return data[end + 4 : end + 4 + length]
         chunk = sock.recv(65536)
         if not chunk:
+            if not data:
+                raise ServerClosed("closed before answering")
             raise RuntimeError(f"closed after {data[:200]!r}")
         data += chunk
 
@@ -131,10 +137,18 @@ class HttpDoor:
     sock: socket.socket | None = None
 
     def keep_alive(self, body: bytes) -> bytes:
-        if self.sock is None:
-            self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
-            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sock.sendall(_http_request(self.port, self.token, body))
+        request = _http_request(self.port, self.token, body)
+        if self.sock is not None:
+            try:
+                self.sock.sendall(request)
+                return _read_http(self.sock)
+            except (ServerClosed, ConnectionResetError, BrokenPipeError):
+                # The server closed the idle connection (node's keepAliveTimeout is 5 s:
+                # long blocks of the other peers outlast it): reconnect, as axios does.
+                self.sock.close()
+        self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock.sendall(request)
         return _read_http(self.sock)
 
     def new_connection(self, body: bytes) -> bytes:
