@@ -55,6 +55,7 @@ from hookd.handlers.base import HandlerResult, Invocation
 from hookd.handlers.pyworker import (
     HookLoadError,
     WorkerReply,
+    callable_at,
     encode_capped,
     hook_answer,
     load_file,
@@ -239,16 +240,9 @@ class InDaemonPolicies:
         st = os.stat(path)
         stamp = (st.st_mtime_ns, st.st_size)
         module = await trio.to_thread.run_sync(load_file, path, abandon_on_cancel=True)
-        obj: Any = module
-        for part in attr.split("."):
-            try:
-                obj = getattr(obj, part)
-            except AttributeError:
-                raise HookLoadError(f"{path} has no attribute {attr!r}") from None
-        if not callable(obj):
-            raise HookLoadError(f"{key} is not callable")
-        self._loaded[key] = (stamp, obj, _never_suspends(obj))
-        return obj  # type: ignore[no-any-return]
+        fn = callable_at(module, attr, path, key)
+        self._loaded[key] = (stamp, fn, _never_suspends(fn))
+        return fn
 
     def _demote(self, key: str, held: float) -> None:
         self.demoted.add(key)

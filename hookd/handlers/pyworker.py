@@ -42,6 +42,7 @@ __all__ = [
     "HookLoadError",
     "WorkerReply",
     "WorkerRequest",
+    "callable_at",
     "encode_capped",
     "hook_answer",
     "load_file",
@@ -223,12 +224,18 @@ def resolve(reference: str, project_dir: str, *, trusted: bool = True) -> Callab
                 f"{exc} (the project directory {project_dir} is not searched: it is not "
                 "trusted — hookctl trust DIR)"
             ) from None
+    return callable_at(module, attr, target, reference)
+
+
+def callable_at(module: Any, attr: str, where: str, reference: str) -> Callable[..., Any]:
+    """``module``'s (dotted) attribute ``attr``, which must be callable; ``where`` names
+    the module and ``reference`` the whole reference in the errors."""
     obj: Any = module
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise HookLoadError(f"{target} has no attribute {attr!r}") from None
+            raise HookLoadError(f"{where} has no attribute {attr!r}") from None
     if not callable(obj):
         raise HookLoadError(f"{reference} is not callable")
     return obj  # type: ignore[no-any-return]
