@@ -38,6 +38,7 @@ The function sees the daemon's environment and working directory (the worker
 from __future__ import annotations
 
 import dis
+import functools
 import inspect
 import os
 import time
@@ -125,51 +126,36 @@ class InDaemonPolicies:
         self._encoder = msgspec.json.Encoder()
         self._decoder = msgspec.json.Decoder(WorkerReply)
 
-    def _target(
-        self, handler: PythonHandler, project_dir: str, trusted: bool
-    ) -> tuple[str, str] | None:
-        """``(file path, attribute)`` when the reference may run here, else None."""
-        if handler.function != "hook":
-            return None
-        target, sep, attr = handler.callable.rpartition(":")
-        if not sep or not attr or not (target.endswith(".py") or os.sep in target):
-            return None
-        if not os.path.isabs(target):
-            if not trusted:
-                return None  # the worker refuses it with the trust message
-            target = os.path.join(project_dir, target)
-        return target, attr
-
     def answers_at_once(self, handler: PythonHandler, project_dir: str, trusted: bool) -> bool:
         """The policy will be called in one synchronous step: loaded, not demoted, and
         its code cannot suspend.  Such a call starts nothing and cannot be interrupted,
         so there is nothing to watch for while it runs (the event pipeline skips the
         requester's hang-up watch for it).  A file edited since it was loaded still
         says True; its reload then runs under the hook's timeout like a first load."""
-        target = self._target(handler, project_dir, trusted)
+        target = _file_target(handler, project_dir, trusted)
         if target is None:
             return False
-        key = f"{target[0]}:{target[1]}"
+        key = target[0]
         cached = self._loaded.get(key)
         return key not in self.demoted and cached is not None and cached[2]
 
     async def run(self, handler: PythonHandler, inv: Invocation) -> HandlerResult | None:
         """The hook's result, or None when the worker pool must run it instead."""
-        target = self._target(handler, inv.project_dir, inv.project_trusted)
+        target = _file_target(handler, inv.project_dir, inv.project_trusted)
         if target is None:
             return None
-        key = f"{target[0]}:{target[1]}"
+        key, path, attr = target
         if key in self.demoted:
             return None
         try:
-            loaded = self._current(key, target[0])
+            loaded = self._current(key, path)
         except OSError as exc:
             return HandlerResult(exit_code=None, failure=str(exc))
         if loaded is not None and loaded[1]:
             return self._call_at_once(key, loaded[0], inv)
         with trio.move_on_after(inv.timeout) as deadline:
             try:
-                fn = loaded[0] if loaded is not None else await self._function(key, *target)
+                fn = loaded[0] if loaded is not None else await self._function(key, path, attr)
             except (HookLoadError, OSError) as exc:
                 return HandlerResult(exit_code=None, failure=str(exc))
             except Exception as exc:  # the module's own code raised while loading
@@ -182,8 +168,7 @@ class InDaemonPolicies:
             except Exception as exc:
                 return _raised(exc)
             finally:
-                if timed.longest > self.step_limit:
-                    self._demote(key, timed.longest)
+                self._held(key, timed.longest)
         if deadline.cancelled_caught:
             return HandlerResult(exit_code=None, timed_out=True)
         return self._answer(value)
@@ -205,9 +190,7 @@ class InDaemonPolicies:
             coro.close()
             return HandlerResult(exit_code=None, failure=f"{key} suspended unexpectedly")
         finally:
-            held = time.perf_counter() - start
-            if held > self.step_limit:
-                self._demote(key, held)
+            self._held(key, time.perf_counter() - start)
         return self._answer(value)
 
     def _answer(self, value: Any) -> HandlerResult:
@@ -229,22 +212,23 @@ class InDaemonPolicies:
         cached = self._loaded.get(key)
         if cached is None:
             return None
-        st = os.stat(path)
-        if cached[0] != (st.st_mtime_ns, st.st_size):
+        if cached[0] != _stamp(path):
             return None
         return cached[1], cached[2]
 
     async def _function(self, key: str, path: str, attr: str) -> Callable[..., Any]:
         """The function, loaded (or reloaded after an edit) in a worker thread: a
         module's top-level code must not hold the loop."""
-        st = os.stat(path)
-        stamp = (st.st_mtime_ns, st.st_size)
+        stamp = _stamp(path)
         module = await trio.to_thread.run_sync(load_file, path, abandon_on_cancel=True)
         fn = callable_at(module, attr, path, key)
         self._loaded[key] = (stamp, fn, _never_suspends(fn))
         return fn
 
-    def _demote(self, key: str, held: float) -> None:
+    def _held(self, key: str, held: float) -> None:
+        """A step of ``key`` held the loop ``held`` seconds: over the limit, it is demoted."""
+        if held <= self.step_limit:
+            return
         self.demoted.add(key)
         log.warning(
             "python policy demoted to a worker",
@@ -253,6 +237,35 @@ class InDaemonPolicies:
             limit_ms=round(self.step_limit * 1000, 1),
             reason="a step between two awaits held the event loop (CPU-bound or blocking code)",
         )
+
+
+def _file_target(
+    handler: PythonHandler, project_dir: str, trusted: bool
+) -> tuple[str, str, str] | None:
+    """``(key, file path, attribute)`` when the reference may run in the daemon, else None."""
+    if handler.function != "hook":
+        return None
+    return _resolve_file(handler.callable, project_dir, trusted)
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolve_file(reference: str, project_dir: str, trusted: bool) -> tuple[str, str, str] | None:
+    """:func:`_file_target` for a ``hook`` function.  Cached: it is asked twice per event
+    (the pipeline's hang-up decision, then the call) with the same few references."""
+    target, sep, attr = reference.rpartition(":")
+    if not sep or not attr or not (target.endswith(".py") or os.sep in target):
+        return None
+    if not os.path.isabs(target):
+        if not trusted:
+            return None  # the worker refuses it with the trust message
+        target = os.path.join(project_dir, target)
+    return f"{target}:{attr}", target, attr
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    """What says a policy file changed since it was loaded."""
+    st = os.stat(path)
+    return st.st_mtime_ns, st.st_size
 
 
 def _never_suspends(fn: object) -> bool:
