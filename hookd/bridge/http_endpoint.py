@@ -74,7 +74,7 @@ from hookd.bridge.agent_env import ClaudeAgentEnv, read_agent
 from hookd.bridge.mod_answer import render_mod
 from hookd.bridge.tcp_peer import PeerFinder
 from hookd.dirs import config_dir
-from hookd.engine.claude_output import carries_late_context, render_claude, says_nothing
+from hookd.engine.claude_output import carries_late_context, render_claude
 from hookd.fdio import read_when_ready, write_nowait
 from hookd.unix_sockets import answers
 from hookd_client.events import EVENT_NAMES, EventInputError
@@ -343,8 +343,6 @@ def render_http(result: FireResult, tool_name: str | None = None) -> bytes:
     ``additionalContext``; a verdict that a command hook would express only
     through exit 2 becomes ``decision: "block"``.
     """
-    if says_nothing(result):
-        return b""  # most events
     rendered = render_claude(result, tool_name)
     text = rendered.stdout.strip()
     if text.startswith("{"):

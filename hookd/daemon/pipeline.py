@@ -166,7 +166,7 @@ class EventPipeline:
             if info.pid is not None:
                 prepared.session.agent_pid = info.pid
         context = info.context if info is not None else "interactive"
-        if hangup is None or not prepared.runs_hooks or self._answers_at_once(prepared):
+        if hangup is None or not prepared.runs_hooks or self._nothing_to_watch(prepared):
             return await self.run(prepared, context=context, deliver_async=deliver_async)
         result: FireResult | None = None
 
@@ -184,7 +184,7 @@ class EventPipeline:
             nursery.start_soon(watch)
         return result
 
-    def _answers_at_once(self, prepared: PreparedEvent) -> bool:
+    def _nothing_to_watch(self, prepared: PreparedEvent) -> bool:
         """Every hook of the event is answered in one synchronous step (an in-daemon
         policy that cannot suspend): nothing to cancel, so no hang-up to watch for."""
         at_once = self.answers_at_once
