@@ -19,6 +19,7 @@ import trio
 from hookd.bridge import http_endpoint
 from hookd.bridge.http_wire import HeadMemo, parse_head, response_bytes
 from support.daemon import DaemonHandle, configure
+from support.http_door import HEALTH, exchange
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -203,17 +204,8 @@ async def test_a_client_hanging_up_cancels_its_running_hooks(daemon_factory: Any
             await trio.sleep(0.01)
     assert handle.daemon.activity.counters["events"] == 0  # cancelled, never answered
     # The daemon keeps serving: a health check on a new connection.
-    answer = await trio.to_thread.run_sync(_health, port)
+    answer = await trio.to_thread.run_sync(exchange, port, HEALTH)
     assert answer.endswith(b'{"ok":true}')
-
-
-def _health(port: int) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-    return data
 
 
 async def test_empty_lines_between_requests_and_lone_surrogates_are_served(

@@ -22,6 +22,7 @@ import trio.testing
 from hookd.bridge import http_endpoint
 from hookd_client import protocol
 from reliability.helpers import event
+from support.http_door import exchange
 
 MIB = 1024 * 1024
 
@@ -169,20 +170,6 @@ async def _http_daemon(daemon_factory: Any, **settings: Any) -> tuple[Any, int]:
     return handle, port
 
 
-def _http_exchange(port: int, request: bytes, pieces: int = 1) -> bytes:
-    """Send ``request`` (split in ``pieces`` sends) and read until the server closes."""
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
-        step = max(1, len(request) // pieces)
-        for i in range(0, len(request), step):
-            conn.sendall(request[i : i + step])
-        data = b""
-        while True:
-            chunk = conn.recv(65536)
-            if not chunk:
-                return data
-            data += chunk
-
-
 def _status_and_body(response: bytes) -> tuple[int, dict[str, Any]]:
     head, _, body = response.partition(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1])
@@ -195,7 +182,7 @@ async def test_http_connections_over_the_cap_get_503(daemon_factory: Any) -> Non
     def run() -> bytes:
         idle = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(3)]
         try:
-            return _http_exchange(port, b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n")
+            return exchange(port, b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n")
         finally:
             for conn in idle:
                 conn.close()
@@ -243,7 +230,7 @@ async def test_a_deeply_nested_json_body_is_a_400_with_a_json_error(daemon_facto
         b"authorization: Bearer " + token.encode() + b"\r\n"
         b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
     )
-    status, answer = _status_and_body(await in_thread(_http_exchange, port, request))
+    status, answer = _status_and_body(await in_thread(exchange, port, request))
     assert status == 400 and "nested" in answer["error"]
     # Still serving.
     ok = event()
@@ -253,7 +240,7 @@ async def test_a_deeply_nested_json_body_is_a_400_with_a_json_error(daemon_facto
         b"authorization: Bearer " + token.encode() + b"\r\n"
         b"content-length: " + str(len(good)).encode() + b"\r\n\r\n" + good
     )
-    response = await in_thread(_http_exchange, port, request)
+    response = await in_thread(exchange, port, request)
     assert response.startswith(b"HTTP/1.1 200 "), response[:200]
 
 

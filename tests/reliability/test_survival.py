@@ -24,6 +24,7 @@ from hookd_client import protocol
 from hookd_client.client import Client, DaemonError
 from reliability.helpers import event
 from reliability.test_trust import hookctl
+from support.http_door import HEALTH, exchange
 
 
 def raw(kind: str, **fields: Any) -> dict[str, Any]:
@@ -214,16 +215,9 @@ async def test_a_failing_http_listener_is_restarted(daemon_factory: Any) -> None
     """The http listener's first start raises; it is restarted and answers."""
     handle = await daemon_factory(http_port=0, inject_faults={"http": 1})
     port = handle.daemon.http_port
-
-    def health() -> bytes:
-        with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
-            conn.sendall(b"GET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
-            data = b""
-            while chunk := conn.recv(65536):
-                data += chunk
-            return data
-
-    assert (await trio.to_thread.run_sync(health)).startswith(b"HTTP/1.1 200 ")
+    assert port is not None
+    answer = await trio.to_thread.run_sync(exchange, port, HEALTH, 1, 20)
+    assert answer.startswith(b"HTTP/1.1 200 ")
     st = await call(handle.socket, protocol.Status(id=1))
     assert [f["task"] for f in st["faults"]] == ["http"]
 
