@@ -82,6 +82,7 @@ from hookd.agents.base import (
 )
 from hookd.agents.claude_shape import is_hookd_command, read_claude_shaped
 from hookd.agents.detect import detect_binary
+from hookd.agents.flat_shape import load_object
 from hookd.engine.claude_output import carries_late_context
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult
@@ -392,7 +393,7 @@ class CopilotAdapter(Adapter):
         ``modifiedArgs``, …), which Claude Code's semantics would read differently — so
         ``wire`` keeps them after hookd's entry and Copilot goes on running them."""
         text = path.read_text(encoding="utf-8") if path.exists() else None
-        hooks = _load(text, str(path)).get("hooks")
+        hooks = load_object(text, str(path)).get("hooks")
         out = NativeHooks()
         if not isinstance(hooks, dict):
             return out
@@ -427,7 +428,7 @@ class CopilotAdapter(Adapter):
         delivers SessionStart context), followed by the user's own native entries
         (:meth:`read_hooks` leaves them); Claude-shaped groups are taken out (moved).
         Events hookd does not take over keep their hooks."""
-        data = _load(text, "Copilot hook file")
+        data = load_object(text, "Copilot hook file")
         if "version" not in data and set(data) <= {"hooks"}:
             data = {"version": 1, **data}
         found = data.get("hooks")
@@ -449,7 +450,7 @@ class CopilotAdapter(Adapter):
     def is_wired(self, text: str | None) -> bool:
         """Every native event reaches hookd first, and no Claude-shaped hook is left."""
         try:
-            data = _load(text, "Copilot hook file")
+            data = load_object(text, "Copilot hook file")
         except ValueError:
             return False
         hooks = data.get("hooks")
@@ -474,7 +475,7 @@ class CopilotAdapter(Adapter):
 
     def lint(self, path: Path, text: str) -> list[Finding]:
         try:
-            data = _load(text, str(path))
+            data = load_object(text, str(path))
         except ValueError as exc:
             return [Finding(severity="error", message=str(exc), path=str(path))]
         found: list[Finding] = []
@@ -503,18 +504,6 @@ class CopilotAdapter(Adapter):
         return found
 
 
-def _load(text: str | None, what: str) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what}: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{what}: the top level is not a JSON object")
-    return data
-
-
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -524,7 +513,7 @@ def _read(path: Path) -> str | None:
 
 def _has_hooks(text: str | None) -> bool:
     try:
-        hooks = _load(text, "").get("hooks")
+        hooks = load_object(text, "").get("hooks")
     except ValueError:
         return True  # a file that does not parse is the user's: install must say so, not skip it
     return isinstance(hooks, dict) and any(hooks.values())
