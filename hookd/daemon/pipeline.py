@@ -226,8 +226,15 @@ class EventPipeline:
         full_config = self.registry.config_for(session.project)
         if agent_spec is not None:
             self._warn_losses(agent, full_config)
-        config = self.trust.apply(full_config, session.project)
-        plan = self.engine.plan(config, event, session.extra_groups(), session.state)
+        extra = session.extra_groups()
+        if self.engine.matched(full_config, event, extra):
+            config = self.trust.apply(full_config, session.project)
+            plan = self.engine.plan(config, event, extra, session.state)
+        else:
+            # Nothing matches the event (most tool calls): the gate could only take
+            # hooks away, so no verdict is asked — no stat of the trust store — and
+            # there is nothing to plan.
+            config, plan = full_config, Plan([], [])
         if event_name == "PreToolUse" and raw.get("tool_name") == "Skill":
             # After planning: the skill's hooks apply from the next event on.
             self._activate_skill(session, raw.get("tool_input"))

@@ -128,6 +128,34 @@ class Engine:
 
     # --- selection ---------------------------------------------------------
 
+    def matched(
+        self,
+        config: HookConfig,
+        event: DecodedEvent,
+        extra_groups: Sequence[GroupSpec] = (),
+    ) -> tuple[IndexedGroup, ...]:
+        """The groups whose matcher accepts ``event`` (the config's, then the session's
+        own), before ``if`` rules, ``once`` and deduplication choose among their hooks.
+
+        Empty for most events: nothing is configured for them.  A config with some
+        hooks taken away (the trust gate's) matches a subset of these groups, so an
+        event that matches none here runs nothing under any verdict.
+        """
+        index = index_for(config)
+        groups = index.groups(event.name)
+        # Session groups arrive for every event the session registered: keep this one's.
+        own = [g for g in extra_groups if g.event == event.name] if extra_groups else []
+        if not groups and not own:
+            return ()  # the common case: nothing configured for this event
+        extra = [indexed_group(config, g, event.name) for g in own]
+        query = matcher_query(event)
+        if query is not None:
+            tool = event.raw.get("tool_name")
+            candidates = tool_aliases(query) if isinstance(tool, str) else (query,)
+            groups = index.matching(event.name, candidates)
+            extra = [g for g in extra if g.matcher.matches(candidates)]
+        return (*groups, *extra)
+
     def select(
         self,
         config: HookConfig,
@@ -141,22 +169,13 @@ class Engine:
         config's :class:`~hookd.engine.selection.SelectionIndex`; only ``if``
         rules, ``once`` and deduplication are decided here, per event.
         """
+        matched = self.matched(config, event, extra_groups)
+        if not matched:
+            return []
         index = index_for(config)
-        groups = index.groups(event.name)
-        # Session groups arrive for every event the session registered: keep this one's.
-        own = [g for g in extra_groups if g.event == event.name] if extra_groups else []
-        if not groups and not own:
-            return []  # the common case: nothing configured for this event
-        extra = [indexed_group(config, g, event.name) for g in own]
-        query = matcher_query(event)
-        if query is not None:
-            tool = event.raw.get("tool_name")
-            candidates = tool_aliases(query) if isinstance(tool, str) else (query,)
-            groups = index.matching(event.name, candidates)
-            extra = [g for g in extra if g.matcher.matches(candidates)]
         chooser = _Chooser(event, session, index.if_memo)
         units: list[_Unit] = []
-        for group in (*groups, *extra):
+        for group in matched:
             chosen = chooser.choose(group)
             if not chosen:
                 continue

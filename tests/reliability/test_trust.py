@@ -83,6 +83,26 @@ def _label() -> str:
     return handler_label(loaded.groups[0][2].hooks[0])
 
 
+async def test_a_tool_call_no_hook_matches_holds_nothing_back(daemon_factory: Any) -> None:
+    # The pipeline asks for no verdict when no group matches (most tool calls): the
+    # answer and the audit's count of held-back hooks must be what the gate gives.
+    handle, project = await _setup(daemon_factory)
+    payload = event(cwd=str(project), session_id="trust", tool_name="Read")
+    payload["tool_input"] = {"file_path": str(project / "README.md")}
+
+    def fire_read() -> protocol.FireReply:
+        with Client(handle.socket) as client:
+            return client.fire("PreToolUse", payload)
+
+    reply = await trio.to_thread.run_sync(fire_read)
+    assert reply.result.additional_context == [] and reply.result.hooks == []
+    assert await contexts(handle, project) == ["user"]  # Bash: the project's is held back
+    records = read_records(handle.daemon.settings.state_path() / "audit").records
+    read, bash = [r for r in records if isinstance(r, AuditEvent)]
+    assert (read.input or {}).get("tool_name") == "Read" and read.untrusted == 0
+    assert bash.untrusted == 1
+
+
 async def test_trust_and_untrust_take_effect_on_the_next_event(daemon_factory: Any) -> None:
     handle, project = await _setup(daemon_factory)
     done = hookctl(handle, "trust", str(project), "--state-dir", state(handle))
