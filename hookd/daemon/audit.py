@@ -29,7 +29,7 @@ import os
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -189,7 +189,7 @@ def _kill_reason(run: HookRun) -> str | None:
     return None
 
 
-@dataclass
+@dataclass(slots=True)
 class EventAudit:
     """One event being audited: its id and input hash, shared by its hook runs."""
 
@@ -202,7 +202,8 @@ class EventAudit:
     hash: str
     data: bytes
     """The input's compact JSON: hashed once, and written into the record as is."""
-    started: float = field(default_factory=time.perf_counter)
+    started: float
+    """``time.perf_counter()`` when the event began (the record's ``duration_ms``)."""
     agent: str = ""
     native_event: str = ""
 
@@ -231,7 +232,7 @@ class AuditLog:
         self.enabled = enabled
         self.written = 0
         self.failed = 0
-        self._fh: Any = None
+        self._fd: int | None = None
         self._size = 0
 
     # --- what the daemon calls -------------------------------------------------
@@ -248,16 +249,17 @@ class AuditLog:
     ) -> EventAudit:
         digest, data = input_hash(raw) if self.enabled else ("", b"")
         return EventAudit(
-            id=f"{self._id_prefix}{next(self._ids) & 0xFFFFFFFF:08x}",
-            session_id=session_id,
-            event=event,
-            project=project,
-            client=client,
-            raw=raw,
-            hash=digest,
-            data=data,
-            agent=agent,
-            native_event=native_event if native_event != event else "",
+            f"{self._id_prefix}{next(self._ids) & 0xFFFFFFFF:08x}",
+            session_id,
+            event,
+            project,
+            client,
+            raw,
+            digest,
+            data,
+            time.perf_counter(),
+            agent,
+            native_event if native_event != event else "",
         )
 
     def run(self, audit: EventAudit, ref: HookRef, run: HookRun) -> None:
@@ -297,12 +299,7 @@ class AuditLog:
             return
         size = len(audit.data)
         keep = size <= self.input_cap
-        diff = None
-        if result.updated_input is not None:
-            diff = json_diff(audit.raw.get("tool_input", {}), result.updated_input, "$.tool_input")
-        outcomes: dict[str, int] = {}
-        for run in result.hooks:  # empty for most events
-            outcomes[run.outcome] = outcomes.get(run.outcome, 0) + 1
+        now = time.perf_counter()
         record = AuditEvent(
             time=time.time(),
             id=audit.id,
@@ -315,24 +312,39 @@ class AuditLog:
             input_hash=audit.hash,
             input_size=size,
             input_truncated=not keep,
-            decision=result.decision,
-            reason=result.reason,
-            stop=not result.continue_,
-            updated_input_diff=diff,
-            hooks=len(result.hooks),
-            outcomes=outcomes,
-            errors=list(result.errors),
             generation=result.generation,
-            duration_ms=round((time.perf_counter() - audit.started) * 1000, 3),
+            duration_ms=round((now - audit.started) * 1000, 3),
             untrusted=untrusted,
         )
+        if (
+            result.hooks
+            or result.errors
+            or not result.continue_
+            or result.decision is not None
+            or result.reason is not None
+            or result.updated_input is not None
+        ):
+            # What the hooks said.  Most events run none, and the defaults stand: set
+            # here, not passed above, because msgspec takes a call's keywords one
+            # search at a time — twenty of them cost more than the rest of the record.
+            record.decision, record.reason = result.decision, result.reason
+            record.stop = not result.continue_
+            if result.updated_input is not None:
+                tool_input = audit.raw.get("tool_input", {})
+                diff = json_diff(tool_input, result.updated_input, "$.tool_input")
+                record.updated_input_diff = diff
+            record.hooks = len(result.hooks)
+            for run in result.hooks:
+                record.outcomes[run.outcome] = record.outcomes.get(run.outcome, 0) + 1
+            record.errors = result.errors
         line = _encoder.encode(record)
         if keep:
             # The input is already compact JSON (it was hashed): splice it in rather
             # than encode the dict a second time — on an event that runs no hook this
             # record is most of the daemon's work.
-            line = line[:-1] + b',"input":' + audit.data + b"}"
-        self._append(line)
+            self._append(b"".join((line[:-1], b',"input":', audit.data, b"}\n")))
+        else:
+            self._append(line + b"\n")
 
     def breaker(self, key: str, hook: str, state: str, error: str | None = None) -> None:
         if self.enabled:
@@ -342,17 +354,17 @@ class AuditLog:
 
     def write(self, record: AuditRecord) -> None:
         """Append one record; an I/O error is logged and counted, never raised into an event."""
-        self._append(_encoder.encode(record))
+        self._append(_encoder.encode(record) + b"\n")
 
-    def _append(self, encoded: bytes) -> None:
-        line = encoded + b"\n"
+    def _append(self, line: bytes) -> None:
+        """Write one whole line (newline included) with one ``write``."""
         try:
-            if self._fh is None:
+            if self._fd is None:
                 self._open()
             elif self._size + len(line) > self.max_bytes:
                 self._rotate()
-            self._fh.write(line)
-            self._fh.flush()
+            assert self._fd is not None
+            os.write(self._fd, line)
             self._size += len(line)
             self.written += 1
         except OSError as exc:
@@ -362,9 +374,8 @@ class AuditLog:
 
     def _open(self) -> None:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._fh = os.fdopen(fd, "ab", buffering=0)
-        self._size = os.fstat(fd).st_size
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._size = os.fstat(self._fd).st_size
 
     def _rotate(self) -> None:
         self.close()
@@ -376,11 +387,9 @@ class AuditLog:
         self._open()
 
     def close(self) -> None:
-        if self._fh is not None:
-            try:
-                self._fh.close()
-            finally:
-                self._fh = None
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
 
 
 @dataclass
