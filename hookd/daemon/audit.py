@@ -325,8 +325,8 @@ class AuditLog:
             or result.updated_input is not None
         ):
             # What the hooks said.  Most events run none, and the defaults stand: set
-            # here, not passed above, because msgspec takes a call's keywords one
-            # search at a time — twenty of them cost more than the rest of the record.
+            # here, not passed above — a call with all twenty-one keywords measured
+            # 2.2 µs against 0.6 µs for these fourteen, three times the encode.
             record.decision, record.reason = result.decision, result.reason
             record.stop = not result.continue_
             if result.updated_input is not None:
