@@ -139,10 +139,18 @@ _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(AuditRecord)
 
 
+_SHA256 = hashlib.sha256()
+
+
 def input_hash(raw: dict[str, Any]) -> tuple[str, bytes]:
-    """sha256 of the input's compact JSON (and the JSON itself, to size it)."""
+    """sha256 of the input's compact JSON (and the JSON itself, to size it).
+
+    A copy of an empty hasher, not ``hashlib.sha256()``: OpenSSL 3 looks the
+    algorithm up on every new one."""
     data = _encoder.encode(raw)
-    return hashlib.sha256(data).hexdigest()[:32], data
+    hasher = _SHA256.copy()
+    hasher.update(data)
+    return hasher.hexdigest()[:32], data
 
 
 def json_diff(old: Any, new: Any, path: str = "$") -> list[DiffOp]:
