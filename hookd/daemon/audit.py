@@ -10,10 +10,12 @@ recorded by hash and size only and cannot be replayed.  The agent's
 environment is *not* recorded (it holds secrets); replay supplies
 ``CLAUDE_PROJECT_DIR`` from the record and the caller's own environment.
 
-Records are append-only, written with one ``write`` per line and flushed (no
-fsync: a daemon crash loses nothing the kernel has accepted, a power loss may
-lose the last lines; a torn last line is reported by the reader, never
-silently skipped).  The file rotates by size: ``audit.jsonl`` → ``.1`` … ``.N``,
+Records are append-only and unbuffered: an event's record and the records of
+the hook runs it waited for go out together, runs first, in one ``write``
+before the agent gets its answer (no fsync: a daemon crash loses nothing the
+kernel has accepted, a power loss may lose the last lines; a torn last line is
+reported by the reader, never silently skipped).  A run that ends after its
+event — an async hook's — is written when it ends.  The file rotates by size: ``audit.jsonl`` → ``.1`` … ``.N``,
 oldest dropped, so the log never holds more than ``max_bytes × (files + 1)``.
 
 Every record is a msgspec Struct in a tagged union (``kind``): the reader
@@ -214,6 +216,10 @@ class EventAudit:
     """``time.perf_counter()`` when the event began (the record's ``duration_ms``)."""
     agent: str = ""
     native_event: str = ""
+    pending: list[bytes] | None = None
+    """Run records of the event's finished hooks, written with its own record in one
+    ``write``; None once that is written (a later run — an async hook's — is
+    written on its own)."""
 
 
 class AuditLog:
@@ -268,39 +274,47 @@ class AuditLog:
             time.perf_counter(),
             agent,
             native_event if native_event != event else "",
+            [],
         )
 
     def run(self, audit: EventAudit, ref: HookRef, run: HookRun) -> None:
         if not self.enabled:
             return
-        diff = None
-        specific = run.output.hookSpecificOutput if run.output is not None else None
-        updated = specific.updatedInput if specific is not None else None
-        if updated is not None:
-            diff = json_diff(audit.raw.get("tool_input", {}), updated, "$.tool_input")
-        self.write(
-            AuditRun(
-                time=time.time(),
-                event_id=audit.id,
-                session_id=audit.session_id,
-                event=audit.event,
-                hook=ref.name,
-                hook_type=ref.type,
-                agent=audit.agent,
-                scope=ref.scope,
-                source=ref.source,
-                input_hash=audit.hash,
-                outcome=run.outcome,
-                exit_code=run.exit_code,
-                duration_ms=run.duration_ms,
-                decision=_hook_decision(run),
-                updated_input_diff=diff,
-                kill_reason=_kill_reason(run),
-                error=run.error,
-                truncated=run.truncated,
-                pid=run.pid,
-            )
+        record = AuditRun(
+            time=time.time(),
+            event_id=audit.id,
+            session_id=audit.session_id,
+            event=audit.event,
+            hook=ref.name,
+            hook_type=ref.type,
+            agent=audit.agent,
+            scope=ref.scope,
+            source=ref.source,
+            input_hash=audit.hash,
+            outcome=run.outcome,
+            exit_code=run.exit_code,
+            duration_ms=run.duration_ms,
+            pid=run.pid,
         )
+        # The rest only when set (see ``event``: a call's keywords are what cost).
+        record.decision = _hook_decision(run)
+        specific = run.output.hookSpecificOutput if run.output is not None else None
+        if specific is not None and specific.updatedInput is not None:
+            tool_input = audit.raw.get("tool_input", {})
+            record.updated_input_diff = json_diff(tool_input, specific.updatedInput, "$.tool_input")
+        record.kill_reason = _kill_reason(run)
+        record.error, record.truncated = run.error, run.truncated
+        line = _encoder.encode(record) + b"\n"
+        if audit.pending is None:
+            self._append(line)  # the event's record is out: an async hook's late run
+        else:
+            audit.pending.append(line)
+
+    def flush(self, audit: EventAudit) -> None:
+        """Write the runs of an event that ends without its own record (cancelled)."""
+        if audit.pending:
+            self._append(b"".join(audit.pending))
+        audit.pending = None
 
     def event(self, audit: EventAudit, result: FireResult, untrusted: int = 0) -> None:
         if not self.enabled:
@@ -350,9 +364,10 @@ class AuditLog:
             # The input is already compact JSON (it was hashed): splice it in rather
             # than encode the dict a second time — on an event that runs no hook this
             # record is most of the daemon's work.
-            self._append(b"".join((line[:-1], b',"input":', audit.data, b"}\n")))
-        else:
-            self._append(line + b"\n")
+            line = b"".join((line[:-1], b',"input":', audit.data, b"}"))
+        # One write: the event's runs (when it had any), then the event.
+        self._append(b"".join((*audit.pending, line, b"\n")) if audit.pending else line + b"\n")
+        audit.pending = None
 
     def breaker(self, key: str, hook: str, state: str, error: str | None = None) -> None:
         if self.enabled:

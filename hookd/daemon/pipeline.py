@@ -354,6 +354,11 @@ class EventPipeline:
                 plan=prepared.plan,
                 cap_stop=not prepared.agent_caps_stop,
             )
+        except BaseException:
+            # Cancelled (the requester hung up, the daemon stops): no event record,
+            # but the runs that finished are written.
+            self.audit.flush(prepared.audit)
+            raise
         finally:
             session.in_flight -= 1
             self.activity.event_finished()

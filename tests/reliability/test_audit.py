@@ -14,7 +14,7 @@ import trio
 from hookd.daemon.audit import AuditEvent, AuditLog, AuditRun, json_diff, read_records
 from hookd_client import protocol
 from hookd_client.client import Client
-from hookd_client.results import FireResult
+from hookd_client.results import FireResult, HookRef, HookRun
 from reliability.helpers import DATA, event
 from support.daemon import configure_text
 
@@ -109,6 +109,40 @@ def test_the_log_rotates_by_size_and_keeps_n_files(tmp_path: Path) -> None:
     assert oct((tmp_path / "audit.jsonl").stat().st_mode & 0o777) == "0o600"
     result = read_records(tmp_path)
     assert result.bad_lines == [] and 0 < len(result.records) < 200
+
+
+def test_an_events_runs_are_written_with_it_and_never_lost(tmp_path: Path) -> None:
+    # Runs wait for their event's record and go out in the same write, in order; a
+    # cancelled event (no record of its own) still writes them; a run that ends after
+    # its event (an async hook) is written on its own.
+    log = AuditLog(tmp_path)
+    ref = HookRef(name="h", type="command", scope="user", source="/s", event="PreToolUse")
+
+    def run(outcome: str, exit_code: int = 0) -> HookRun:
+        return HookRun(hook=ref, outcome=outcome, exit_code=exit_code)  # type: ignore[arg-type]
+
+    path = tmp_path / "audit.jsonl"
+    first = log.begin("PreToolUse", event(), "s", "/p", "test")
+    log.run(first, ref, run("success"))
+    log.run(first, ref, run("blocking", 2))
+    assert not path.exists() or path.read_bytes() == b""  # not yet: with the event
+    log.event(first, FireResult(event="PreToolUse", decision="deny"))
+    log.run(first, ref, run("success"))  # late: after its event
+    cancelled = log.begin("PreToolUse", event(), "s", "/p", "test")
+    log.run(cancelled, ref, run("non_blocking_error", 1))
+    log.flush(cancelled)
+    log.close()
+    records = read_records(tmp_path).records
+    kinds = [(type(r).__name__, getattr(r, "outcome", None)) for r in records]
+    assert kinds == [
+        ("AuditRun", "success"),
+        ("AuditRun", "blocking"),
+        ("AuditEvent", None),
+        ("AuditRun", "success"),
+        ("AuditRun", "non_blocking_error"),
+    ]
+    assert {r.event_id for r in records[:2] if isinstance(r, AuditRun)} == {first.id}
+    assert isinstance(records[4], AuditRun) and records[4].event_id == cancelled.id
 
 
 def test_a_torn_line_is_reported_not_skipped(tmp_path: Path) -> None:
