@@ -23,7 +23,9 @@ def path_problem(value: str, *, absolute: bool = False) -> str | None:
     """Why ``value`` cannot be used as a path, or None when it can."""
     if "\0" in value:
         return "contains a NUL byte"
-    if len(value) >= PATH_MAX or len(value.encode("utf-8", "surrogatepass")) >= PATH_MAX:
+    # UTF-8 takes at most 4 bytes a character: most paths are short enough to skip
+    # the encode (this runs on every event's cwd).
+    if len(value) * 4 >= PATH_MAX and len(value.encode("utf-8", "surrogatepass")) >= PATH_MAX:
         return f"is longer than PATH_MAX ({PATH_MAX} bytes)"
     if absolute and not value.startswith("/"):
         return f"must be an absolute path, got {value[:80]!r}"

@@ -15,8 +15,9 @@ the hook runs it waited for go out together, runs first, in one ``write``
 before the agent gets its answer (no fsync: a daemon crash loses nothing the
 kernel has accepted, a power loss may lose the last lines; a torn last line is
 reported by the reader, never silently skipped).  A run that ends after its
-event — an async hook's — is written when it ends.  The file rotates by size: ``audit.jsonl`` → ``.1`` … ``.N``,
-oldest dropped, so the log never holds more than ``max_bytes × (files + 1)``.
+event — an async hook's — is written when it ends.  The file rotates by size:
+``audit.jsonl`` → ``.1`` … ``.N``, oldest dropped, so the log never holds more
+than ``max_bytes × (files + 1)``.
 
 Every record is a msgspec Struct in a tagged union (``kind``): the reader
 decodes with the same types the writer encoded, so a field rename cannot go

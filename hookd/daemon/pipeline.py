@@ -227,9 +227,12 @@ class EventPipeline:
         if agent_spec is not None:
             self._warn_losses(agent, full_config)
         extra = session.extra_groups()
-        if self.engine.matched(full_config, event, extra):
+        matched = self.engine.matched(full_config, event, extra)
+        if matched:
             config = self.trust.apply(full_config, session.project)
-            plan = self.engine.plan(config, event, extra, session.state)
+            if config is not full_config:  # hooks were held back: match again
+                matched = self.engine.matched(config, event, extra)
+            plan = self.engine.plan(config, event, extra, session.state, matched)
         else:
             # Nothing matches the event (most tool calls): the gate could only take
             # hooks away, so no verdict is asked — no stat of the trust store — and

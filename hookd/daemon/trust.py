@@ -173,6 +173,10 @@ class TrustStore:
 
     def refresh(self) -> None:
         """Re-read the file when it changed on disk (one ``stat`` when it did not)."""
+        if self._stat is None and not self._entries and not os.access(self.path, os.F_OK):
+            # Still no store (most users never trust a directory): asked without the
+            # exception a stat of a missing file raises, a good part of its cost.
+            return
         try:
             st = os.stat(self.path)
         except FileNotFoundError:

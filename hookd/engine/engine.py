@@ -162,14 +162,17 @@ class Engine:
         event: DecodedEvent,
         extra_groups: Sequence[GroupSpec] = (),
         session: SessionState | None = None,
+        matched: tuple[IndexedGroup, ...] | None = None,
     ) -> list[_Unit]:
         """The hooks this event runs, in configuration order, deduplicated.
 
         Per-generation work (matchers, scope switches, dedup keys) comes from the
         config's :class:`~hookd.engine.selection.SelectionIndex`; only ``if``
         rules, ``once`` and deduplication are decided here, per event.
+        ``matched``: :meth:`matched` of the same arguments, when the caller has it.
         """
-        matched = self.matched(config, event, extra_groups)
+        if matched is None:
+            matched = self.matched(config, event, extra_groups)
         if not matched:
             return []
         index = index_for(config)
@@ -191,9 +194,10 @@ class Engine:
         event: DecodedEvent,
         extra_groups: Sequence[GroupSpec] = (),
         session: SessionState | None = None,
+        matched: tuple[IndexedGroup, ...] | None = None,
     ) -> Plan:
         """What the event will run: the selected units, minus those the gate pauses."""
-        units = self.select(config, event, extra_groups, session)
+        units = self.select(config, event, extra_groups, session, matched)
         skipped: list[str] = []
         if self.gate is not None:
             units, skipped = _apply_gate(units, self.gate, event.typed.session_id)
