@@ -395,11 +395,14 @@ async def serve_http(
     finder = PeerFinder()
     counted: Counter[str] = Counter() if counters is None else counters
     me = os.getuid()
+    first_heads = http_wire.HeadMemo()
+    """Shared by new connections: a one-shot client (``curl``, a hook relay) sends the
+    head the last one did, and a connection of its own has nothing to compare with."""
 
     async def serve(stream: trio.SocketStream, agent: _HttpAgent) -> None:
         nonlocal open_connections
         try:
-            await _serve_connection(stream, fire, expected, agent, limits)
+            await _serve_connection(stream, fire, expected, agent, limits, first_heads)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             log.debug("http client went away")
         except Exception:
@@ -516,8 +519,9 @@ async def _serve_connection(
     token: bytes | None,
     agent: _HttpAgent,
     limits: HttpLimits = HttpLimits(),
+    first_heads: http_wire.HeadMemo | None = None,
 ) -> None:
-    wire = _Wire(stream, limits)
+    wire = _Wire(stream, limits, first_heads)
     while True:
         try:
             request, body = await wire.read_request()
@@ -559,10 +563,17 @@ class _Wire:
     and a connection that sent one unusual request may send more.
     """
 
-    def __init__(self, stream: trio.SocketStream, limits: HttpLimits) -> None:
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        limits: HttpLimits,
+        first_heads: http_wire.HeadMemo | None = None,
+    ) -> None:
         self.stream = stream
         self.fd = stream.socket.fileno()
-        self.heads = http_wire.HeadMemo()
+        self.first_heads = first_heads
+        self.heads = http_wire.HeadMemo() if first_heads is None else first_heads
+        """The server's memo for the first head, then the connection's own (a copy)."""
         self.fresh = True
         """No byte read yet: a new connection's first request is usually here already."""
         self.limits = limits
@@ -617,7 +628,7 @@ class _Wire:
             self.buffer += data
         head = None
         if 0 <= end <= http_wire.MAX_HEAD:
-            head = self.heads.parse(bytes(self.buffer[:end]))
+            head = self._parse_head(bytes(self.buffer[:end]))
         if head is None or head.content_length > MAX_BODY:
             if head is not None:
                 raise _HttpError(413, f"request body over {MAX_BODY} bytes")
@@ -646,11 +657,17 @@ class _Wire:
         end = data.find(b"\r\n\r\n")
         if end < 0 or end > http_wire.MAX_HEAD:
             return None
-        head = self.heads.parse(data[:end])
+        head = self._parse_head(data[:end])
         if head is None or len(data) != end + 4 + head.content_length:
             return None
         self.close_after = head.close
         return _Request(head.method, head.target, head.headers), data[end + 4 :]
+
+    def _parse_head(self, head: bytes) -> http_wire.SimpleRequest | None:
+        parsed = self.heads.parse(head)
+        if self.heads is self.first_heads:
+            self.heads = self.heads.copy()  # from the second request on: its own
+        return parsed
 
     async def _receive_by(self, deadline: float, setting: str) -> bytes:
         with trio.move_on_at(deadline):

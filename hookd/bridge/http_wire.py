@@ -104,6 +104,16 @@ class HeadMemo:
         self._last: SimpleRequest | None = None
         self._index = 0
 
+    def copy(self) -> HeadMemo:
+        memo = HeadMemo()
+        memo._before, memo._after, memo._last, memo._index = (
+            self._before,
+            self._after,
+            self._last,
+            self._index,
+        )
+        return memo
+
     def parse(self, head: bytes) -> SimpleRequest | None:
         """:func:`parse_head`, remembering the answer for the next head."""
         last = self._last

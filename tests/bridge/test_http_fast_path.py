@@ -276,3 +276,27 @@ async def test_a_hang_up_still_cancels_an_in_daemon_hook_that_a_worker_runs(
         while session.in_flight:
             await trio.sleep(0.01)
     assert handle.daemon.activity.running_hooks() == []  # not left in hookctl status
+
+
+async def test_new_connections_share_a_head_memo_that_never_lends_a_token(
+    daemon_factory: Any,
+) -> None:
+    """A new connection's head is compared with the last new connection's (one-shot
+    clients repeat it): a head that differs in anything but its length — here the
+    token — is read for itself, and refused."""
+    handle: DaemonHandle = await daemon_factory(http_port=0)
+    port = handle.daemon.http_port
+    good = _pre_tool_use(handle).replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n")
+    token = http_endpoint.load_or_create_token().encode()
+    forged = good.replace(token, b"x" * len(token))
+
+    def one_shots() -> list[bytes]:
+        return [exchange(port, request) for request in (good, good, forged, good)]
+
+    answers = await trio.to_thread.run_sync(one_shots)
+    assert [a.split(b"\r\n", 1)[0] for a in answers] == [
+        b"HTTP/1.1 200 OK",
+        b"HTTP/1.1 200 OK",
+        b"HTTP/1.1 401 Unauthorized",
+        b"HTTP/1.1 200 OK",
+    ]
