@@ -253,7 +253,13 @@ async def open_http_listeners(port: int, host: str = "127.0.0.1") -> list[trio.S
         address = ipaddress.ip_address("127.0.0.1")
     if not address.is_loopback:
         raise ValueError(f"the hook endpoint only listens on loopback, not {host!r}")
-    return await trio.open_tcp_listeners(port, host=str(address))
+    listeners = await trio.open_tcp_listeners(port, host=str(address))
+    for listener in listeners:
+        # Answers go out in one write each: no Nagle delay.  Set here, on the
+        # listening socket, because accepted connections inherit it (Linux) —
+        # no system call per connection.
+        listener.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return listeners
 
 
 class UnsafeHttpSocket(ValueError):
@@ -321,9 +327,8 @@ def _unlink_if_ours(path: Path, inode: int) -> None:
         log.debug("http socket already gone", socket=str(path), error=str(exc))
 
 
-def _unix_peer(stream: trio.SocketStream) -> tuple[int, int] | None:
+def _unix_peer(sock: socket.socket) -> tuple[int, int] | None:
     """``(pid, uid)`` of a Unix-socket peer (``SO_PEERCRED``, Linux); None for TCP or elsewhere."""
-    sock = stream.socket
     opt = getattr(socket, "SO_PEERCRED", None)
     if sock.family != socket.AF_UNIX or opt is None:
         return None
@@ -399,39 +404,42 @@ async def serve_http(
     """Shared by new connections: a one-shot client (``curl``, a hook relay) sends the
     head the last one did, and a connection of its own has nothing to compare with."""
 
-    async def serve(stream: trio.SocketStream, agent: _HttpAgent) -> None:
+    async def serve(conn: socket.socket, agent: _HttpAgent) -> None:
         nonlocal open_connections
         try:
-            await _serve_connection(stream, fire, expected, agent, limits, first_heads)
+            await _serve_connection(conn, fire, expected, agent, limits, first_heads)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             log.debug("http client went away")
         except Exception:
             log.exception("http connection failed")
         finally:
             open_connections -= 1
-            stream.socket.close()  # synchronous: no cancel scope, no checkpoint
+            # Synchronous, and past trio: nothing waits on the socket any more (this
+            # task was its only reader), so there is no waiter to wake and no
+            # registration to drop — a system call and an exception less than trio's.
+            conn.close()
 
-    def admit(stream: trio.SocketStream, nursery: trio.Nursery) -> None:
+    def admit(conn: socket.socket, nursery: trio.Nursery) -> None:
         """A new connection, in the order they were accepted: refused, or served."""
         nonlocal open_connections
-        unix_peer = _unix_peer(stream) if expected is None else None
+        unix_peer = _unix_peer(conn) if expected is None else None
         if expected is None and (unix_peer is None or unix_peer[1] != me):
             # Unreachable while the socket is 0600 — unless someone loosened it.
             uid = None if unix_peer is None else unix_peer[1]
             message = f"hookd serves only its own user (uid {me}), not uid {uid}"
-            nursery.start_soon(_refuse, stream, 403, message)
+            nursery.start_soon(_refuse, _stream(conn), 403, message)
             return
         if limits.max_connections is not None and open_connections >= limits.max_connections:
             message = (
                 f"hookd already has {open_connections} http connections open "
                 f"(setting http_max_connections = {limits.max_connections})"
             )
-            nursery.start_soon(_refuse, stream, 503, message)
+            nursery.start_soon(_refuse, _stream(conn), 503, message)
             return
         open_connections += 1
         counted["http_connections"] += 1
-        agent = _HttpAgent(stream, finder, counted, None if unix_peer is None else unix_peer[0])
-        nursery.start_soon(serve, stream, agent)
+        agent = _HttpAgent(conn, finder, counted, None if unix_peer is None else unix_peer[0])
+        nursery.start_soon(serve, conn, agent)
 
     async with trio.open_nursery() as nursery:
         for listener in listeners:
@@ -468,7 +476,7 @@ that connection is gone, the next is accepted."""
 
 async def _accept_forever(
     listener: trio.SocketListener,
-    admit: Callable[[trio.SocketStream, trio.Nursery], None],
+    admit: Callable[[socket.socket, trio.Nursery], None],
     nursery: trio.Nursery,
 ) -> None:
     """Accept connections and hand each to ``admit`` (in accept order), which starts its
@@ -505,7 +513,8 @@ async def _accept_forever(
                 log.error("http accept failed; retrying in 0.1 s", error=os.strerror(exc.errno))
                 await trio.sleep(0.1)
                 continue
-            admit(trio.SocketStream(trio.socket.from_stdlib_socket(conn)), nursery)
+            conn.setblocking(False)  # read and written at the descriptor (hookd.fdio)
+            admit(conn, nursery)
             in_a_row += 1
             if in_a_row % 32 == 0:  # a flood of connections: let their handlers run
                 await trio.lowlevel.checkpoint()
@@ -513,25 +522,30 @@ async def _accept_forever(
         accepting.close()
 
 
+def _stream(conn: socket.socket) -> trio.SocketStream:
+    """A trio stream over an accepted socket, for the paths that are not the fast one."""
+    return trio.SocketStream(trio.socket.from_stdlib_socket(conn))
+
+
 async def _serve_connection(
-    stream: trio.SocketStream,
+    conn: socket.socket,
     fire: FireFn,
     token: bytes | None,
     agent: _HttpAgent,
     limits: HttpLimits = HttpLimits(),
     first_heads: http_wire.HeadMemo | None = None,
 ) -> None:
-    wire = _Wire(stream, limits, first_heads)
+    wire = _Wire(conn, limits, first_heads)
     while True:
         try:
             request, body = await wire.read_request()
         except _HttpError as exc:
             await wire.send_error(exc.status, exc.message)
-            await _linger(stream)
+            await _linger(wire.stream)
             return
         except h11.RemoteProtocolError as exc:
             await wire.send_error(exc.error_status_hint, f"bad HTTP request: {exc}")
-            await _linger(stream)
+            await _linger(wire.stream)
             return
         if request is None:
             return
@@ -565,12 +579,13 @@ class _Wire:
 
     def __init__(
         self,
-        stream: trio.SocketStream,
+        conn: socket.socket,
         limits: HttpLimits,
         first_heads: http_wire.HeadMemo | None = None,
     ) -> None:
-        self.stream = stream
-        self.fd = stream.socket.fileno()
+        self.conn = conn
+        self.fd = conn.fileno()
+        self._stream: trio.SocketStream | None = None
         self.first_heads = first_heads
         self.heads = http_wire.HeadMemo() if first_heads is None else first_heads
         """The server's memo for the first head, then the connection's own (a copy)."""
@@ -580,6 +595,15 @@ class _Wire:
         self.buffer = bytearray()
         self.h11: h11.Connection | None = None
         self.close_after = False
+
+    @property
+    def stream(self) -> trio.SocketStream:
+        """The connection as a trio stream, made when first needed: h11's reader, an
+        answer that does not fit the socket buffer, an error's linger.  The fast path
+        reads and writes the descriptor (hookd.fdio) and never makes one."""
+        if self._stream is None:
+            self._stream = _stream(self.conn)
+        return self._stream
 
     def keep(self, data: bytes) -> None:
         """Bytes the client sent while its request was being answered (pipelining)."""
@@ -997,12 +1021,12 @@ class _HttpAgent:
 
     def __init__(
         self,
-        stream: trio.SocketStream,
+        conn: socket.socket,
         finder: PeerFinder,
         counters: Counter[str],
         known: int | None = None,
     ):
-        self._stream = stream
+        self._conn = conn
         self._finder = finder
         self._counters = counters
         self._known = known
@@ -1021,8 +1045,8 @@ class _HttpAgent:
             context = agent_context(pid)
             return pid, context, read_agent(pid, context)
         try:
-            local = self._stream.socket.getsockname()
-            peer = self._stream.socket.getpeername()
+            local = self._conn.getsockname()
+            peer = self._conn.getpeername()
         except OSError:
             pass
         else:
