@@ -486,8 +486,8 @@ async def _accept_forever(
     ``aclose_forcefully`` (a cancel scope and two checkpoints) around every
     handler — on a connection that carries one request (``curl``, a one-shot
     client) a good part of the daemon's whole cost.  Here a second descriptor
-    of the listening socket is accepted on until it would block, then waited
-    on; each connection's task closes its socket synchronously when it ends.
+    of the listening socket is waited on and accepted from; each connection's
+    task closes its socket synchronously when it ends.
     Admission happens here, not in the tasks: trio runs the tasks started in one
     pass in any order, and the connection cap must refuse the newest, not any.
     The loop owns its descriptor: the listening socket stays open until the loop
@@ -495,15 +495,17 @@ async def _accept_forever(
     """
     accepting = socket.socket(fileno=os.dup(listener.socket.fileno()))
     accepting.setblocking(False)
-    in_a_row = 0
     try:
         while True:
+            # One accept per readiness: a client that connects, asks and waits (most
+            # do) costs no accept that fails with EAGAIN (a system call and an
+            # exception); a burst is still taken in order, each wait returning at
+            # once while connections are pending, and its handlers run in between.
+            await trio.lowlevel.wait_readable(accepting)
             try:
                 conn, _ = accepting.accept()
             except BlockingIOError:
-                in_a_row = 0
-                await trio.lowlevel.wait_readable(accepting)
-                continue
+                continue  # a spurious wake-up: nothing pending after all
             except OSError as exc:
                 if exc.errno in _ACCEPT_IGNORED_ERRNOS:
                     log.debug("http connection gone before accept", error=str(exc))
@@ -515,9 +517,6 @@ async def _accept_forever(
                 continue
             conn.setblocking(False)  # read and written at the descriptor (hookd.fdio)
             admit(conn, nursery)
-            in_a_row += 1
-            if in_a_row % 32 == 0:  # a flood of connections: let their handlers run
-                await trio.lowlevel.checkpoint()
     finally:
         accepting.close()
 
