@@ -14,12 +14,17 @@ from typing import Literal
 
 import structlog
 
-__all__ = ["configure_logging"]
+__all__ = ["configure_logging", "debug_enabled"]
 
 LogFormat = Literal["auto", "json", "console"]
 
+_debug = False
+
 
 def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
+    global _debug
+    threshold = logging.getLevelNamesMapping()[level.upper()]
+    _debug = threshold <= logging.DEBUG
     as_json = fmt == "json" or (fmt == "auto" and not sys.stderr.isatty())
     renderer: structlog.types.Processor = (
         structlog.processors.JSONRenderer()
@@ -34,9 +39,14 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
             structlog.processors.format_exc_info,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
+        wrapper_class=structlog.make_filtering_bound_logger(threshold),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+
+
+def debug_enabled() -> bool:
+    """Whether debug lines are written.  Asked on the hot path before a per-event debug
+    line: a module's logger is structlog's lazy proxy, which costs a few µs a call
+    even for a line the level then drops."""
+    return _debug

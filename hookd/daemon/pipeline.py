@@ -47,6 +47,7 @@ from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd.engine.engine import Engine, Plan, ProgressFn
 from hookd.engine.selection import index_for
 from hookd.handlers.base import Invocation
+from hookd.logging import debug_enabled
 from hookd_client.events import DecodedEvent, EventInputError, decode_event
 from hookd_client.paths import path_problem
 from hookd_client.results import FireResult, HookRef, HookRun
@@ -381,7 +382,7 @@ class EventPipeline:
         session.last_event = event_name
         session.last_event_at = time.time()
         self.activity.counters["events"] += 1
-        if result.hooks:
+        if result.hooks and debug_enabled():
             # At debug: the audit log has each event and each run, and the engine logs
             # at info the runs that went wrong.  Events that ran no hook (most tool
             # calls) log nothing: the audit log is their record.

@@ -33,6 +33,7 @@ from hookd.engine.aggregate import aggregate
 from hookd.engine.interpret import interpret
 from hookd.engine.selection import IndexedGroup, index_for, indexed_group
 from hookd.handlers.base import HandlerFn, HandlerResult, HttpPolicy, Invocation, RunAdopter
+from hookd.logging import debug_enabled
 from hookd_client.events import DecodedEvent, matcher_query
 from hookd_client.results import FireResult, HookRef, HookRun
 
@@ -377,16 +378,18 @@ class Engine:
         run = interpret(spec, inv.event_name, result, duration)
         # The audit log has every run; the daemon's log keeps the runs that went wrong
         # (a rendered, flushed line per run cost more than a fast policy's whole call).
-        (log.debug if run.outcome in _QUIET_OUTCOMES else log.info)(
-            "hook run",
-            session=inv.session_id,
-            hook_event=inv.event_name,
-            hook=ref.name,
-            source=ref.source,
-            outcome=run.outcome,
-            exit_code=run.exit_code,
-            duration_ms=run.duration_ms,
-        )
+        quiet = run.outcome in _QUIET_OUTCOMES
+        if not quiet or debug_enabled():
+            (log.debug if quiet else log.info)(
+                "hook run",
+                session=inv.session_id,
+                hook_event=inv.event_name,
+                hook=ref.name,
+                source=ref.source,
+                outcome=run.outcome,
+                exit_code=run.exit_code,
+                duration_ms=run.duration_ms,
+            )
         if progress is not None:
             progress("finished", ref, run, inv)
         return run
