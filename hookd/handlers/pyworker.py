@@ -378,6 +378,8 @@ def encode_capped(encoder: msgspec.json.Encoder, reply: WorkerReply, cap: int) -
         raw = reply.value.encode("utf-8", "replace")
     else:
         raw = encoder.encode(reply.value)
+    if len(raw) <= cap:
+        return body  # the frame is over the cap, the value is not
     text = raw[:cap].decode("utf-8", "ignore")
     return encoder.encode(WorkerReply(kind="text", value=text, truncated=True))
 

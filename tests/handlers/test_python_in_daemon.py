@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import trio
 
 from hookd.handlers.python import PythonRunner
@@ -21,6 +22,7 @@ from support.events import fixture_event as event
 
 POLICIES = """
 import time
+import msgspec
 import trio
 
 async def deny_rm(event):
@@ -297,3 +299,34 @@ def test_only_an_async_def_without_a_suspension_point_is_called_in_one_step() ->
     assert not _never_suspends(uses_async_for)
     assert not _never_suspends(wrapper)  # not an async def itself: its awaitable may suspend
     assert not _never_suspends(namespace["plain"])
+
+
+def _worker_reply(value: Any, cap: int) -> Any:
+    from hookd.handlers.pyworker import WorkerReply, encode_capped, hook_answer
+
+    body = encode_capped(msgspec.json.Encoder(), hook_answer(value), cap)
+    return msgspec.json.decode(body, type=WorkerReply)
+
+
+def test_an_answer_reads_the_same_in_the_daemon_and_from_a_worker() -> None:
+    """At the output cap an answer is whole, one byte over it is cut to the cap as text
+    — in the daemon's shortcut and in the worker's frame alike; a non-JSON answer is
+    the same error in both."""
+    from hookd.handlers.python_inline import InDaemonPolicies
+
+    cap = 200
+    for extra, truncated in ((0, False), (1, True)):
+        value = {"systemMessage": ""}
+        value["systemMessage"] = "x" * (cap + extra - len(msgspec.json.encode(value)))
+        assert len(msgspec.json.encode(value)) == cap + extra
+        here = InDaemonPolicies(cap)._answer(value)
+        there = _worker_reply(value, cap)
+        assert here.truncated == there.truncated == truncated
+        if truncated:
+            assert here.stdout == there.value and len(there.value) == cap
+        else:
+            assert here.json_output == there.value == value
+    odd = {"when": object()}
+    here = InDaemonPolicies(cap)._answer(odd)
+    assert here.failure == _worker_reply(odd, cap).error
+    assert here.failure is not None and "non-JSON" in here.failure
