@@ -136,9 +136,18 @@ class HeadMemo:
 
 def response_bytes(status: int, reason: bytes, payload: bytes, close: bool = False) -> bytes:
     """One whole response, as h11 writes it for the same status and headers."""
+    if status == 200 and not payload:
+        return _NOTHING_TO_SAY[close]  # most answers: no hook had anything to say
+    return _response_bytes(status, reason, payload, close)
+
+
+def _response_bytes(status: int, reason: bytes, payload: bytes, close: bool) -> bytes:
     head = b"HTTP/1.1 %d %s\r\ncontent-length: %d\r\n" % (status, reason, len(payload))
     if payload:
         head += b"content-type: application/json\r\n"
     if close:
         head += b"connection: close\r\n"
     return head + b"\r\n" + payload
+
+
+_NOTHING_TO_SAY = {close: _response_bytes(200, b"OK", b"", close) for close in (False, True)}
