@@ -4,6 +4,7 @@ Run by hand (not in CI), after ``bench/peers_setup.sh``:
 
     .venv/bin/python bench/peers.py                  # ~3 minutes
     .venv/bin/python bench/peers.py --rounds 4 --block 50 --no-save
+    .venv/bin/python bench/peers.py --rows "no hook,deny" --pace-ms 20 --block 25  # an agent's pace
 
 Peers (docs/performance.md, *hookd and its peers*, says how each is run and pinned):
 
@@ -304,8 +305,15 @@ def rss_mib(pid: int) -> float:
 
 
 def interleave(
-    targets: dict[str, Callable[[], object]], rounds: int, block: int, warmup: int
+    targets: dict[str, Callable[[], object]],
+    rounds: int,
+    block: int,
+    warmup: int,
+    pace: float = 0.0,
 ) -> dict[str, dict[str, float]]:
+    """``pace``: seconds of idle before each timed request (not timed) — an agent's
+    rhythm, one event at a time with the daemon idle in between, where back-to-back
+    blocks measure a daemon kept busy."""
     samples: dict[str, list[float]] = {name: [] for name in targets}
     for fn in targets.values():
         for _ in range(warmup):
@@ -316,6 +324,8 @@ def interleave(
         for name in order:
             fn = targets[name]
             for _ in range(block):
+                if pace:
+                    time.sleep(pace)
                 start = time.perf_counter()
                 fn()
                 samples[name].append(time.perf_counter() - start)
@@ -333,6 +343,7 @@ def _expect(answer: bytes, deny: bool, who: str) -> None:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     rounds, block, warmup = args.rounds, args.block, args.warmup
     results: dict[str, Any] = {"machine": machine(), "rows": {}, "hookd_python": _util.PYTHON}
+    results["block"], results["rounds"], results["pace_ms"] = block, rounds, args.pace_ms
     cat = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "cat"}]}]}
     with tempdir("hkp") as scratch, ExitStack() as stack:
         policy = scratch / "deny_policy.py"
@@ -401,7 +412,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if args.rows and not any(word in name for word in args.rows.split(",")):
                 continue
             n_rounds = rounds
-            results["rows"][name] = interleave(targets, n_rounds, block, warmup)
+            pace = args.pace_ms / 1000
+            results["rows"][name] = interleave(targets, n_rounds, block, warmup, pace)
             print(
                 f"{name}: "
                 + ", ".join(
@@ -440,6 +452,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--block", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument(
+        "--pace-ms",
+        type=float,
+        default=0.0,
+        help="idle before each timed request (an agent's rhythm); 0: back to back",
+    )
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument("--rows", default="", help="only rows whose name has one of these words")
     args = parser.parse_args()
