@@ -18,7 +18,8 @@ __all__ = ["configure_logging", "debug_enabled"]
 
 LogFormat = Literal["auto", "json", "console"]
 
-_debug = False
+_debug = True
+"""Until :func:`configure_logging` says otherwise: unconfigured structlog prints debug."""
 
 
 def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:

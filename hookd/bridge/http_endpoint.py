@@ -515,8 +515,12 @@ async def _accept_forever(
                 log.error("http accept failed; retrying in 0.1 s", error=os.strerror(exc.errno))
                 await trio.sleep(0.1)
                 continue
-            conn.setblocking(False)  # read and written at the descriptor (hookd.fdio)
-            admit(conn, nursery)
+            try:
+                conn.setblocking(False)  # read and written at the descriptor (hookd.fdio)
+                admit(conn, nursery)
+            except BaseException:
+                conn.close()  # not handed to a task: nobody else would close it
+                raise
     finally:
         accepting.close()
 

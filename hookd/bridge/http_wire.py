@@ -18,6 +18,7 @@ the same form h11 would write it.
 
 from __future__ import annotations
 
+import hmac
 import re
 from dataclasses import dataclass
 
@@ -116,9 +117,17 @@ class HeadMemo:
 
     def parse(self, head: bytes) -> SimpleRequest | None:
         """:func:`parse_head`, remembering the answer for the next head."""
-        last = self._last
-        if last is not None and head.startswith(self._before) and head.endswith(self._after):
-            value = head[len(self._before) : len(head) - len(self._after)]
+        last, before, after = self._last, self._before, self._after
+        end = len(head) - len(after)
+        # Compared in constant time: the head carries the token (and on a server's
+        # memo, the last connection's), which is only ever compared that way.
+        if (
+            last is not None
+            and end > len(before)
+            and hmac.compare_digest(head[: len(before)], before)
+            and hmac.compare_digest(head[end:], after)
+        ):
+            value = head[len(before) : end]
             if value.isdigit() and len(value) <= 18:
                 headers = last.headers.copy()
                 headers[self._index] = (b"content-length", value)

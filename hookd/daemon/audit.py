@@ -10,12 +10,12 @@ recorded by hash and size only and cannot be replayed.  The agent's
 environment is *not* recorded (it holds secrets); replay supplies
 ``CLAUDE_PROJECT_DIR`` from the record and the caller's own environment.
 
-Records are append-only and unbuffered: an event's record and the records of
-the hook runs it waited for go out together, runs first, in one ``write``
-before the agent gets its answer (no fsync: a daemon crash loses nothing the
-kernel has accepted, a power loss may lose the last lines; a torn last line is
-reported by the reader, never silently skipped).  A run that ends after its
-event — an async hook's — is written when it ends.  The file rotates by size:
+Records are append-only and unbuffered: each hook run's record is written when
+the run ends, the event's before the agent gets its answer — for an event of
+one hook, the run's and the event's together in one ``write``, since nothing
+happens between the two (no fsync: a daemon crash loses nothing the kernel has
+accepted, a power loss may lose the last lines; a torn last line is reported by
+the reader, never silently skipped).  The file rotates by size:
 ``audit.jsonl`` → ``.1`` … ``.N``, oldest dropped, so the log never holds more
 than ``max_bytes × (files + 1)``.
 
@@ -26,6 +26,7 @@ unnoticed.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import itertools
 import os
@@ -214,9 +215,10 @@ class EventAudit:
     agent: str = ""
     native_event: str = ""
     pending: list[bytes] | None = None
-    """Run records of the event's finished hooks, written with its own record in one
-    ``write``; None once that is written (a later run — an async hook's — is
-    written on its own)."""
+    """Run records waiting to go out with the event's own, in one ``write`` — only for an
+    event of one hook, where nothing awaits between its run's end and the event's
+    record.  None: each run is written when it ends (an event of several hooks, a run
+    after the event's record — an async hook's)."""
 
 
 class AuditLog:
@@ -257,7 +259,12 @@ class AuditLog:
         client: str,
         agent: str = "",
         native_event: str = "",
+        *,
+        batch_runs: bool = False,
     ) -> EventAudit:
+        """An event's audit.  ``batch_runs``: its runs' records wait for its own and go
+        out with it in one ``write`` — for an event of one hook only, where nothing can
+        happen between the run's end and the event's record."""
         digest, data = input_hash(raw) if self.enabled else ("", b"")
         return EventAudit(
             f"{self._id_prefix}{next(self._ids) & 0xFFFFFFFF:08x}",
@@ -271,7 +278,7 @@ class AuditLog:
             time.perf_counter(),
             agent,
             native_event if native_event != event else "",
-            [],
+            [] if batch_runs else None,
         )
 
     def run(self, audit: EventAudit, ref: HookRef, run: HookRun) -> None:
@@ -303,14 +310,15 @@ class AuditLog:
         record.error, record.truncated = run.error, run.truncated
         line = _encoder.encode(record) + b"\n"
         if audit.pending is None:
-            self._append(line)  # the event's record is out: an async hook's late run
+            self._append(line)
         else:
             audit.pending.append(line)
 
     def flush(self, audit: EventAudit) -> None:
-        """Write the runs of an event that ends without its own record (cancelled)."""
+        """Write the runs waiting for the event's record now (it was cancelled, or a
+        breaker record must follow them); later runs are written as they end."""
         if audit.pending:
-            self._append(b"".join(audit.pending))
+            self._append(b"".join(audit.pending), len(audit.pending))
         audit.pending = None
 
     def event(self, audit: EventAudit, result: FireResult, untrusted: int = 0) -> None:
@@ -363,7 +371,10 @@ class AuditLog:
             # record is most of the daemon's work.
             line = b"".join((line[:-1], b',"input":', audit.data, b"}"))
         # One write: the event's runs (when it had any), then the event.
-        self._append(b"".join((*audit.pending, line, b"\n")) if audit.pending else line + b"\n")
+        if audit.pending:
+            self._append(b"".join((*audit.pending, line, b"\n")), len(audit.pending) + 1)
+        else:
+            self._append(line + b"\n")
         audit.pending = None
 
     def breaker(self, key: str, hook: str, state: str, error: str | None = None) -> None:
@@ -376,19 +387,26 @@ class AuditLog:
         """Append one record; an I/O error is logged and counted, never raised into an event."""
         self._append(_encoder.encode(record) + b"\n")
 
-    def _append(self, line: bytes) -> None:
-        """Write one whole line (newline included) with one ``write``."""
+    def _append(self, lines: bytes, records: int = 1) -> None:
+        """Write whole lines (newlines included), ``records`` of them, with one ``write``
+        — more only if the kernel takes less (a full disk): never half a line and then
+        another record after it."""
         try:
             if self._fd is None:
                 self._open()
-            elif self._size + len(line) > self.max_bytes:
+            elif self._size + len(lines) > self.max_bytes:
                 self._rotate()
             assert self._fd is not None
-            os.write(self._fd, line)
-            self._size += len(line)
-            self.written += 1
+            view = memoryview(lines)
+            while view:
+                taken = os.write(self._fd, view)
+                if not taken:
+                    raise OSError(errno.EIO, "the audit file took no byte")
+                view = view[taken:]
+            self._size += len(lines)
+            self.written += records
         except OSError as exc:
-            self.failed += 1
+            self.failed += records
             log.error("audit write failed", file=str(self.path), error=str(exc))
             self.close()
 

@@ -45,7 +45,7 @@ from hookd.daemon.sessions import Session, SessionTable
 from hookd.daemon.trust import TrustGate, canonical
 from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd.engine.engine import Engine, Plan, ProgressFn
-from hookd.engine.selection import index_for
+from hookd.engine.selection import IndexedGroup
 from hookd.handlers.base import Invocation
 from hookd.logging import debug_enabled
 from hookd_client.events import DecodedEvent, EventInputError, decode_event
@@ -70,9 +70,12 @@ class PreparedEvent:
 
     event: DecodedEvent
     session: Session
-    full_config: HookConfig
     config: HookConfig
-    """``full_config`` with the trust gate applied: what actually runs."""
+    """The config the plan was made from: the project's, through the trust gate when some
+    group matched the event (when none did, nothing of it runs and no verdict was asked:
+    the project's config as it is)."""
+    held_back: int
+    """Hooks matching the event that the trust gate held back (the audit's ``untrusted``)."""
     plan: Plan
     audit: EventAudit
     env: dict[str, str] | None
@@ -229,15 +232,18 @@ class EventPipeline:
             self._warn_losses(agent, full_config)
         extra = session.extra_groups()
         matched = self.engine.matched(full_config, event, extra)
+        held_back = 0
         if matched:
             config = self.trust.apply(full_config, session.project)
-            if config is not full_config:  # hooks were held back: match again
-                matched = self.engine.matched(config, event, extra)
+            if config is not full_config:  # the project is not trusted: match again
+                kept = self.engine.matched(config, event, extra)
+                held_back = _hook_count(matched) - _hook_count(kept)
+                matched = kept
             plan = self.engine.plan(config, event, extra, session.state, matched)
         else:
-            # Nothing matches the event (most tool calls): the gate could only take
-            # hooks away, so no verdict is asked — no stat of the trust store — and
-            # there is nothing to plan.
+            # Nothing matches the event (most tool calls): the gate only takes groups
+            # away, so no verdict is asked — no stat of the trust store — and there is
+            # nothing to plan.
             config, plan = full_config, Plan([], [])
         if event_name == "PreToolUse" and raw.get("tool_name") == "Skill":
             # After planning: the skill's hooks apply from the next event on.
@@ -250,12 +256,16 @@ class EventPipeline:
             client,
             agent,
             agent_spec.native if agent_spec is not None else "",
+            # One hook: its run's record waits for the event's and goes out with it —
+            # nothing awaits between the two.  With more, each run is written when
+            # it ends, so a crash while a sibling still runs loses none.
+            batch_runs=len(plan.units) == 1 and len(plan.units[0].hooks) == 1,
         )
         return PreparedEvent(
             event,
             session,
-            full_config,
             config,
+            held_back,
             plan,
             audit,
             env,
@@ -360,13 +370,17 @@ class EventPipeline:
             )
         except BaseException:
             # Cancelled (the requester hung up, the daemon stops): no event record,
-            # but the runs that finished are written.
+            # but the run that finished is written.
             self.audit.flush(prepared.audit)
             raise
         finally:
             session.in_flight -= 1
             self.activity.event_finished()
-        return self._finish(prepared, result, deliver_async)
+        try:
+            return self._finish(prepared, result, deliver_async)
+        except BaseException:
+            self.audit.flush(prepared.audit)  # a bug on the way to the event's record
+            raise
 
     def _finish(
         self, prepared: PreparedEvent, result: FireResult, deliver_async: bool
@@ -374,8 +388,7 @@ class EventPipeline:
         session, event_name = prepared.session, prepared.event.name
         if prepared.agent_spec is not None:
             result = degrade(result, prepared.agent_spec)
-        held_back = _held_back(prepared.full_config, prepared.config, event_name)
-        self.audit.event(prepared.audit, result, held_back)
+        self.audit.event(prepared.audit, result, prepared.held_back)
         if deliver_async:
             self.async_delivery.attach(result, session.session_id)
         session.events += 1
@@ -426,13 +439,14 @@ class EventPipeline:
     ) -> None:
         """Feed one finished run to the circuit breaker and the audit log."""
         key = breaker_key(invocation.spec, session_id)
+        self.audit.run(audit, ref, run)
         if self.breaker.record(key, ref.name, run) == "paused":
             log.warning(
                 "hook paused by the circuit breaker", hook=ref.name, key=key, error=run.error
             )
             self.activity.counters["breaker_paused"] += 1
+            self.audit.flush(audit)  # the run that tripped it goes first
             self.audit.breaker(key, ref.name, "paused", run.error)
-        self.audit.run(audit, ref, run)
 
     def prune_breakers(self) -> None:
         """Keep breakers only for hooks that exist now: every loaded project's config
@@ -457,8 +471,5 @@ class EventPipeline:
         return keys
 
 
-def _held_back(full: HookConfig, used: HookConfig, event: str) -> int:
-    """How many of ``event``'s hooks the trust gate held back (0 when trusted)."""
-    if full is used:
-        return 0
-    return index_for(full).hook_count(event) - index_for(used).hook_count(event)
+def _hook_count(groups: tuple[IndexedGroup, ...]) -> int:
+    return sum(len(g.group.hooks) for g in groups)

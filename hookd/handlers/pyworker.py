@@ -299,7 +299,7 @@ def hook_answer(value: Any) -> WorkerReply:
     if isinstance(value, dict):
         try:
             msgspec.json.encode(value)
-        except (TypeError, msgspec.EncodeError) as exc:
+        except (TypeError, UnicodeError, msgspec.EncodeError) as exc:
             return WorkerReply(kind="error", error=f"python hook returned non-JSON data: {exc}")
         return WorkerReply(kind="json", value=value)
     return WorkerReply(

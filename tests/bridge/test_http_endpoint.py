@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -293,3 +294,17 @@ async def test_a_precompact_block_carries_the_bare_reason(endpoint: Endpoint) ->
             "/hooks/PreCompact", json=_input("PreCompact-manual"), headers=_auth()
         )
     assert reply.json() == {"decision": "block", "reason": "KEEP-THE-CONTEXT"}
+
+
+async def test_accepted_connections_have_no_nagle_delay() -> None:
+    """Answers go out in one write each without Nagle's delay: TCP_NODELAY is set once
+    on the listening socket, and what it accepts carries it (no call per connection)."""
+    listeners = await open_http_listeners(0)
+    listener = listeners[0].socket
+    port = listener.getsockname()[1]
+    with socket.create_connection(("127.0.0.1", port)):
+        conn, _ = await listener.accept()
+        with conn:
+            assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    for each in listeners:
+        each.socket.close()

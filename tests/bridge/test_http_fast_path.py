@@ -286,6 +286,7 @@ async def test_new_connections_share_a_head_memo_that_never_lends_a_token(
     token — is read for itself, and refused."""
     handle: DaemonHandle = await daemon_factory(http_port=0)
     port = handle.daemon.http_port
+    assert port is not None
     good = _pre_tool_use(handle).replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n")
     token = http_endpoint.load_or_create_token().encode()
     forged = good.replace(token, b"x" * len(token))

@@ -111,38 +111,43 @@ def test_the_log_rotates_by_size_and_keeps_n_files(tmp_path: Path) -> None:
     assert result.bad_lines == [] and 0 < len(result.records) < 200
 
 
-def test_an_events_runs_are_written_with_it_and_never_lost(tmp_path: Path) -> None:
-    # Runs wait for their event's record and go out in the same write, in order; a
-    # cancelled event (no record of its own) still writes them; a run that ends after
-    # its event (an async hook) is written on its own.
+def test_a_runs_record_is_never_held_where_it_could_be_lost(tmp_path: Path) -> None:
+    # An event of one hook (batch_runs): its run's record waits for the event's and goes
+    # out in the same write, in order; cancelled (no record of its own), the event still
+    # writes it.  Any other event writes each run when it ends — a sibling may run long
+    # — as does a run that ends after its event's record (an async hook's).
     log = AuditLog(tmp_path)
     ref = HookRef(name="h", type="command", scope="user", source="/s", event="PreToolUse")
 
-    def run(outcome: str, exit_code: int = 0) -> HookRun:
-        return HookRun(hook=ref, outcome=outcome, exit_code=exit_code)  # type: ignore[arg-type]
+    def run(outcome: Any, exit_code: int = 0) -> HookRun:
+        return HookRun(hook=ref, outcome=outcome, exit_code=exit_code)
 
     path = tmp_path / "audit.jsonl"
-    first = log.begin("PreToolUse", event(), "s", "/p", "test")
-    log.run(first, ref, run("success"))
-    log.run(first, ref, run("blocking", 2))
+    one = log.begin("PreToolUse", event(), "s", "/p", "test", batch_runs=True)
+    log.run(one, ref, run("blocking", 2))
     assert not path.exists() or path.read_bytes() == b""  # not yet: with the event
-    log.event(first, FireResult(event="PreToolUse", decision="deny"))
-    log.run(first, ref, run("success"))  # late: after its event
-    cancelled = log.begin("PreToolUse", event(), "s", "/p", "test")
+    log.event(one, FireResult(event="PreToolUse", decision="deny"))
+    log.run(one, ref, run("success"))  # late: after its event
+    cancelled = log.begin("PreToolUse", event(), "s", "/p", "test", batch_runs=True)
     log.run(cancelled, ref, run("non_blocking_error", 1))
     log.flush(cancelled)
+    several = log.begin("PreToolUse", event(), "s", "/p", "test")
+    log.run(several, ref, run("success"))
+    written = len(read_records(tmp_path).records)
     log.close()
     records = read_records(tmp_path).records
+    assert written == len(records) == 5  # the last run was out before its event ended
     kinds = [(type(r).__name__, getattr(r, "outcome", None)) for r in records]
     assert kinds == [
-        ("AuditRun", "success"),
         ("AuditRun", "blocking"),
         ("AuditEvent", None),
         ("AuditRun", "success"),
         ("AuditRun", "non_blocking_error"),
+        ("AuditRun", "success"),
     ]
-    assert {r.event_id for r in records[:2] if isinstance(r, AuditRun)} == {first.id}
-    assert isinstance(records[4], AuditRun) and records[4].event_id == cancelled.id
+    assert isinstance(records[0], AuditRun) and records[0].event_id == one.id
+    assert isinstance(records[3], AuditRun) and records[3].event_id == cancelled.id
+    assert log.written == 5 and log.failed == 0
 
 
 def test_a_torn_line_is_reported_not_skipped(tmp_path: Path) -> None:
