@@ -77,7 +77,6 @@ class SelectionIndex:
         self._config = config
         self._groups: dict[str, tuple[IndexedGroup, ...]] = {}
         self._matching: dict[tuple[str, tuple[str, ...]], tuple[IndexedGroup, ...]] = {}
-        self._counts: dict[str, int] = {}
         self.if_memo = IfMemo()
         """Bash commands split and judged by this generation's ``if`` rules."""
 
@@ -87,13 +86,6 @@ class SelectionIndex:
             found = self._groups[event] = tuple(
                 indexed_group(self._config, g, event) for g in self._config.groups_for(event)
             )
-        return found
-
-    def hook_count(self, event: str) -> int:
-        """How many hooks the configuration has for ``event`` (scope switches aside)."""
-        found = self._counts.get(event)
-        if found is None:
-            found = self._counts[event] = sum(len(g.hooks) for g in self._config.groups_for(event))
         return found
 
     def matching(self, event: str, candidates: tuple[str, ...]) -> tuple[IndexedGroup, ...]:
