@@ -118,27 +118,31 @@ class HeadMemo:
     def parse(self, head: bytes) -> SimpleRequest | None:
         """:func:`parse_head`, remembering the answer for the next head."""
         last, before, after = self._last, self._before, self._after
-        end = len(head) - len(after)
+        value_end = len(head) - len(after)
         # Compared in constant time: the head carries the token (and on a server's
         # memo, the last connection's), which is only ever compared that way.
         if (
             last is not None
-            and end > len(before)
+            and value_end > len(before)
             and hmac.compare_digest(head[: len(before)], before)
-            and hmac.compare_digest(head[end:], after)
+            and hmac.compare_digest(head[value_end:], after)
         ):
-            value = head[len(before) : end]
+            value = head[len(before) : value_end]
             if value.isdigit() and len(value) <= 18:
                 headers = last.headers.copy()
                 headers[self._index] = (b"content-length", value)
-                length_at = (len(self._before), len(self._before) + len(value))
                 return SimpleRequest(
-                    last.method, last.target, headers, int(value), last.close, length_at
+                    last.method,
+                    last.target,
+                    headers,
+                    int(value),
+                    last.close,
+                    (len(before), value_end),
                 )
         request = parse_head(head)
         if request is not None and request.length_at is not None:
-            start, end = request.length_at
-            self._before, self._after, self._last = head[:start], head[end:], request
+            start, stop = request.length_at
+            self._before, self._after, self._last = head[:start], head[stop:], request
             self._index = [n for n, _ in request.headers].index(b"content-length")
         return request
 

@@ -300,7 +300,7 @@ class AuditLog:
             duration_ms=run.duration_ms,
             pid=run.pid,
         )
-        # The rest only when set (see ``event``: a call's keywords are what cost).
+        # The rest assigned, not passed (see ``event``: a call's keywords are what cost).
         record.decision = _hook_decision(run)
         specific = run.output.hookSpecificOutput if run.output is not None else None
         if specific is not None and specific.updatedInput is not None:

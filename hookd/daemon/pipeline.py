@@ -356,30 +356,27 @@ class EventPipeline:
         session.in_flight += 1
         self.activity.event_started()
         try:
-            result = await self.engine.fire(
-                prepared.config,
-                prepared.event,
-                session=session.state,
-                extra_groups=session.extra_groups(),
-                env=prepared.env,
-                context=context,
-                async_sink=self.async_runner.sink(prepared.agent_pid),
-                progress=self._progress(session, progress, prepared.audit),
-                plan=prepared.plan,
-                cap_stop=not prepared.agent_caps_stop,
-            )
-        except BaseException:
-            # Cancelled (the requester hung up, the daemon stops): no event record,
-            # but the run that finished is written.
-            self.audit.flush(prepared.audit)
-            raise
-        finally:
-            session.in_flight -= 1
-            self.activity.event_finished()
-        try:
+            try:
+                result = await self.engine.fire(
+                    prepared.config,
+                    prepared.event,
+                    session=session.state,
+                    extra_groups=session.extra_groups(),
+                    env=prepared.env,
+                    context=context,
+                    async_sink=self.async_runner.sink(prepared.agent_pid),
+                    progress=self._progress(session, progress, prepared.audit),
+                    plan=prepared.plan,
+                    cap_stop=not prepared.agent_caps_stop,
+                )
+            finally:
+                session.in_flight -= 1
+                self.activity.event_finished()
             return self._finish(prepared, result, deliver_async)
         except BaseException:
-            self.audit.flush(prepared.audit)  # a bug on the way to the event's record
+            # Cancelled (the requester hung up, the daemon stops) or a bug on the way
+            # to the event's record: no event record, but the run that finished is.
+            self.audit.flush(prepared.audit)
             raise
 
     def _finish(
