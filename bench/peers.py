@@ -5,6 +5,7 @@ Run by hand (not in CI), after ``bench/peers_setup.sh``:
     .venv/bin/python bench/peers.py                  # ~3 minutes
     .venv/bin/python bench/peers.py --rounds 4 --block 50 --no-save
     .venv/bin/python bench/peers.py --rows "no hook,deny" --pace-ms 20 --block 25  # an agent's pace
+    .venv/bin/python bench/peers.py --rows "no hook" --audit-off  # what the audit record costs
 
 Peers (docs/performance.md, *hookd and its peers*, says how each is run and pinned):
 
@@ -225,9 +226,10 @@ def _connects(port: int) -> bool:
 
 
 @contextmanager
-def hookd(hooks: dict[str, Any]) -> Iterator[tuple[HttpDoor, int, str]]:
+def hookd(hooks: dict[str, Any], *, audit: bool = True) -> Iterator[tuple[HttpDoor, int, str]]:
     port = _free_port()
-    with hookd_daemon(hooks, http_port=port) as daemon:
+    extra = () if audit else ("--no-audit",)
+    with hookd_daemon(hooks, http_port=port, extra_args=extra) as daemon:
         token_file = daemon.root / "home" / ".config" / "hookd" / "http-token"
         _wait(lambda: token_file.exists() and _connects(port), daemon.proc, "hookd")
         project = daemon.root / "project"
@@ -344,6 +346,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rounds, block, warmup = args.rounds, args.block, args.warmup
     results: dict[str, Any] = {"machine": machine(), "rows": {}, "hookd_python": _util.PYTHON}
     results["block"], results["rounds"], results["pace_ms"] = block, rounds, args.pace_ms
+    results["audit_off_peer"] = args.audit_off
     cat = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "cat"}]}]}
     with tempdir("hkp") as scratch, ExitStack() as stack:
         policy = scratch / "deny_policy.py"
@@ -361,6 +364,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         c_deny = stack.enter_context(
             clooks({"PreToolUse": [{"id": "deny", "type": "inline", "module": str(module)}]})
         )
+        # hookd without its audit log: not a configuration to compare with the peers
+        # (the record written before each answer is one of hookd's guarantees), but
+        # the measure of what that guarantee costs on the no-hook path.
+        h_bare = stack.enter_context(hookd({}, audit=False)) if args.audit_off else None
         e_none = stack.enter_context(edmonds("none"))
         e_deny = stack.enter_context(edmonds("deny"))
 
@@ -406,6 +413,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "clooks": fresh(c_none, ALLOWED),
             },
         }
+        if h_bare is not None:
+            rows["no hook (keep-alive)"]["hookd, audit off"] = keep(h_bare, ALLOWED, False)
         if shutil.which("curl"):
             rows["new connection, curl process"] = {"hookd": curl(h_none), "clooks": curl(c_none)}
         for name, targets in rows.items():
@@ -432,8 +441,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def table(results: dict[str, Any]) -> str:
-    peers = ["hookd", "clooks", "Edmonds (per connection)"]
-    lines = ["| p50 / p99, ms | hookd | clooks (model) | Edmonds |", "|---|---|---|---|"]
+    peers = ["hookd", "clooks", "Edmonds (per connection)", "hookd, audit off"]
+    lines = [
+        "| p50 / p99, ms | hookd | clooks (model) | Edmonds | hookd, audit off |",
+        "|---|---|---|---|---|",
+    ]
     for row, values in results["rows"].items():
         cells = []
         for peer in peers:
@@ -442,7 +454,7 @@ def table(results: dict[str, Any]) -> str:
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     rss = results["rss_mib"]
     lines.append(
-        f"| idle RSS, MiB | {rss['hookd']:.1f} | {rss['clooks']:.1f} | {rss['Edmonds']:.1f} |"
+        f"| idle RSS, MiB | {rss['hookd']:.1f} | {rss['clooks']:.1f} | {rss['Edmonds']:.1f} | – |"
     )
     return "\n".join(lines)
 
@@ -460,6 +472,11 @@ def main() -> None:
     )
     parser.add_argument("--no-save", action="store_true")
     parser.add_argument("--rows", default="", help="only rows whose name has one of these words")
+    parser.add_argument(
+        "--audit-off",
+        action="store_true",
+        help="add hookd without its audit log to the no-hook row (what the audit costs)",
+    )
     args = parser.parse_args()
     if not EDMONDS_PY.exists():
         sys.exit(f"{EDMONDS_PY} missing: run bench/peers_setup.sh first")
