@@ -5,7 +5,7 @@ Run by hand (not in CI), after ``bench/peers_setup.sh``:
     .venv/bin/python bench/peers.py                  # ~3 minutes
     .venv/bin/python bench/peers.py --rounds 4 --block 50 --no-save
     .venv/bin/python bench/peers.py --rows "no hook,deny" --pace-ms 20 --block 25  # an agent's pace
-    .venv/bin/python bench/peers.py --rows "no hook" --audit-off  # what the audit record costs
+    .venv/bin/python bench/peers.py --rows "no hook" --audit-off --floor  # hookd's part, split
 
 Peers (docs/performance.md, *hookd and its peers*, says how each is run and pinned):
 
@@ -66,6 +66,7 @@ EDMONDS_PY = PEERS_DIR / "edmonds" / ".venv" / "bin" / "python"
 HOOKD_PY = PEERS_DIR / "hookd" / "bin" / "python"
 """hookd as a user installs it (bench/peers_setup.sh): its dependencies only."""
 CLOOKS_MODEL = BENCH / "peers" / "clooks_model.mjs"
+TRIO_FLOOR = BENCH / "peers" / "trio_floor.py"
 EDMONDS_SERVE = BENCH / "peers" / "edmonds_serve.py"
 DENIED = "git reset --hard"
 ALLOWED = "ls"
@@ -259,6 +260,19 @@ def clooks(handlers: dict[str, Any]) -> Iterator[tuple[HttpDoor, int, str]]:
 
 
 @contextmanager
+def trio_floor() -> Iterator[tuple[HttpDoor, int, str]]:
+    """A bare trio responder (bench/peers/trio_floor.py): what trio and the kernel cost."""
+    with tempdir("hkf") as root:
+        port = _free_port()
+        proc = subprocess.Popen([_util.PYTHON, str(TRIO_FLOOR), str(port)], env=bench_env(root))
+        try:
+            _wait(lambda: _connects(port), proc, "the trio floor")
+            yield HttpDoor(port, "unchecked"), proc.pid, str(root)
+        finally:
+            stop(proc)
+
+
+@contextmanager
 def edmonds(mode: str) -> Iterator[tuple[EdmondsDoor, int, str]]:
     with tempdir("hke") as root:
         project = root / "proj"
@@ -346,7 +360,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rounds, block, warmup = args.rounds, args.block, args.warmup
     results: dict[str, Any] = {"machine": machine(), "rows": {}, "hookd_python": _util.PYTHON}
     results["block"], results["rounds"], results["pace_ms"] = block, rounds, args.pace_ms
-    results["audit_off_peer"] = args.audit_off
+    results["audit_off_peer"], results["floor_peer"] = args.audit_off, args.floor
     cat = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "cat"}]}]}
     with tempdir("hkp") as scratch, ExitStack() as stack:
         policy = scratch / "deny_policy.py"
@@ -368,6 +382,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         # (the record written before each answer is one of hookd's guarantees), but
         # the measure of what that guarantee costs on the no-hook path.
         h_bare = stack.enter_context(hookd({}, audit=False)) if args.audit_off else None
+        floor = stack.enter_context(trio_floor()) if args.floor else None
         e_none = stack.enter_context(edmonds("none"))
         e_deny = stack.enter_context(edmonds("deny"))
 
@@ -415,6 +430,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         if h_bare is not None:
             rows["no hook (keep-alive)"]["hookd, audit off"] = keep(h_bare, ALLOWED, False)
+        if floor is not None:
+            rows["no hook (keep-alive)"]["trio floor"] = keep(floor, ALLOWED, False)
         if shutil.which("curl"):
             rows["new connection, curl process"] = {"hookd": curl(h_none), "clooks": curl(c_none)}
         for name, targets in rows.items():
@@ -441,10 +458,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def table(results: dict[str, Any]) -> str:
-    peers = ["hookd", "clooks", "Edmonds (per connection)", "hookd, audit off"]
+    peers = ["hookd", "clooks", "Edmonds (per connection)", "hookd, audit off", "trio floor"]
     lines = [
-        "| p50 / p99, ms | hookd | clooks (model) | Edmonds | hookd, audit off |",
-        "|---|---|---|---|---|",
+        "| p50 / p99, ms | hookd | clooks (model) | Edmonds | hookd, audit off | trio floor |",
+        "|---|---|---|---|---|---|",
     ]
     for row, values in results["rows"].items():
         cells = []
@@ -454,7 +471,8 @@ def table(results: dict[str, Any]) -> str:
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
     rss = results["rss_mib"]
     lines.append(
-        f"| idle RSS, MiB | {rss['hookd']:.1f} | {rss['clooks']:.1f} | {rss['Edmonds']:.1f} | – |"
+        f"| idle RSS, MiB | {rss['hookd']:.1f} | {rss['clooks']:.1f} "
+        f"| {rss['Edmonds']:.1f} | – | – |"
     )
     return "\n".join(lines)
 
@@ -476,6 +494,11 @@ def main() -> None:
         "--audit-off",
         action="store_true",
         help="add hookd without its audit log to the no-hook row (what the audit costs)",
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="add a bare trio responder to the no-hook row (what trio and the kernel cost)",
     )
     args = parser.parse_args()
     if not EDMONDS_PY.exists():
