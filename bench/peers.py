@@ -17,6 +17,11 @@ Peers (docs/performance.md, *hookd and its peers*, says how each is run and pinn
   foreground by ``bench/peers/edmonds_serve.py``; its door is a Unix socket, one JSON line
   per connection (what its shell forwarders send), so its rows are per connection.
 
+Two more on the no-hook row when asked, to split it rather than to compare: ``--audit-off``
+(hookd with ``--no-audit``: what the record written before each answer costs) and
+``--floor`` (``bench/peers/trio_floor.py``, a bare trio responder: what trio and the kernel
+cost).
+
 Rows, each with a daemon per peer configured for that row only:
 
 1. a PreToolUse that matches no hook, on a keep-alive connection;
