@@ -462,23 +462,32 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+_COLUMNS = (
+    # (the peer's name in a row, its column, its name in rss_mib: None when not measured)
+    ("hookd", "hookd", "hookd"),
+    ("clooks", "clooks (model)", "clooks"),
+    ("Edmonds (per connection)", "Edmonds", "Edmonds"),
+    ("hookd, audit off", "hookd, audit off", None),
+    ("trio floor", "trio floor", None),
+)
+
+
 def table(results: dict[str, Any]) -> str:
-    peers = ["hookd", "clooks", "Edmonds (per connection)", "hookd, audit off", "trio floor"]
+    """The run as a Markdown table, one column per peer that answered any row."""
+    measured = {peer for values in results["rows"].values() for peer in values}
+    columns = [c for c in _COLUMNS if c[0] in measured or c[2] in results["rss_mib"]]
     lines = [
-        "| p50 / p99, ms | hookd | clooks (model) | Edmonds | hookd, audit off | trio floor |",
-        "|---|---|---|---|---|---|",
+        "| p50 / p99, ms | " + " | ".join(title for _, title, _ in columns) + " |",
+        "|---|" + "---|" * len(columns),
     ]
     for row, values in results["rows"].items():
         cells = []
-        for peer in peers:
+        for peer, _, _ in columns:
             v = values.get(peer)
             cells.append(f"{v['p50_ms']:.2f} / {v['p99_ms']:.2f}" if v else "–")
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
-    rss = results["rss_mib"]
-    lines.append(
-        f"| idle RSS, MiB | {rss['hookd']:.1f} | {rss['clooks']:.1f} "
-        f"| {rss['Edmonds']:.1f} | – | – |"
-    )
+    rss = [f"{results['rss_mib'][key]:.1f}" if key else "–" for _, _, key in columns]
+    lines.append("| idle RSS, MiB | " + " | ".join(rss) + " |")
     return "\n".join(lines)
 
 
