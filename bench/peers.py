@@ -2,7 +2,7 @@
 
 Run by hand (not in CI), after ``bench/peers_setup.sh``:
 
-    .venv/bin/python bench/peers.py                  # ~3 minutes
+    .venv/bin/python bench/peers.py                  # about a minute
     .venv/bin/python bench/peers.py --rounds 4 --block 50 --no-save
     .venv/bin/python bench/peers.py --rows "no hook,deny" --pace-ms 20 --block 25  # an agent's pace
     .venv/bin/python bench/peers.py --rows "no hook" --audit-off --floor  # hookd's part, split
