@@ -34,6 +34,7 @@ from hookd.engine.interpret import interpret
 from hookd.engine.selection import IndexedGroup, index_for, indexed_group
 from hookd.handlers.base import HandlerFn, HandlerResult, HttpPolicy, Invocation, RunAdopter
 from hookd.logging import debug_enabled
+from hookd.safe_names import file_name_for
 from hookd_client.events import DecodedEvent, matcher_query
 from hookd_client.results import FireResult, HookRef, HookRun
 
@@ -412,7 +413,9 @@ class Engine:
 
     def _spiller(self, event: DecodedEvent) -> Callable[[str], str]:
         def spill(text: str) -> str:
-            directory = os.path.join(self.settings.spill_dir, event.typed.session_id or "none")
+            directory = os.path.join(
+                self.settings.spill_dir, file_name_for(event.typed.session_id, empty="none")
+            )
             os.makedirs(directory, mode=0o700, exist_ok=True)
             path = os.path.join(directory, f"{event.name}-{uuid.uuid4().hex[:12]}.txt")
             # Owner-only: a spilled output is whatever the hook printed (secrets included).

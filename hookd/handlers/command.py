@@ -25,6 +25,7 @@ from hookd.handlers.process import (
     run_process_capped,
     working_directory,
 )
+from hookd.safe_names import file_name_for
 
 __all__ = ["ENV_FILE_EVENTS", "CommandRunner", "substitute_placeholders"]
 
@@ -110,7 +111,7 @@ class CommandRunner:
             os.makedirs(directory, mode=0o700, exist_ok=True)
             return os.path.join(directory, name)
         base = inv.env_file_dir or os.path.join(tempfile.gettempdir(), "hookd-env")
-        directory = os.path.join(base, inv.session_id or "no-session")
+        directory = os.path.join(base, file_name_for(inv.session_id))
         os.makedirs(directory, mode=0o700, exist_ok=True)
         return os.path.join(directory, name)
 

@@ -608,3 +608,30 @@ async def test_background_grandchild_does_not_hold_the_event(tmp_path: Path) -> 
         os.kill(int((tmp_path / "bg.pid").read_text()), 9)
     assert result.system_messages == ["FOREGROUND-DONE"]
     assert result.hooks[0].outcome == "success"
+
+
+@pytest.mark.parametrize("session_id", ["../../escaped", "/abs/escaped", "..", "a/b", "x\x01y"])
+async def test_a_session_id_never_leads_a_file_out_of_its_directory(
+    session_id: str, tmp_path: Path
+) -> None:
+    """Per-session directories (``CLAUDE_ENV_FILE``'s, spilled outputs') are named after the
+    session id, which any client chooses: an id that is not a plain file name is replaced by
+    a digest of itself, so nothing is created outside ``envfiles/`` and ``spill/``."""
+    long_text = "z" * 10_001
+    behaviour = {
+        "stdout": {
+            "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": long_text}
+        }
+    }
+    prepared = prepare(one_hook("SessionStart", "SessionStart-startup", behaviour), tmp_path)
+    prepared.raw["session_id"] = session_id
+    prepared.env.pop("CLAUDE_ENV_FILE", None)
+    await fire_prepared(prepared)
+    (record,) = records(prepared)
+    env_file = Path(record["env"]["CLAUDE_ENV_FILE"])
+    assert env_file.parent.parent == tmp_path / "envfiles"
+    assert env_file.parent.name.startswith("id-")
+    (spilled,) = (tmp_path / "spill").rglob("*.txt")
+    assert spilled.parent.parent == tmp_path / "spill"
+    made = {p for p in tmp_path.rglob("*") if "escaped" in p.name or p.name == "b"}
+    assert not made
