@@ -14,9 +14,7 @@ it builds for never import the daemon, so the package graph stays a DAG.
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from hookd.daemon.settings import DaemonSettings
@@ -47,15 +45,14 @@ def engine_settings(
     env_file_dir: str | None = None,
 ) -> EngineSettings:
     """The engine's options.  Spilled outputs and ``CLAUDE_ENV_FILE`` files go under
-    ``state`` (the daemon's state directory) unless named; without either, both go to
-    the system's temporary directory (``hookd-spill``, ``hookd-env``)."""
-    if state is not None:
-        spill_dir = spill_dir or str(state / "spill")
-        env_file_dir = env_file_dir or str(state / "env")
+    ``state`` (default: the user's state directory, ``settings.state_path()``) unless
+    named — never in a shared directory such as ``/tmp``, where another user could
+    create ``hookd-env`` first and so own the directories hooks write into."""
+    state = state if state is not None else settings.state_path()
     return EngineSettings(
         stop_block_cap=settings.stop_block_cap,
-        spill_dir=spill_dir or os.path.join(tempfile.gettempdir(), "hookd-spill"),
-        env_file_dir=env_file_dir,
+        spill_dir=spill_dir or str(state / "spill"),
+        env_file_dir=env_file_dir or str(state / "env"),
     )
 
 
