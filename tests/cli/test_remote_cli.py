@@ -170,3 +170,16 @@ async def test_recorded_claude_code_inputs_reach_the_hook_as_sent(
         assert b"filled" not in done.stderr, fixture.name
         received = json.loads(out.read_text(), object_pairs_hook=list)
         assert received == json.loads(sent, object_pairs_hook=list), fixture.name
+
+
+async def test_status_text_shows_the_http_endpoint(daemon_factory: Any) -> None:
+    off = await daemon_factory(http_socket=False)
+    code, out = await _hookctl(off.socket, "status")
+    assert code == 0, out
+    assert "http endpoint not served (http_port unset in hookd.toml), http socket not served" in out
+    on = await daemon_factory(http_port=0)
+    port = on.daemon.http_port
+    assert port
+    code, out = await _hookctl(on.socket, "status")
+    assert f"http endpoint http://127.0.0.1:{port}/ (served), http socket " in out
+    assert f"{on.daemon.http_socket} (served)" in out
