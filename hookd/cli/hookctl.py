@@ -45,7 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "statusline": ("hookd.cli.remote", "run the project's statusLine (or fileSuggestion) command"),
     "stop": ("hookd.cli.remote", "stop the daemon gracefully"),
     "async": ("hookd.cli.async_cmd", "background (async) hooks: running, queued, finished"),
-    "trust": ("hookd.cli.reliability_cmd", "trust a project directory's own hooks; --list"),
+    "trust": (
+        "hookd.cli.reliability_cmd",
+        "trust a project directory's own hooks (default: the current one); --list",
+    ),
     "untrust": ("hookd.cli.reliability_cmd", "stop trusting a project directory"),
     "audit": ("hookd.cli.reliability_cmd", "the audit log: events, decisions, hook runs"),
     "replay": ("hookd.cli.reliability_cmd", "re-run a recorded event on the current config"),

@@ -179,3 +179,16 @@ def test_every_subcommand_has_a_description() -> None:
         assert done.returncode == 0, done.stderr
         description = done.stdout.split("\n\n")[1]
         assert description[0].isupper() and not description.startswith(("options", "positional"))
+
+
+def test_trust_without_a_directory_trusts_the_current_one(tmp_path: Path) -> None:
+    """`hookctl trust` with no DIR listed the store and trusted nothing; `.` is what a user
+    standing in the project means.  Listing is `--list`."""
+    project, state = tmp_path / "proj", tmp_path / "state"
+    project.mkdir()
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = hookctl("trust", "--state-dir", str(state), cwd=project, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"trusted {project} (")
+    listing = hookctl("trust", "--list", "--state-dir", str(state), cwd=tmp_path, env=env)
+    assert listing.returncode == 0 and listing.stdout.startswith(f"{project}  [dir+subdirs]")
