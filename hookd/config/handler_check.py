@@ -26,8 +26,7 @@ Problem = tuple[str, str]
 """``(JSON path below the handler, e.g. ".timeout", what is wrong)``."""
 
 _KINDS: dict[str, type[msgspec.Struct]] = {
-    cls.__struct_config__.tag: cls  # type: ignore[misc]
-    for cls in Handler.__args__  # type: ignore[attr-defined]
+    cls.__struct_config__.tag: cls for cls in Handler.__args__
 }
 
 
@@ -94,9 +93,7 @@ def misspelt_keys(handler: dict[str, Any]) -> list[Problem]:
             continue
         guess = _closest(key, fields)
         if guess is not None:
-            found.append(
-                (f".{key}", f"unknown key `{key}` is ignored (did you mean `{guess}`?)")
-            )
+            found.append((f".{key}", f"unknown key `{key}` is ignored (did you mean `{guess}`?)"))
     return found
 
 

@@ -119,7 +119,9 @@ async def test_a_known_session_from_another_project_is_said(daemon_factory: Any)
 
     def agent_event() -> None:  # an agent's session, started in A
         with Client(handle.socket) as client:
-            client.fire("PreToolUse", {**example_input("PreToolUse", str(first)), "session_id": "s1"})
+            client.fire(
+                "PreToolUse", {**example_input("PreToolUse", str(first)), "session_id": "s1"}
+            )
 
     await trio.to_thread.run_sync(agent_event)
     given = json.dumps({"session_id": "s1", "tool_input": {"command": "ls"}})
