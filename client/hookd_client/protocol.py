@@ -113,10 +113,10 @@ class Fire(_Msg, tag="fire"):
     translates them with the agent's adapter, runs the hooks on the canonical event,
     and ``claude`` (with ``format: "claude"``) is the agent's own hook output."""
     once: bool = False
-    """A one-shot fire (``hookctl fire``): a session the daemon did not know before this
-    event is forgotten after it, so testing leaves no session in ``status`` and the next
-    fire with the same id is judged by its own directory.  A session the daemon knew
-    stays; the reply's ``kept_project`` says when it is not this input's directory."""
+    """A one-shot fire (``hookctl fire`` with a session id of its own): a session the
+    daemon did not know before this event is forgotten after it, so testing leaves no
+    session in ``status`` and the next fire with the same id is judged by its own
+    directory.  A session the daemon knew stays."""
 
 
 class Status(_Msg, tag="status"):
@@ -332,9 +332,9 @@ class FireReply(_Msg, tag="fire_reply"):
     """Set when the trust gate held back hooks that match the event: an "allowed" then
     says nothing of the project's own hooks, and the caller should say so."""
     kept_project: str | None = None
-    """A ``once`` fire of a session the daemon already knew, started in another project
-    than this input's directory (``CLAUDE_PROJECT_DIR`` or ``cwd``): a session keeps its
-    project, so the hooks judged were that project's, not this directory's."""
+    """The event's session was known to the daemon, started in another project than this
+    input's directory (``CLAUDE_PROJECT_DIR`` or ``cwd``): a session keeps its project, so
+    the hooks judged were that project's, not this directory's."""
 
 
 class RelayReply(_Msg, tag="relay_reply"):

@@ -27,6 +27,7 @@ __all__ = [
     "example_input",
     "fill_input",
     "fire_session_id",
+    "is_hookctl_session",
     "unknown_event",
 ]
 
@@ -150,6 +151,16 @@ def fire_session_id() -> str:
     project, so a fixed id would judge every later fire by the first one's directory.
     The daemon forgets the session after the event (``Fire.once``)."""
     return f"hookctl-{uuid.uuid4().hex[:12]}"
+
+
+def is_hookctl_session(session_id: object) -> bool:
+    """A session id hookctl made — a filled one, or the example's ``hookctl`` saved with
+    ``hookctl example EVENT > event.json`` — rather than an agent's: a one-shot session.
+
+    An agent's own id (``hookctl fire --format claude`` as a command hook, a recorded
+    input) names a real session: its ``once`` hooks, Stop-block count and skill hooks
+    must carry over from event to event, so the daemon keeps it."""
+    return isinstance(session_id, str) and session_id.startswith("hookctl")
 
 
 def fill_input(given: dict[str, Any], event: str) -> tuple[dict[str, Any], list[str]]:

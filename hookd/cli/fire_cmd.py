@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from hookd.cli.examples import unknown_event
+from hookd.cli.examples import is_hookctl_session, unknown_event
 from hookd.cli.fire_io import InputError, held_back_line, print_fire_result, read_input
 from hookd.cli.style import Style
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
@@ -54,7 +54,9 @@ def _fire_remote(args: argparse.Namespace) -> int:
                 env=dict(os.environ),
                 context=args.context,
                 claude=args.format == "claude",
-                once=True,  # leave no session behind; the next fire is judged by its own cwd
+                # hookctl's own session: leave none behind; the next fire is judged by its
+                # own cwd.  An agent's session id is a real session and stays.
+                once=is_hookctl_session(payload.get("session_id")),
             )
     except DaemonUnavailable as exc:
         print(f"hookctl: {exc}", file=sys.stderr)
@@ -62,7 +64,7 @@ def _fire_remote(args: argparse.Namespace) -> int:
     except DaemonError as exc:
         print(f"hookctl fire: the daemon refused: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    if reply.kept_project is not None:
+    if reply.kept_project is not None and args.format != "claude":
         named = os.environ.get("CLAUDE_PROJECT_DIR") or payload.get("cwd")
         print(
             f"hookctl fire: session {payload.get('session_id')!r} is known to the daemon in "

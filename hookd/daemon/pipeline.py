@@ -90,7 +90,7 @@ class PreparedEvent:
     forget_session: bool = False
     """A ``once`` fire made this session: it is forgotten when the event is done."""
     kept_project: str | None = None
-    """A ``once`` fire of a session known in another project than the input names."""
+    """The session was known in another project than the input names (``fire_reply``)."""
 
     @property
     def runs_hooks(self) -> bool:
@@ -221,8 +221,7 @@ class EventPipeline:
         ``agent`` names the session's agent (status, tail, audit); ``agent_spec`` is the
         agent's event when it is not Claude Code (``event_name`` and ``raw`` are then
         already the canonical event its adapter decoded).  ``once``: a one-shot fire
-        (``protocol.Fire.once``) — a session made for it is forgotten afterwards, and a
-        known one judged in another project than the input names is reported."""
+        (``protocol.Fire.once``) — a session made for it is forgotten afterwards."""
         event = decode_event(raw, event_name)
         known = self.sessions.get(event.typed.session_id)
         named = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
@@ -282,7 +281,7 @@ class EventPipeline:
             agent_caps_stop,
             agent_spec,
             forget_session=once and known is None,
-            kept_project=session.project if once and known and named != known.project else None,
+            kept_project=known.project if known and named != known.project else None,
         )
 
     def _warn_losses(self, agent: str, config: HookConfig) -> None:

@@ -106,12 +106,20 @@ async def test_each_fire_judges_its_own_directory_and_leaves_no_session(
     assert done.stdout.decode().startswith("PreToolUse: deny  (1 hook)")
     done = await _fire(handle.socket, first, "PreToolUse", "--format", "text")
     assert done.returncode == 0, done.stderr
+    # README's flow: `hookctl example PreToolUse > event.json`, fired in B then in A.
+    saved = json.dumps(example_input("PreToolUse", str(second)))
+    done = await _fire(handle.socket, second, "PreToolUse", "--input", "-", stdin=saved)
+    assert done.returncode == 4, done.stderr
+    saved = json.dumps(example_input("PreToolUse", str(first)))
+    done = await _fire(handle.socket, first, "PreToolUse", "--input", "-", stdin=saved)
+    assert done.returncode == 0, done.stderr
     assert await trio.to_thread.run_sync(_sessions, handle.socket) == []
 
 
 async def test_a_known_session_from_another_project_is_said(daemon_factory: Any) -> None:
     """A session id given in --input that the daemon knows from another project keeps that
-    project: the fire says which project it judged, and the agent's session stays."""
+    project: the fire says which project it judged, and the agent's session stays.  The
+    example's own id (`hookctl`, saved in event.json) is one-shot like a filled one."""
     handle = await daemon_factory()
     first, second = handle.project("a"), handle.project("b")
     (second / ".claude" / "hooks.json").write_text(json.dumps({"hooks": DENY}))
@@ -130,6 +138,11 @@ async def test_a_known_session_from_another_project_is_said(daemon_factory: Any)
     assert f"session 's1' is known to the daemon in {first}" in stderr
     assert f"not {second}'s" in stderr
     assert await trio.to_thread.run_sync(_sessions, handle.socket) == ["s1"]
+    # An agent's own id is a real session (`fire --format claude` as a command hook): kept.
+    given = json.dumps({"session_id": "s2", "tool_input": {"command": "ls"}})
+    done = await _fire(handle.socket, first, "PreToolUse", "--input", "-", stdin=given)
+    assert done.returncode == 0 and b"known to the daemon" not in done.stderr
+    assert await trio.to_thread.run_sync(_sessions, handle.socket) == ["s1", "s2"]
 
 
 async def test_hooks_held_back_by_trust_are_said_through_the_daemon(daemon_factory: Any) -> None:
