@@ -51,6 +51,7 @@ is what makes ``install`` idempotent.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -69,8 +70,9 @@ from hookd.bridge.claude_settings import (
     paths_for,
     relay_bootstrap,
     relay_script,
-    write_atomically,
+    scope_root,
 )
+from hookd.safe_files import read_own_text, write_atomically, write_destination
 
 __all__ = [
     "BACKUP_SUFFIX",
@@ -155,15 +157,40 @@ class InstallRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The groups install added to hookd's config, per canonical event."""
 
 
-def read_record(agent_file: Path) -> InstallRecord | None:
+def read_record(
+    agent_file: Path, *, agent: str, scope: Scope, project: Path | None
+) -> InstallRecord | None:
+    """The install record beside ``agent_file``, validated before anything trusts it.
+
+    A project's records sit in the project, so a repository can carry one; what
+    it may make uninstall do is therefore bounded here: the record must be a
+    regular file (a symlink there is refused, never read through), decode as an
+    :class:`InstallRecord`, be for this agent and scope, and name as hookd's
+    config exactly the one this scope owns — a record naming any other file (the
+    user's ``~/.config/hookd/hooks.json`` from a project) is refused, with the
+    reason, and nothing is touched.
+    """
     path = record_path(agent_file)
-    text = _read_text(path)
+    text = read_own_text(path)
     if text is None:
         return None
     try:
-        return msgspec.json.decode(text, type=InstallRecord)
+        record = msgspec.json.decode(text, type=InstallRecord)
     except msgspec.DecodeError as exc:  # ValidationError included
         raise ValueError(f"{path}: not an install record hookctl wrote: {exc}") from exc
+    expected = str(hookd_config_path(scope, project))
+    if record.agent != agent or record.scope != scope:
+        raise ValueError(
+            f"{path}: refused: a record of {record.agent!r} at {record.scope!r} scope, found "
+            f"beside {agent!r}'s {scope}-scope file (remove it if hookctl did not write it)"
+        )
+    if record.hookd_config != expected:
+        raise ValueError(
+            f"{path}: refused: it names {record.hookd_config} as hookd's config, but this "
+            f"scope's is {expected} (a record only ever speaks for its own scope's files; "
+            "remove it if you did not install from here)"
+        )
+    return record
 
 
 # --- planning --------------------------------------------------------------------------
@@ -177,6 +204,12 @@ class AgentPlan(Plan):
     """Agent file → where its original goes (fresh installs of existing files)."""
     modes: dict[Path, int] = field(default_factory=dict)
     """Mode of a file the plan creates, where it is not owner-only 0600 (Cline's scripts)."""
+
+    def destinations(self) -> dict[Path, Path]:
+        """:meth:`Plan.destinations`, the backups included (never through a link at their
+        name; inside the project)."""
+        backups = {b: write_destination(b, self.root, follow=False) for b in self.backups.values()}
+        return {**super().destinations(), **backups}
 
 
 def plan_install(
@@ -198,7 +231,7 @@ def plan_install(
         raise ValueError(_no_file(adapter, scope))
     hookd_path = hookd_config_path(scope, project)
     old_hookd, hookd_cfg = _read_json(hookd_path)
-    plan = AgentPlan()
+    plan = AgentPlan(root=scope_root(scope, project))
     found = hookd_cfg.get("hooks")
     base: dict[str, Any] = found if isinstance(found, dict) else {}
     merged = dict(base)
@@ -234,7 +267,8 @@ def plan_install(
 
     for target in targets:
         _plan_file(plan, adapter, scope, target, command, moved.get(target, {}), hookd_path,
-                   config_existed=old_hookd is not None)  # fmt: skip
+                   project=project, config_existed=old_hookd is not None)  # fmt: skip
+    plan.destinations()  # a project's file leading outside it: refused, dry run included
     for other in adapter.hook_files(scope, home, project):
         if other not in targets:
             plan.notes.extend(_unmoved_note(adapter, other))
@@ -256,11 +290,12 @@ def _plan_file(
     added: dict[str, list[Any]],
     hookd_path: Path,
     *,
+    project: Path | None,
     config_existed: bool,
 ) -> None:
     """One agent file: its wired text, its backup (fresh install) and its install record."""
     old_text = _read_text(target)
-    record = read_record(target)
+    record = read_record(target, agent=adapter.name, scope=scope, project=project)
     new_text = adapter.wire_file(target, old_text, command)
     if record is None and new_text == old_text:
         return  # a file the adapter leaves as it is (Cline: the user's own hook for an event)
@@ -285,7 +320,7 @@ def _plan_file(
     if old_text is None:
         plan.modes[target] = adapter.install_mode
     plan.changes.append(FileChange(target, old_text, new_text))
-    old_record = _read_text(record_path(target))
+    old_record = read_own_text(record_path(target))
     record_text = _dump(msgspec.to_builtins(new_record))
     plan.changes.append(FileChange(record_path(target), old_record, record_text, True))
 
@@ -308,11 +343,11 @@ def plan_uninstall(
     targets = adapter.install_files(scope, home, project)
     if not targets:
         raise ValueError(_no_file(adapter, scope))
-    plan = AgentPlan()
+    plan = AgentPlan(root=scope_root(scope, project))
     records: list[InstallRecord] = []
     for target in targets:
         current = _read_text(target)
-        record = read_record(target)
+        record = read_record(target, agent=adapter.name, scope=scope, project=project)
         if record is None:
             if current is not None and adapter.is_wired(current):
                 raise ValueError(
@@ -332,12 +367,13 @@ def plan_uninstall(
         else:
             plan.changes.append(FileChange(target, current, record.original))
         plan.removals.append(record_path(target))
-        if backup_path(target).exists():
+        if os.path.lexists(backup_path(target)):
             plan.removals.append(backup_path(target))
         records.append(record)
     if not records:
         plan.notes.append(f"{adapter.title} is not installed ({', '.join(map(str, targets))})")
     _take_back(plan, records)
+    plan.destinations()  # a project's file leading outside it: refused, dry run included
     return plan
 
 
@@ -519,35 +555,43 @@ def _dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def apply_plan(plan: Plan, *, write: Callable[[Path, str, int], None] | None = None) -> list[Path]:
+def apply_plan(plan: AgentPlan) -> list[Path]:
     """Write the changed files atomically; back up an agent file first (fresh installs).
 
+    Paths go through :meth:`Plan.destinations` (a user's symlinked file is edited
+    at its target, the link kept; a project's file leading outside the project
+    is refused before anything is written; backups and records are never
+    followed), writes through :func:`hookd.safe_files.write_atomically`.
     The backup keeps the original file's mode: it is a copy of a file the user
     already had, with the exposure it already had.  New files are owner-only
     (hook commands and headers may hold secrets) unless the adapter says its files
     are programs (``install_mode``); a file that exists keeps its mode; the install
     record is always owner-only (it holds the original text).
     """
-    put = write or write_atomically
-    backups = plan.backups if isinstance(plan, AgentPlan) else {}
-    modes = plan.modes if isinstance(plan, AgentPlan) else {}
+    where = plan.destinations()
     written: list[Path] = []
     for change in plan.changed:
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        backup = backups.get(change.path)
-        if backup is not None and change.old is not None and not backup.exists():
-            put(backup, change.old, _mode_of(change.path))
+        target = where[change.path]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        backup = plan.backups.get(change.path)
+        if backup is not None and change.old is not None and not _is_regular(backup):
+            write_atomically(where[backup], change.old, _mode_of(target))
         if change.private:
             mode = 0o600
         elif change.old is None:
-            mode = modes.get(change.path, 0o600)
+            mode = plan.modes.get(change.path, 0o600)
         else:
-            mode = _mode_of(change.path)
-        put(change.path, change.new, mode)
+            mode = _mode_of(target)
+        write_atomically(target, change.new, mode)
         written.append(change.path)
     for path in plan.removals:
-        path.unlink(missing_ok=True)
+        where[path].unlink(missing_ok=True)
     return written
+
+
+def _is_regular(path: Path) -> bool:
+    """A regular file at ``path`` itself (a symlink planted there is not hookd's backup)."""
+    return path.is_file() and not path.is_symlink()
 
 
 def _mode_of(path: Path) -> int:

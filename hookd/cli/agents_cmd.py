@@ -25,6 +25,7 @@ from typing import Any
 from hookd.agents.base import Adapter, Installation, Scope
 from hookd.bridge.agent_install import (
     AgentFileState,
+    AgentPlan,
     Relay,
     apply_plan,
     file_state,
@@ -109,7 +110,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     return _finish(plan, args)
 
 
-def _finish(plan: Plan, args: argparse.Namespace) -> int:
+def _finish(plan: AgentPlan, args: argparse.Namespace) -> int:
     """Print (dry run) or apply the plan, as ``hookctl claude`` does."""
     if args.dry_run:
         if args.json:
