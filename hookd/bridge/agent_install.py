@@ -65,6 +65,7 @@ from hookd.agents.base import Adapter, EventSpec, NativeHooks, Scope
 from hookd.bridge.claude_settings import (
     FileChange,
     Plan,
+    check_inside,
     compiled_relay,
     merge_hooks,
     paths_for,
@@ -230,6 +231,7 @@ def plan_install(
     if not targets:
         raise ValueError(_no_file(adapter, scope))
     hookd_path = hookd_config_path(scope, project)
+    check_inside(scope_root(scope, project), hookd_path)  # the agent files: at the end
     old_hookd, hookd_cfg = _read_json(hookd_path)
     plan = AgentPlan(root=scope_root(scope, project))
     found = hookd_cfg.get("hooks")
@@ -343,6 +345,7 @@ def plan_uninstall(
     targets = adapter.install_files(scope, home, project)
     if not targets:
         raise ValueError(_no_file(adapter, scope))
+    check_inside(scope_root(scope, project), hookd_config_path(scope, project))
     plan = AgentPlan(root=scope_root(scope, project))
     records: list[InstallRecord] = []
     for target in targets:

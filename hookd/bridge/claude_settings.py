@@ -247,6 +247,14 @@ def scope_root(scope: str, project: Path | None) -> Path | None:
     return None if scope == "user" else (project or Path.cwd())
 
 
+def check_inside(root: Path | None, *paths: Path) -> None:
+    """Refuse (:class:`~hookd.safe_files.UnsafePath`) before reading any of ``paths`` when
+    one leads outside the project ``root``: a repository's link must not even get a file
+    outside read into a plan (and its diff)."""
+    for path in paths:
+        write_destination(path, root)
+
+
 def paths_for(scope: ScopeName, project: Path | None = None) -> tuple[Path, Path]:
     """``(claude settings file, hookd config file)`` of one scope."""
     if scope == "user":
@@ -474,6 +482,7 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
             "from ~/.claude/settings.json (a project's hooks run through the user's mod too)"
         )
     settings_path, hookd_path = paths_for(scope, project)
+    check_inside(scope_root(scope, project), settings_path, hookd_path)
     old_settings, settings = _read(settings_path)
     old_hookd, hookd_cfg = _read(hookd_path)
     own = split_settings_hooks(settings.get("hooks"))
@@ -557,6 +566,7 @@ def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
     groups come back from the record (or backup) itself.
     """
     settings_path, hookd_path = paths_for(scope, project)
+    check_inside(scope_root(scope, project), settings_path, hookd_path)
     old_settings, settings = _read(settings_path)
     old_hookd, hookd_cfg = _read(hookd_path)
     backup = settings_path.with_name(settings_path.name + BACKUP_SUFFIX)
