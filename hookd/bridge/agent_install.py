@@ -43,6 +43,13 @@ because a generic driver cannot take hookd's entries out of a native format it
 does not know without an adapter's help.  In hookd's config it removes the
 groups install added that are still there unchanged; edited ones stay, said so.
 
+Records sit beside the file they describe, so a project's can come with the
+repository: :func:`read_record` accepts one only as a regular file for this
+agent and scope that names this scope's hookd config, and uninstall edits that
+config — never a path a record names.  Paths are checked as
+:mod:`hookd.bridge.claude_settings` does (a user's symlinked file edited at its
+target; a project's file leading outside the project refused).
+
 Re-planning an install of an installed agent gives the same texts (the
 adapter's ``wire`` is idempotent and read_hooks skips hookd's own entries), which
 is what makes ``install`` idempotent.
@@ -71,6 +78,7 @@ from hookd.bridge.claude_settings import (
     paths_for,
     relay_bootstrap,
     relay_script,
+    same_file_name,
     scope_root,
 )
 from hookd.safe_files import read_own_text, write_atomically, write_destination
@@ -185,7 +193,7 @@ def read_record(
             f"{path}: refused: a record of {record.agent!r} at {record.scope!r} scope, found "
             f"beside {agent!r}'s {scope}-scope file (remove it if hookctl did not write it)"
         )
-    if record.hookd_config != expected:
+    if not same_file_name(record.hookd_config, Path(expected)):
         raise ValueError(
             f"{path}: refused: it names {record.hookd_config} as hookd's config, but this "
             f"scope's is {expected} (a record only ever speaks for its own scope's files; "
@@ -375,7 +383,7 @@ def plan_uninstall(
         records.append(record)
     if not records:
         plan.notes.append(f"{adapter.title} is not installed ({', '.join(map(str, targets))})")
-    _take_back(plan, records)
+    _take_back(plan, records, hookd_config_path(scope, project))
     plan.destinations()  # a project's file leading outside it: refused, dry run included
     return plan
 
@@ -388,14 +396,14 @@ def _no_file(adapter: Adapter, scope: Scope) -> str:
     )
 
 
-def _take_back(plan: AgentPlan, records: list[InstallRecord]) -> None:
-    """hookd's config without the groups the installs added (when still there as added)."""
+def _take_back(plan: AgentPlan, records: list[InstallRecord], path: Path) -> None:
+    """hookd's config of the scope (``path``: never one a record names, see
+    :func:`read_record`) without the groups the installs added (when still there as added)."""
     added: dict[str, list[Any]] = {}
     for record in records:
         added = merge_hooks(added, record.added)
-    if not added or not records or not records[0].hookd_config:
+    if not added or not records:
         return
-    path = Path(records[0].hookd_config)
     existed = all(r.hookd_config_existed for r in records)
     old, cfg = _read_json(path)
     hooks = cfg.get("hooks")

@@ -43,12 +43,20 @@ files' old and new text); :func:`apply_plan` writes them, keeping a backup of
 the first settings file it ever changed.  Planning twice gives the same
 texts, which is what makes ``install`` idempotent.
 
-``install`` also records the groups it moved (``settings.json.hookd-moved``
-beside the settings file) so that ``uninstall`` moves back exactly those: hooks
-the user wrote into hookd's config directly are hookd's, and stay there.
-Every file written here may hold a secret (a literal token, a hook's header),
-so backups, records and new files are created owner-only (0600); a file that
-already exists keeps its mode.
+``install`` also records the groups it moved and the settings file as it was
+(``settings.json.hookd-moved`` beside the settings file) so that ``uninstall``
+gives every byte back, or, over a file edited since, moves back exactly those
+groups: hooks the user wrote into hookd's config directly are hookd's, and stay
+there.  Every file written here may hold a secret (a literal token, a hook's
+header), so backups, records and new files are created owner-only (0600); a
+file that already exists keeps its mode.
+
+A project's folder is the repository's: any name written there may be a
+planted symlink.  So every write goes through :mod:`hookd.safe_files` (an
+exclusive, unguessable temporary file renamed into place), a project's files
+must resolve inside the project (:meth:`Plan.destinations`), a user's
+symlinked file is edited at its target, and records are read only as regular
+files naming their own scope's hookd config.
 """
 
 from __future__ import annotations
@@ -240,6 +248,11 @@ def is_own_file(path: Path) -> bool:
     """A bookkeeping file hookd keeps beside an agent's file (a backup, an install record):
     known by its name, written and read without following a link at that name."""
     return path.name.endswith((BACKUP_SUFFIX, MOVED_SUFFIX))
+
+
+def same_file_name(named: str, path: Path) -> bool:
+    """Whether a path a record names is ``path`` (both made absolute, links resolved)."""
+    return os.path.realpath(named) == os.path.realpath(path)
 
 
 def scope_root(scope: str, project: Path | None) -> Path | None:
@@ -664,7 +677,7 @@ def _read_record(path: Path, hookd_path: Path) -> tuple[str | None, dict[str, An
     if not isinstance(record, dict):
         raise ValueError(f"{path}: not an install record hookctl wrote: expected a JSON object")
     named = record.get("hookd_config")
-    if named is not None and named != str(hookd_path):
+    if named is not None and not same_file_name(str(named), hookd_path):
         raise ValueError(
             f"{path}: refused: it names {named} as hookd's config, but this scope's is "
             f"{hookd_path} (a record can only speak for its own scope's files; remove it "
