@@ -74,10 +74,13 @@ from hookd.bridge.claude_settings import (
     Plan,
     check_inside,
     compiled_relay,
+    dirs_to_clear,
     merge_hooks,
+    missing_dirs,
     paths_for,
     relay_bootstrap,
     relay_script,
+    remove_empty_dirs,
     same_file_name,
     scope_root,
 )
@@ -164,6 +167,8 @@ class InstallRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The text install wrote last (uninstall restores only over this text)."""
     added: dict[str, list[Any]] = msgspec.field(default_factory=dict)
     """The groups install added to hookd's config, per canonical event."""
+    created_dirs: list[str] = msgspec.field(default_factory=list)
+    """Folders the first install created (uninstall removes them again when empty)."""
 
 
 def read_record(
@@ -314,10 +319,12 @@ def _plan_file(
         if old_text is not None:
             plan.backups[target] = backup_path(target)
         earlier: dict[str, list[Any]] = {}
+        created = missing_dirs(target, hookd_path)
     else:
         original = record.original
         earlier = record.added
         config_existed = record.hookd_config_existed
+        created = record.created_dirs
     new_record = InstallRecord(
         agent=adapter.name,
         scope=scope,
@@ -326,6 +333,7 @@ def _plan_file(
         original=original,
         installed=new_text,
         added=merge_hooks(earlier, added),
+        created_dirs=created,
     )
     if old_text is None:
         plan.modes[target] = adapter.install_mode
@@ -381,6 +389,11 @@ def plan_uninstall(
         if os.path.lexists(backup_path(target)):
             plan.removals.append(backup_path(target))
         records.append(record)
+        hookd_path = hookd_config_path(scope, project)
+        for folder in dirs_to_clear(record.created_dirs, plan.root, target, hookd_path):
+            if folder not in plan.empty_dirs:
+                plan.empty_dirs.append(folder)
+    plan.empty_dirs.sort(key=lambda f: -len(f.parts))
     if not records:
         plan.notes.append(f"{adapter.title} is not installed ({', '.join(map(str, targets))})")
     _take_back(plan, records, hookd_config_path(scope, project))
@@ -597,6 +610,7 @@ def apply_plan(plan: AgentPlan) -> list[Path]:
         written.append(change.path)
     for path in plan.removals:
         where[path].unlink(missing_ok=True)
+    remove_empty_dirs(plan.empty_dirs)
     return written
 
 

@@ -62,6 +62,7 @@ files naming their own scope's hookd config.
 from __future__ import annotations
 
 import difflib
+import errno
 import json
 import os
 import re
@@ -220,6 +221,8 @@ class Plan:
     root: Path | None = None
     """The project a project- or local-scope plan writes into (None: the user's files):
     nothing it writes or removes may lead outside it (:meth:`destinations`)."""
+    empty_dirs: list[Path] = field(default_factory=list)
+    """Folders install created, removed after the removals when they are empty again."""
 
     @property
     def changed(self) -> list[FileChange]:
@@ -248,6 +251,39 @@ def is_own_file(path: Path) -> bool:
     """A bookkeeping file hookd keeps beside an agent's file (a backup, an install record):
     known by its name, written and read without following a link at that name."""
     return path.name.endswith((BACKUP_SUFFIX, MOVED_SUFFIX))
+
+
+def missing_dirs(*paths: Path) -> list[str]:
+    """The folders writing ``paths`` will create (deepest first): recorded by install so
+    that uninstall leaves no empty folder behind."""
+    out: list[str] = []
+    for path in paths:
+        for folder in path.parents:
+            if os.path.lexists(folder):
+                break
+            if str(folder) not in out:
+                out.append(str(folder))
+    return sorted(out, key=lambda f: -f.count(os.sep))
+
+
+def dirs_to_clear(named: Any, within: Path | None, *files: Path) -> list[Path]:
+    """The folders a record says install created, kept only where they are folders of
+    ``files`` below ``within`` (the project; None: the home folder) — a record names
+    nothing else, and only an empty folder is ever removed."""
+    base = within or Path.home()
+    allowed = {str(p) for f in files for p in f.parents if base in p.parents}
+    return [Path(d) for d in named if d in allowed] if isinstance(named, list) else []
+
+
+def remove_empty_dirs(folders: list[Path]) -> None:
+    """``rmdir`` each folder (deepest first); one that is not empty (the user put something
+    there) or already gone stays as it is."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
+                raise
 
 
 def same_file_name(named: str, path: Path) -> bool:
@@ -521,7 +557,8 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
     first = None
     if old_record is None:  # the first install: the file as it was is this one
         first = {"original": old_settings, "original_mode": _existing_mode(settings_path),
-                 "hookd_config_existed": old_hookd is not None}  # fmt: skip
+                 "hookd_config_existed": old_hookd is not None,
+                 "created_dirs": missing_dirs(settings_path, hookd_path)}  # fmt: skip
     new_record = _install_record(record, first, own, hookd_path, new_text)
     plan.changes.append(FileChange(record_path, old_record, _dump(new_record), private=True))
     plan.destinations()  # a project's file leading outside it: refused, dry run included
@@ -538,7 +575,7 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
     return plan
 
 
-_FIRST_INSTALL_KEYS = ("original", "original_mode", "hookd_config_existed")
+_FIRST_INSTALL_KEYS = ("original", "original_mode", "hookd_config_existed", "created_dirs")
 
 
 def _install_record(
@@ -611,6 +648,9 @@ def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
             plan.removals.append(backup)
         else:
             plan.notes.append(f"kept {backup}: {settings_path} as it was before install")
+    if exact:
+        named = record.get("created_dirs")
+        plan.empty_dirs = dirs_to_clear(named, plan.root, settings_path, hookd_path)
     plan.destinations()  # a project's file leading outside it: refused, dry run included
     return plan
 
@@ -783,6 +823,7 @@ def apply_plan(plan: Plan) -> list[Path]:
         written.append(change.path)
     for path in plan.removals:
         where[path].unlink(missing_ok=True)
+    remove_empty_dirs(plan.empty_dirs)
     return written
 
 

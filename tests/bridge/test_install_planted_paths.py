@@ -269,22 +269,35 @@ def test_a_projects_file_leading_outside_the_project_is_refused(
 
 # --- install then uninstall: every byte back, nothing left (31.7) ------------------------------
 
+HOOKD_OWN = {".config/hookd/http-token", ".config/hookd/hookd.toml", ".config/hookd", ".config"}
+"""What ``hookctl claude install`` keeps on purpose: the token and the port it serves."""
+
 
 @pytest.mark.parametrize("existed", [True, False], ids=["file", "no-file"])
-@pytest.mark.parametrize("scope", SCOPES["claude"])
-def test_claude_install_then_uninstall_leaves_every_byte_as_it_was(
-    home: Path, project: Path, scope: str, existed: bool
+@pytest.mark.parametrize(("agent", "scope"), CASES, ids=IDS)
+def test_install_then_uninstall_leaves_every_byte_as_it_was(
+    home: Path, project: Path, agent: str, scope: str, existed: bool
 ) -> None:
-    target = agent_file("claude", scope, home, project)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if existed:
-        target.write_text(CLAUDE_ORIGINAL)
+    """The agent's file byte for byte and with its mode (or absent again), and no backup,
+    record, hookd config or folder of install's left (Claude Code's installer too)."""
+    target = agent_file(agent, scope, home, project)
+    text = original(agent)
+    if existed and text is not None:
+        target.parent.mkdir(parents=True)
+        target.write_text(text)
         target.chmod(0o644)
-    config = hookd_config("claude", scope, project)
-    before = tree(target.parent), config.exists()
 
-    assert install("claude", scope, project) == 0
-    assert uninstall("claude", scope, project) == 0
-    assert (tree(target.parent), config.exists()) == before
-    if existed:
+    def files() -> dict[str, object]:
+        seen = {f"home/{k}": v for k, v in tree(home).items() if k not in HOOKD_OWN}
+        seen |= {f"project/{k}": v for k, v in tree(project).items()}
+        folders = [p for p in (*home.rglob("*"), *project.rglob("*")) if p.is_dir()]
+        return {**seen, "folders": sorted(str(p) for p in folders if str(p) not in
+                                          {str(home / d) for d in HOOKD_OWN})}  # fmt: skip
+
+    before = files()
+    assert install(agent, scope, project) == 0
+    assert files() != before
+    assert uninstall(agent, scope, project) == 0
+    assert files() == before
+    if existed and text is not None:
         assert target.stat().st_mode & 0o777 == 0o644
