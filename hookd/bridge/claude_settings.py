@@ -73,7 +73,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hookd.bridge.mod_answer import MOD_EVENTS
-from hookd.safe_files import read_own_text, write_atomically, write_destination
+from hookd.safe_files import UnsafePath, read_own_text, write_atomically, write_destination
 from hookd_client.events import EVENT_NAMES
 
 __all__ = [
@@ -240,10 +240,21 @@ class Plan:
         file, its directory included, must stay inside the project — else
         :class:`~hookd.safe_files.UnsafePath` (a ``ValueError``) before anything
         is written.  Planners call it too, so ``--dry-run`` refuses the same.
+        A project's file that will hold the literal token (``--local``) is not
+        written through a link at all: even inside the project, the link could
+        lead it into a committed file.
         """
         paths = [c.path for c in self.changed] + self.removals
         if self.backup is not None:
             paths.append(self.backup)
+        for change in self.changed:
+            if self.root is not None and change.private and change.path.is_symlink():
+                if not is_own_file(change.path):
+                    raise UnsafePath(
+                        f"{change.path} is a symlink (to {os.readlink(change.path)}) and would "
+                        "hold hookd's token: hookd does not write a secret through a link in a "
+                        "project — replace the link with a file"
+                    )
         return {p: write_destination(p, self.root, follow=not is_own_file(p)) for p in paths}
 
 

@@ -124,7 +124,11 @@ def _finish(plan: AgentPlan, args: argparse.Namespace) -> int:
         for path in plan.removals:
             print(f"# would remove {path}")
         return EXIT_OK
-    written = apply_plan(plan)
+    try:
+        written = apply_plan(plan)
+    except (OSError, ValueError) as exc:  # a file that changed since planning, a full disk …
+        print(f"hookctl agents: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     if args.json:
         _print_json(plan, written, dry_run=False)
         return EXIT_OK

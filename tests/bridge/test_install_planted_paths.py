@@ -308,3 +308,19 @@ def test_install_then_uninstall_leaves_every_byte_as_it_was(
     assert files() == before
     if existed and text is not None:
         assert target.stat().st_mode & 0o777 == 0o644
+
+
+def test_the_literal_token_is_not_written_through_a_link_inside_the_project(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--local`` writes the token itself: a link to a committed file of the project
+    (inside it, so allowed for other files) would put the token into that file."""
+    readme = project / "README.md"
+    readme.write_text("# app\n")
+    local = project / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    local.symlink_to(Path("..") / "README.md")
+    capsys.readouterr()
+    assert install("claude", "local", project) == 1
+    assert "would hold hookd's token" in capsys.readouterr().err
+    assert readme.read_text() == "# app\n" and local.is_symlink()
