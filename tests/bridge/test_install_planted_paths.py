@@ -315,12 +315,12 @@ def test_the_literal_token_is_not_written_through_a_link_inside_the_project(
 ) -> None:
     """``--local`` writes the token itself: a link to a committed file of the project
     (inside it, so allowed for other files) would put the token into that file."""
-    readme = project / "README.md"
-    readme.write_text("# app\n")
+    committed = project / "package.json"
+    committed.write_text('{"name": "app"}\n')
     local = project / ".claude" / "settings.local.json"
     local.parent.mkdir()
-    local.symlink_to(Path("..") / "README.md")
+    local.symlink_to(Path("..") / "package.json")
     capsys.readouterr()
     assert install("claude", "local", project) == 1
     assert "would hold hookd's token" in capsys.readouterr().err
-    assert readme.read_text() == "# app\n" and local.is_symlink()
+    assert committed.read_text() == '{"name": "app"}\n' and local.is_symlink()
