@@ -518,7 +518,10 @@ def _read(path: Path) -> tuple[str | None, dict[str, Any]]:
         return None, {}
     if not text.strip():
         return text, {}
-    data = json.loads(text)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
     return text, data
