@@ -45,6 +45,7 @@ import structlog
 from hookd.config.loader import build_config, load_source
 from hookd.config.model import GroupSpec, HookConfig, HookSpec, Scope
 from hookd.config.sources import SourceLayout
+from hookd.safe_files import write_atomically
 
 __all__ = [
     "TrustEntry",
@@ -232,7 +233,7 @@ class TrustStore:
     def _locked(self) -> Iterator[dict[str, TrustEntry]]:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         lock_path = self.path.with_suffix(".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             entries = {e.path: e for e in self._read()}
@@ -242,14 +243,7 @@ class TrustStore:
                     _TrustFile(entries=sorted(entries.values(), key=lambda e: e.path))
                 )
             )
-            tmp = self.path.with_suffix(".tmp")
-            wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(wfd, "wb") as fh:
-                fh.write(body + b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
+            write_atomically(self.path, body + b"\n", 0o600)
         finally:
             os.close(fd)
         self._stat = None
