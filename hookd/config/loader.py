@@ -474,6 +474,7 @@ def _group_specs(source: LoadedSource) -> Iterable[GroupSpec]:
                 group_timeout=group.timeout,
                 plugin_root=source.spec.plugin_root,
                 skill_root=source.spec.skill_root,
+                project_dir=source.spec.project_dir,
             )
             for i, handler in enumerate(group.hooks)
         )

@@ -70,6 +70,9 @@ class HookSpec:
     group_timeout: float | None = None
     plugin_root: str | None = None
     skill_root: str | None = None
+    project_dir: str | None = None
+    """Found among this project's files (``SourceSpec.project_dir``): project code, run only
+    once the project is trusted, wherever a symlink on its path leads."""
     hook_id: str = field(init=False, repr=False, compare=False)
     """Who this hook is, by content: its file, event, matcher and handler.
 

@@ -42,7 +42,7 @@ from hookd.daemon.async_runner import AsyncRunner
 from hookd.daemon.audit import AuditLog, EventAudit
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import Session, SessionTable
-from hookd.daemon.trust import TrustGate, canonical
+from hookd.daemon.trust import TrustGate
 from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd.engine.engine import Engine, Plan, ProgressFn
 from hookd.engine.selection import IndexedGroup
@@ -307,12 +307,15 @@ class EventPipeline:
         name = invoked_skill(tool_input) if isinstance(tool_input, dict) else None
         if name is None:
             return
-        path = find_skill(self.registry.layout, session.project, name)
-        if path is None:
+        found = find_skill(self.registry.layout, session.project, name)
+        if found is None:
             log.debug("skill without a SKILL.md here", skill=name, project=session.project)
             return
-        root = canonical(session.project).rstrip("/") + "/"
-        if canonical(path).startswith(root):
+        path = found.path
+        if found.in_project:
+            # Decided on where it was found: a symlinked skill directory or SKILL.md that
+            # leads out of the project is still the project's.  No generation: a pinned
+            # project's fingerprint (which covers its skills) is computed afresh.
             verdict = self.trust.verdict(session.project)
             if not verdict.trusted:
                 log.warning("skill hooks held back", skill=name, reason=verdict.reason)

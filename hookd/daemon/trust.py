@@ -4,16 +4,19 @@ A committed ``.claude/hooks.json`` is arbitrary code execution for anyone
 whose agent opens the repository (reference §10.4).  Claude Code gates it
 behind the interactive trust dialog but runs it unasked in ``-p``/SDK runs;
 a daemon that serves every agent of the user, batch ones included, must not
-run unknown project hooks silently.  So hooks whose file lives in the
-project directory — the project, local and project-plugin scopes — run only
-once the directory is trusted (``hookctl trust DIR``).  Policy, user and
-user-plugin hooks, and hooks a client registered for its own session, need
-no trust: the user or the agent put them there.
+run unknown project hooks silently.  So hooks found among the project's
+files — the project, local and project-plugin scopes, and the project's
+skills — run only once the directory is trusted (``hookctl trust DIR``).
+*Found* is the word: trust is decided on where the loader found a file,
+never on where a symlink on its path leads (:func:`needs_trust`).  Policy,
+user and user-plugin hooks, and hooks a client registered for its own
+session, need no trust: the user or the agent put them there.
 
 Trust can be **pinned** (``hookctl trust --pin DIR``, Codex-style): the entry
-records a hash of the project's hook files, and any change to them — an
-edit, a new ``hooks.local.json``, a new plugin — makes the project untrusted
-again until it is re-trusted.  An unpinned entry trusts the directory and
+records a hash of every file that can bring hooks into the project, and any
+change to them — an edit, a new ``hooks.local.json``, a new plugin or skill,
+a link re-pointed — makes the project untrusted again until it is
+re-trusted.  An unpinned entry trusts the directory and
 every directory below it; a pinned one covers exactly its directory.
 
 An untrusted project's *settings* are ignored too, not only its hooks: its
@@ -34,6 +37,7 @@ import fcntl
 import functools
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -101,58 +105,106 @@ def canonical(directory: str | os.PathLike[str]) -> str:
     return _canonical(os.fspath(directory))
 
 
-def needs_trust(spec: HookSpec, project: str) -> bool:
-    """A hook needs trust when its scope is repository-like *and* its file is in the project."""
-    if spec.scope not in TRUSTED_SCOPES:
-        return False
-    root = canonical(project)
-    source = canonical(spec.source)
-    return source == root or source.startswith(root.rstrip("/") + "/")
+def needs_trust(spec: HookSpec) -> bool:
+    """A hook needs trust when it was found among a project's files.
+
+    Decided on where the loader *found* the file (``HookSpec.project_dir``), never
+    on where a symlink leads: a repository can carry ``.claude/hooks.json ->
+    ../../elsewhere.json`` or a ``.claude`` that links to a trusted directory, and
+    its hooks are its own either way.  Conversely a user-scope file (a user plugin,
+    ``~/.config/hookd/hooks.json``) that the user linked into some checkout stays the
+    user's.  The project root itself is resolved (``canonical``) when the store is
+    asked, so a project reached through a symlinked path (``/home -> /data/home``)
+    keeps its trust.
+    """
+    return spec.project_dir is not None
 
 
 # --- fingerprints ------------------------------------------------------------------
 
-_hash_cache: dict[str, tuple[tuple[int, int, int], str]] = {}
+_hash_cache: dict[str, tuple[tuple[int, ...], str]] = {}
+
+_RACY_NS = 2_000_000_000
+"""A digest is not cached while its file's ctime is this recent: two writes within one
+timestamp tick leave the same stat behind (git's "racy clean" problem)."""
+
+_MAX_HOOK_FILE = 16 * 1024 * 1024
+"""A hook file bigger than this is not hashed (it is not a hook file: a link to a log, a
+device); it then counts as one that changed."""
 
 
-def _file_digest(path: Path) -> str | None:
-    """sha256 of a file's bytes, cached by (inode, size, mtime): events stat, not read."""
+def _stat_key(st: os.stat_result) -> tuple[int, ...]:
+    """Everything a content change moves: ``ctime`` included, which no unprivileged
+    process can set back (``cp -p`` / ``rsync -t`` restore the mtime, not the ctime)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _file_digest(path: str) -> str | None:
+    """sha256 of a regular file's bytes, cached by its stat: events stat, not read.
+
+    None when it is absent; ``"unreadable"`` when it is there but not a readable
+    regular file of sane size (a link to ``/dev/zero`` or a FIFO must not hang the
+    daemon, and must not compare equal to an absent file either)."""
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return None
-    key = (st.st_ino, st.st_size, st.st_mtime_ns)
-    cached = _hash_cache.get(str(path))
+    key = _stat_key(st)
+    cached = _hash_cache.get(path)
     if cached is not None and cached[0] == key:
         return cached[1]
+    if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_HOOK_FILE:
+        return "unreadable"
     try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except OSError:
-        return None
-    if len(_hash_cache) > 4096:
-        _hash_cache.clear()
-    _hash_cache[str(path)] = (key, digest)
+        return "unreadable"
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_HOOK_FILE:
+            return "unreadable"
+        digest = hashlib.sha256(fh.read(_MAX_HOOK_FILE + 1)).hexdigest()
+    if time.time_ns() - st.st_ctime_ns > _RACY_NS:
+        if len(_hash_cache) > 4096:
+            _hash_cache.clear()
+        _hash_cache[path] = (_stat_key(st), digest)
     return digest
 
 
+def _shown(path: str, root: str) -> str:
+    """``path`` relative to ``root`` when it is inside, else absolute."""
+    inside = path == root or path.startswith(root.rstrip("/") + "/")
+    return os.path.relpath(path, root) if inside else path
+
+
 def project_fingerprint(layout: SourceLayout, project: str) -> tuple[str, list[str]]:
-    """One hash over every hook file the project contributes (absent files count as absent).
+    """One hash over every file that can bring hooks into the project (absent ones count
+    as absent): its hook files, its plugins' and its skills' (``SKILL.md``).
 
     Returns the hash and the files present, relative to the project.  Adding a
-    file changes the hash as much as editing one: a new ``hooks.local.json``
-    with a hook in it must need re-trust too.
+    file changes the hash as much as editing one: a new ``hooks.local.json``, a new
+    plugin or a new skill with a hook in it must need re-trust too.  A file reached
+    through a symlink (itself or a directory on its path) is named where it was
+    found, and where it leads is part of the hash: re-pointing the link is a change
+    even when the bytes behind it are the same.
     """
     root = canonical(project)
     lines: list[str] = []
     present: list[str] = []
-    specs = sorted(layout.project_sources(root), key=lambda s: str(s.path))
-    for spec in specs:
-        path = Path(canonical(spec.path))
-        rel = os.path.relpath(path, root)
-        digest = _file_digest(path)
-        lines.append(f"{rel}\0{digest or '-'}\n")
+    found = [spec.path for spec in layout.project_sources(root)]
+    found += layout.project_skill_files(root)
+    for path in sorted(found, key=str):
+        lexical = os.path.normpath(path)
+        rel = os.path.relpath(lexical, root)
+        real = os.path.realpath(lexical)
+        digest = _file_digest(real)
+        line, name = f"{rel}\0{digest or '-'}", rel
+        if real != lexical:
+            line += f"\0{_shown(real, root)}"
+            name = f"{rel} -> {_shown(real, root)}"
+        lines.append(line + "\n")
         if digest is not None:
-            present.append(rel)
+            present.append(name)
     return hashlib.sha256("".join(lines).encode()).hexdigest(), present
 
 
@@ -164,7 +216,7 @@ class TrustStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._stat: tuple[int, int, int] | None = None
+        self._stat: tuple[int, ...] | None = None
         self._entries: dict[str, TrustEntry] = {}
         self.version = 0
         """Goes up whenever the entries change: what callers key their own caches on."""
@@ -184,7 +236,7 @@ class TrustStore:
                 self._stat, self._entries = None, {}
                 self.version += 1
             return
-        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        key = _stat_key(st)
         if key == self._stat:
             return
         self._entries = {e.path: e for e in self._read()}
@@ -366,7 +418,7 @@ class TrustGate:
         verdict = self.verdict(project)
         if verdict.trusted:
             return verdict, []
-        return verdict, [s for s in config.all_hooks() if needs_trust(s, project)]
+        return verdict, [s for s in config.all_hooks() if needs_trust(s)]
 
     def report(self, configs: dict[str, HookConfig]) -> list[UntrustedProject]:
         out = []
@@ -387,7 +439,7 @@ class TrustGate:
         for event, event_groups in config.groups.items():
             kept = []
             for group in event_groups:
-                hooks = tuple(h for h in group.hooks if not needs_trust(h, project))
+                hooks = tuple(h for h in group.hooks if not needs_trust(h))
                 if hooks:
                     kept.append(replace(group, hooks=hooks))
             if kept:
