@@ -225,38 +225,53 @@ def _same_size_edit(path: Path) -> None:
 async def test_a_pin_covers_the_projects_skills(daemon_factory: Any) -> None:
     handle = await daemon_factory(require_trust=True)
     project = handle.project("repo")
+    (project / ".claude" / "hooks.json").write_text(_content(KINDS[0], "HOOKS", project / "h"))
     skills = project / ".claude" / "skills"
     old = skills / "old" / "SKILL.md"
     old.parent.mkdir(parents=True)
     old.write_text(_content(KINDS[-1], "OLD", project / "old-ran").replace("name: s", "name: old"))
+    handle.daemon.reload()
     done = hookctl(handle, "trust", "--pin", str(project), "--state-dir", state(handle))
     assert done.returncode == 0 and ".claude/skills/old/SKILL.md" in done.stdout, done.stdout
+    sessions = iter(range(1000))
 
-    def invoke(name: str, session: str) -> list[str]:
+    def invoke(name: str | None) -> list[str]:
+        session = f"s{next(sessions)}"
         with Client(handle.socket) as client:
-            raw = event(cwd=str(project), session_id=session, tool_name="Skill")
-            raw["tool_input"] = {"skill": name}
-            client.fire("PreToolUse", raw)
-            return client.fire(
-                "PreToolUse", event(cwd=str(project), session_id=session)
-            ).result.additional_context
+            if name is not None:
+                raw = event(cwd=str(project), session_id=session, tool_name="Skill")
+                raw["tool_input"] = {"skill": name}
+                client.fire("PreToolUse", raw)
+            raw = event(cwd=str(project), session_id=session)
+            return sorted(client.fire("PreToolUse", raw).result.additional_context)
 
-    assert await trio.to_thread.run_sync(invoke, "old", "a") == ["OLD"]
+    async def held_back() -> None:
+        """The watcher sees the skill change and the pin stops holding for every hook."""
+        with trio.fail_after(30):
+            while await trio.to_thread.run_sync(invoke, None):
+                await trio.sleep(0.05)
+
+    assert await trio.to_thread.run_sync(invoke, "old") == ["HOOKS", "OLD"]
     # A `git pull` brings a new skill with a PreToolUse hook: the pin no longer holds.
     new = skills / "new" / "SKILL.md"
     new.parent.mkdir()
     new.write_text(_content(KINDS[-1], "NEW", project / "new-ran").replace("name: s", "name: new"))
-    assert await trio.to_thread.run_sync(invoke, "new", "b") == []
+    # The skill is checked afresh when invoked (the project's other hooks stop once the
+    # watcher has seen the change: below).
+    assert "NEW" not in await trio.to_thread.run_sync(invoke, "new")
     assert not (project / "new-ran").exists()
-    assert await trio.to_thread.run_sync(invoke, "old", "c") == []  # nor does the old one
+    await held_back()
+    assert await trio.to_thread.run_sync(invoke, "old") == []
     listing = hookctl(handle, "trust", "--list", "--state-dir", state(handle))
     assert "changed since they were trusted" in listing.stdout
     done = hookctl(handle, "trust", "--pin", str(project), "--state-dir", state(handle))
     assert ".claude/skills/new/SKILL.md" in done.stdout
-    assert await trio.to_thread.run_sync(invoke, "new", "d") == ["NEW"]
+    assert await trio.to_thread.run_sync(invoke, "new") == ["HOOKS", "NEW"]
     # An edited skill needs re-trust too.
     new.write_text(new.read_text().replace("NEW", "MOD"))
-    assert await trio.to_thread.run_sync(invoke, "new", "e") == []
+    assert "MOD" not in await trio.to_thread.run_sync(invoke, "new")
+    await held_back()
+    assert await trio.to_thread.run_sync(invoke, "new") == []
 
 
 # --- a digest notices an edit that restores size and mtime --------------------------------
@@ -279,7 +294,9 @@ async def test_a_pinned_file_edited_with_its_mtime_restored_is_not_trusted(
     with trio.fail_after(30):
         while not (gate.verdict(str(project)).trusted and real in trust_module._hash_cache):
             await trio.sleep(0.05)
-    assert await trio.to_thread.run_sync(_fire, handle.socket, project, "a", False) == ["RUN_PINNED"]
+    assert await trio.to_thread.run_sync(_fire, handle.socket, project, "a", False) == [
+        "RUN_PINNED"
+    ]
     _same_size_edit(hooks)
     handle.daemon.reload()
     assert await trio.to_thread.run_sync(_fire, handle.socket, project, "b", False) == []
@@ -345,3 +362,30 @@ async def test_the_users_own_links_into_a_checkout_stay_the_users(
     handle.daemon.reload()
     for cwd in (dotfiles, handle.project("other")):
         assert await trio.to_thread.run_sync(_fire, handle.socket, cwd, str(cwd), False) == ["MINE"]
+
+
+async def test_an_edit_behind_a_link_breaks_the_pin_without_a_reload(daemon_factory: Any) -> None:
+    """``.claude/hooks.json -> ../assets/h.json``: the watcher watches where the file really
+    is, so a ``git pull`` that edits ``assets/h.json`` is seen like an edit of the file."""
+    handle = await daemon_factory(require_trust=True)
+    project = handle.project("repo")
+    real = project / "assets" / "h.json"
+    real.parent.mkdir()
+    real.write_text(_content(KINDS[0], "RUN_LINKED", project / "ran"))
+    (project / ".claude" / "hooks.json").symlink_to("../assets/h.json")
+    assert await trio.to_thread.run_sync(_fire, handle.socket, project, "0", False) == []
+    # Once the watcher has seen a file created in .claude, it watches this project's places.
+    local = project / ".claude" / "hooks.local.json"
+    local.write_text("{}")
+    with trio.fail_after(30):
+        while not any(s.path == str(local) and s.exists for s in handle.daemon.registry.sources()):
+            await trio.sleep(0.05)
+    done = hookctl(handle, "trust", "--pin", str(project), "--state-dir", state(handle))
+    assert "-> assets/h.json" in done.stdout, done.stdout
+    assert await trio.to_thread.run_sync(_fire, handle.socket, project, "a", False) == [
+        "RUN_LINKED"
+    ]
+    real.write_text(real.read_text().replace("RUN", "EVL"))
+    with trio.fail_after(30):
+        while await trio.to_thread.run_sync(_fire, handle.socket, project, "b", False):
+            await trio.sleep(0.05)
