@@ -33,6 +33,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from hookd.config.files import read_source_file
 from hookd.config.json_lines import line_of_path, value_lines
 from hookd.config.matching import compile_matcher
 from hookd.config.model import ConfigError, GroupSpec, HookConfig, HookSpec, Scope
@@ -113,7 +114,7 @@ def applied(source: LoadedSource) -> LoadedSource:
 def load_source(spec: SourceSpec) -> LoadedSource:
     """Read and parse one source file; a missing file is simply empty."""
     try:
-        text = spec.path.read_text(encoding="utf-8")
+        text = read_source_file(spec.path).decode("utf-8")
     except FileNotFoundError:
         return LoadedSource(spec=spec, exists=False)
     except (OSError, UnicodeDecodeError, ValueError) as exc:

@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from hookd.config.files import read_source_file
 from hookd.config.loader import LoadedSource, applied, build_config, load_source
 from hookd.config.model import GroupSpec, Scope
 from hookd.config.sources import SourceLayout, SourceSpec
@@ -42,7 +43,7 @@ def invoked_skill(tool_input: Mapping[str, Any]) -> str | None:
 
 def _frontmatter_name(path: Path) -> str | None:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_source_file(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     lines = text.splitlines()

@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 import structlog
 
+from hookd.config.files import read_source_file
 from hookd.config.loader import (
     LoadedSource,
     applied,
@@ -89,7 +90,7 @@ def _skills_stamp(layout: SourceLayout, project: str) -> tuple[tuple[str, ...], 
 
 def _digest(source: LoadedSource) -> str:
     try:
-        return hashlib.sha256(source.spec.path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_source_file(source.spec.path)).hexdigest()
     except OSError:
         return ""
 

@@ -37,7 +37,6 @@ import fcntl
 import functools
 import hashlib
 import os
-import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -46,6 +45,7 @@ from pathlib import Path
 import msgspec
 import structlog
 
+from hookd.config.files import read_source_file
 from hookd.config.loader import build_config, load_source
 from hookd.config.model import GroupSpec, HookConfig, HookSpec, Scope
 from hookd.config.sources import SourceLayout
@@ -128,10 +128,6 @@ _RACY_NS = 2_000_000_000
 """A digest is not cached while its file's ctime is this recent: two writes within one
 timestamp tick leave the same stat behind (git's "racy clean" problem)."""
 
-_MAX_HOOK_FILE = 16 * 1024 * 1024
-"""A hook file bigger than this is not hashed (it is not a hook file: a link to a log, a
-device); it then counts as one that changed."""
-
 
 def _stat_key(st: os.stat_result) -> tuple[int, ...]:
     """Everything a content change moves: ``ctime`` included, which no unprivileged
@@ -140,11 +136,11 @@ def _stat_key(st: os.stat_result) -> tuple[int, ...]:
 
 
 def _file_digest(path: str) -> str | None:
-    """sha256 of a regular file's bytes, cached by its stat: events stat, not read.
+    """sha256 of a file's bytes, cached by its stat: events stat, not read.
 
-    None when it is absent; ``"unreadable"`` when it is there but not a readable
-    regular file of sane size (a link to ``/dev/zero`` or a FIFO must not hang the
-    daemon, and must not compare equal to an absent file either)."""
+    None when it is absent; ``"unreadable"`` when it is there but cannot be read as
+    a hook file (a link to ``/dev/zero``, a FIFO: :func:`read_source_file`), which
+    must not compare equal to an absent one."""
     try:
         st = os.stat(path)
     except OSError:
@@ -153,21 +149,16 @@ def _file_digest(path: str) -> str | None:
     cached = _hash_cache.get(path)
     if cached is not None and cached[0] == key:
         return cached[1]
-    if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_HOOK_FILE:
-        return "unreadable"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+        digest = hashlib.sha256(read_source_file(path)).hexdigest()
+    except FileNotFoundError:
+        return None
     except OSError:
         return "unreadable"
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_HOOK_FILE:
-            return "unreadable"
-        digest = hashlib.sha256(fh.read(_MAX_HOOK_FILE + 1)).hexdigest()
     if time.time_ns() - st.st_ctime_ns > _RACY_NS:
         if len(_hash_cache) > 4096:
             _hash_cache.clear()
-        _hash_cache[path] = (_stat_key(st), digest)
+        _hash_cache[path] = (key, digest)
     return digest
 
 

@@ -389,3 +389,35 @@ async def test_an_edit_behind_a_link_breaks_the_pin_without_a_reload(daemon_fact
     with trio.fail_after(30):
         while await trio.to_thread.run_sync(_fire, handle.socket, project, "b", False):
             await trio.sleep(0.05)
+
+
+async def test_a_hook_file_leading_to_a_device_or_fifo_does_not_stall_the_daemon(
+    daemon_factory: Any,
+) -> None:
+    """``.claude/hooks.json -> /dev/zero`` (git carries the link) and a link to a FIFO: read
+    as they are, the first would eat the daemon's memory and the second block it, before
+    trust is even asked.  Each is an error on its file; the user's hooks keep running."""
+    handle = await daemon_factory(require_trust=True)
+    handle.user_config.write_text(_content(KINDS[0], "USER", handle.root / "user-ran"))
+    project = handle.project("repo")
+    fifo = handle.root / "fifo"
+    os.mkfifo(fifo)
+    (project / ".claude" / "hooks.json").symlink_to("/dev/zero")
+    (project / ".claude" / "hooks.local.json").symlink_to(fifo)
+    handle.daemon.reload()
+    with trio.fail_after(30):
+        contexts = await trio.to_thread.run_sync(_fire, handle.socket, project, "a", False)
+    assert contexts == ["USER"]
+    problems = {s.path: s.errors for s in handle.daemon.registry.sources() if s.errors}
+    assert "a character device, not a regular file" in str(
+        problems[str(project / ".claude" / "hooks.json")]
+    )
+    assert "a FIFO, not a regular file" in str(
+        problems[str(project / ".claude" / "hooks.local.json")]
+    )
+    store = TrustStore(handle.daemon.settings.state_path() / "trust.json")
+    store.trust(str(project), handle.daemon.layout, pin=True)  # hashes neither, says so
+    assert store.entries()[0].files == [
+        ".claude/hooks.json -> /dev/zero",
+        f".claude/hooks.local.json -> {fifo}",
+    ]
