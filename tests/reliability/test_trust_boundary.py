@@ -421,3 +421,26 @@ async def test_a_hook_file_leading_to_a_device_or_fifo_does_not_stall_the_daemon
         ".claude/hooks.json -> /dev/zero",
         f".claude/hooks.local.json -> {fifo}",
     ]
+
+
+def test_hookctl_trust_names_hook_files_that_lead_outside(tmp_path: Path) -> None:
+    """Plain trust takes whatever a link leads to later; ``hookctl trust`` says so."""
+    import subprocess
+    import sys
+
+    project, away = tmp_path / "repo", tmp_path / "away" / "h.json"
+    (project / ".claude").mkdir(parents=True)
+    away.parent.mkdir()
+    away.write_text(_content(KINDS[0], "AWAY", tmp_path / "ran"))
+    (project / ".claude" / "hooks.json").symlink_to(away)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_STATE_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "hookd.cli.hookctl", "trust", str(project)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f".claude/hooks.json -> {away} leads outside {project}" in done.stderr
+    assert "hookctl trust --pin would notice" in done.stderr
