@@ -12,6 +12,12 @@ first: a project skill shadows a user skill of the same name, as Claude Code
 shows project skills first).  The name is the frontmatter's ``name`` when it
 has one, else the directory's name.  The file is read on every invocation, so
 an edited skill applies from its next use without a reload.
+
+A skill found in a project skill directory is project code (:class:`FoundSkill`
+says which), whatever a symlink on its path leads to; the caller asks for trust.
+The name comes from the model's tool call, so it must be one path component:
+``../../elsewhere`` would otherwise name a ``SKILL.md`` outside every skill
+directory.
 """
 
 from __future__ import annotations

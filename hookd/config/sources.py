@@ -14,6 +14,10 @@ skill     ``<project>/.claude/skills/*/SKILL.md``, ``~/.claude/skills/*/SKILL.md
 
 With ``claude_settings`` on, the hooks inside Claude Code's own settings files
 are read too (for agents that are not Claude Code but share its config).
+
+Every file :meth:`SourceLayout.project_sources` lists carries the project it was
+found in (``SourceSpec.project_dir``): trust is decided on that, never on where a
+symlink on the file's path leads (hookd/daemon/trust.py).
 """
 
 from __future__ import annotations
