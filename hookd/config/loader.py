@@ -24,6 +24,8 @@ empty); they are reported everywhere errors are, and change nothing.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import os
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -91,6 +93,10 @@ class LoadedSource:
     event name no agent sends (``PreToolUSe``)."""
     fatal: bool = False
     """The whole file could not be read (syntax error): nothing from it applies."""
+    digest: str | None = None
+    """sha256 of the bytes parsed (None: absent; ``"unreadable"``: there but not readable as
+    a config file).  A pinned trust is checked against the bytes that run, not against the
+    disk a moment later (hookd/daemon/trust.py)."""
 
     @property
     def ok(self) -> bool:
@@ -108,20 +114,29 @@ def applied(source: LoadedSource) -> LoadedSource:
     """
     if not source.errors:
         return source
-    return LoadedSource(spec=source.spec, exists=source.exists, errors=source.errors, fatal=True)
+    return LoadedSource(
+        spec=source.spec,
+        exists=source.exists,
+        errors=source.errors,
+        fatal=True,
+        digest=source.digest,
+    )
 
 
 def load_source(spec: SourceSpec) -> LoadedSource:
     """Read and parse one source file; a missing file is simply empty."""
+    digest = "unreadable"
     try:
-        text = read_source_file(spec.path).decode("utf-8")
+        data = read_source_file(spec.path)
+        digest = hashlib.sha256(data).hexdigest()
+        text = data.decode("utf-8")
     except FileNotFoundError:
         return LoadedSource(spec=spec, exists=False)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         # ValueError: a NUL byte in the path (Python refuses it before the system call).
         err = ConfigError(str(spec.path), f"cannot read file: {exc}")
-        return LoadedSource(spec=spec, exists=True, errors=(err,), fatal=True)
-    return parse_source_text(spec, text)
+        return LoadedSource(spec=spec, exists=True, errors=(err,), fatal=True, digest=digest)
+    return replace(parse_source_text(spec, text), digest=digest)
 
 
 def parse_source_text(spec: SourceSpec, text: str) -> LoadedSource:
@@ -511,6 +526,11 @@ def build_config(
         ),
         errors=tuple(errors),
         sources=tuple(str(s.spec.path) for s in ordered),
+        project_digests=tuple(
+            (os.path.relpath(s.spec.path, s.spec.project_dir), s.digest)
+            for s in ordered
+            if s.spec.project_dir is not None
+        ),
         generation=generation,
         session_end_budget=session_end_budget(
             spec for group in per_event.get("SessionEnd", ()) for spec in group.hooks

@@ -136,6 +136,9 @@ class HookConfig:
     http_hook_allowed_env_vars: tuple[str, ...] | None = None
     errors: tuple[ConfigError, ...] = ()
     sources: tuple[str, ...] = ()
+    project_digests: tuple[tuple[str, str | None], ...] = ()
+    """(path relative to the project, ``LoadedSource.digest``) of each project file this
+    generation was built from: what a pinned trust is checked against."""
     generation: int = 0
     session_end_budget: float = SESSION_END_BUDGET
     """What all SessionEnd hooks share (``hookd.config.timeouts.session_end_budget``)."""

@@ -13,7 +13,6 @@ session has used them for ``project_idle_seconds``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Iterable
@@ -24,7 +23,6 @@ from typing import Any
 import msgspec
 import structlog
 
-from hookd.config.files import read_source_file
 from hookd.config.loader import (
     LoadedSource,
     applied,
@@ -86,13 +84,6 @@ def _skills_stamp(layout: SourceLayout, project: str) -> tuple[tuple[str, ...], 
         key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         stamp.append((str(path), real, *map(str, key)))
     return tuple(stamp)
-
-
-def _digest(source: LoadedSource) -> str:
-    try:
-        return hashlib.sha256(read_source_file(source.spec.path)).hexdigest()
-    except OSError:
-        return ""
 
 
 class ConfigRegistry:
@@ -229,7 +220,7 @@ class ConfigRegistry:
     def _refresh_file(self, spec: SourceSpec) -> bool:
         """Load one file; keep its last good version when the new one is invalid."""
         fresh = load_source(spec)
-        digest = _digest(fresh)
+        digest = fresh.digest or ""
         state = self._files.get(spec.path)
         if state is not None and state.digest == digest and state.active.spec == spec:
             return False

@@ -38,7 +38,7 @@ import functools
 import hashlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -143,8 +143,10 @@ def _file_digest(path: str) -> str | None:
     must not compare equal to an absent one."""
     try:
         st = os.stat(path)
-    except OSError:
+    except FileNotFoundError:
         return None
+    except OSError:  # a link loop, a directory on the way we may not search: as the loader
+        return "unreadable"
     key = _stat_key(st)
     cached = _hash_cache.get(path)
     if cached is not None and cached[0] == key:
@@ -168,7 +170,9 @@ def _shown(path: str, root: str) -> str:
     return os.path.relpath(path, root) if inside else path
 
 
-def project_fingerprint(layout: SourceLayout, project: str) -> tuple[str, list[str]]:
+def project_fingerprint(
+    layout: SourceLayout, project: str, loaded: Mapping[str, str | None] | None = None
+) -> tuple[str, list[str]]:
     """One hash over every file that can bring hooks into the project (absent ones count
     as absent): its hook files, its plugins' and its skills' (``SKILL.md``).
 
@@ -178,17 +182,24 @@ def project_fingerprint(layout: SourceLayout, project: str) -> tuple[str, list[s
     through a symlink (itself or a directory on its path) is named where it was
     found, and where it leads is part of the hash: re-pointing the link is a change
     even when the bytes behind it are the same.
+
+    ``loaded``: the digests of the bytes a config generation was built from
+    (``HookConfig.project_digests``, by path relative to the project).  They stand in
+    for the disk's, and every file they name counts even when it is gone from the
+    disk: what is checked is what runs, so a file swapped back after a reload (or a
+    plugin removed again) cannot pass the check for the bytes that were loaded.
     """
     root = canonical(project)
     lines: list[str] = []
     present: list[str] = []
-    found = [spec.path for spec in layout.project_sources(root)]
-    found += layout.project_skill_files(root)
-    for path in sorted(found, key=str):
-        lexical = os.path.normpath(path)
+    found = {os.path.normpath(spec.path) for spec in layout.project_sources(root)}
+    found.update(os.path.normpath(path) for path in layout.project_skill_files(root))
+    if loaded is not None:
+        found.update(os.path.normpath(os.path.join(root, rel)) for rel in loaded)
+    for lexical in sorted(found):
         rel = os.path.relpath(lexical, root)
         real = os.path.realpath(lexical)
-        digest = _file_digest(real)
+        digest = loaded[rel] if loaded is not None and rel in loaded else _file_digest(real)
         line, name = f"{rel}\0{digest or '-'}", rel
         if real != lexical:
             line += f"\0{_shown(real, root)}"
@@ -352,37 +363,42 @@ class TrustGate:
         self._globals: tuple[int, HookConfig] | None = None
         self._verdicts: dict[tuple[str, int], tuple[int, Verdict]] = {}
 
-    def verdict(self, project: str, generation: int | None = None) -> Verdict:
-        """Is ``project`` trusted?  ``generation``: the config generation the caller
-        holds; a pinned project's fingerprint is recomputed only when it changes
-        (every edit of a hook file makes a new generation).  With a generation the
-        answer is memoised until the store or the generation changes: this runs on
-        every event."""
+    def verdict(self, project: str, config: HookConfig | None = None) -> Verdict:
+        """Is ``project`` trusted?
+
+        ``config``: the generation the caller is about to run.  A pinned project is
+        then checked against the bytes that generation was built from (its
+        ``project_digests``), and only once per generation (every edit of a hook file
+        makes a new one; so does a change of the project's skills); the answer is
+        memoised until the store or the generation changes: this runs on every
+        event.  Without a config the files on disk are checked, afresh."""
         if not self.required:
             return _NOT_REQUIRED
-        if generation is None:
+        if config is None:
             return self._verdict(project, None)
         self.store.refresh()
-        key = (project, generation)
+        key = (project, config.generation)
         cached = self._verdicts.get(key)
         if cached is not None and cached[0] == self.store.version:
             return cached[1]
-        verdict = self._verdict(project, generation)
+        verdict = self._verdict(project, config)
         if len(self._verdicts) > 4096:
             self._verdicts.clear()
         self._verdicts[key] = (self.store.version, verdict)
         return verdict
 
-    def _verdict(self, project: str, generation: int | None) -> Verdict:
+    def _verdict(self, project: str, config: HookConfig | None) -> Verdict:
         entry = self.store.lookup(project)
         if entry is None:
             return Verdict(False, f"{canonical(project)} is not trusted (hookctl trust DIR)")
         if entry.pinned:
+            generation = config.generation if config is not None else None
             key = (entry.path, entry.fingerprint, generation)
-            if generation is None or self._pins.get(entry.path, (None, None))[0] != key:
-                self._pins[entry.path] = (key, project_fingerprint(self.layout, entry.path)[0])
-            current = self._pins[entry.path][1]
-            if current != entry.fingerprint:
+            if config is None or self._pins.get(entry.path, (None, None))[0] != key:
+                loaded = dict(config.project_digests) if config is not None else None
+                current = project_fingerprint(self.layout, entry.path, loaded)[0]
+                self._pins[entry.path] = (key, current)
+            if self._pins[entry.path][1] != entry.fingerprint:
                 return Verdict(
                     False,
                     f"the hook files of {entry.path} changed since they were trusted "
@@ -393,7 +409,7 @@ class TrustGate:
 
     def apply(self, config: HookConfig, project: str) -> HookConfig:
         """``config`` without the project's hooks and settings when ``project`` is untrusted."""
-        verdict = self.verdict(project, config.generation)
+        verdict = self.verdict(project, config)
         if verdict.trusted:
             return config
         cached = self._cache.get(project)

@@ -444,3 +444,34 @@ def test_hookctl_trust_names_hook_files_that_lead_outside(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert f".claude/hooks.json -> {away} leads outside {project}" in done.stderr
     assert "hookctl trust --pin would notice" in done.stderr
+
+
+async def test_a_pin_is_checked_against_the_bytes_that_run(daemon_factory: Any) -> None:
+    """A file swapped after a reload and swapped back before the next event: the generation
+    holds the swapped-in bytes, and those are what the pin is checked against, not the
+    disk's (no watcher here, so nothing reloads behind the test's back)."""
+    handle = await daemon_factory(require_trust=True, watch=False)
+    project = handle.project("repo")
+    hooks = project / ".claude" / "hooks.json"
+    reviewed = _content(KINDS[0], "RUN_REVIEWED", project / "ran")
+    hooks.write_text(reviewed)
+    handle.daemon.reload()
+    hookctl(handle, "trust", "--pin", str(project), "--state-dir", state(handle))
+    assert await trio.to_thread.run_sync(_fire, handle.socket, project, "a", False) == [
+        "RUN_REVIEWED"
+    ]
+    hooks.write_text(_content(KINDS[0], "RUN_SWAPPED", project / "ran"))
+    handle.daemon.reload()
+    hooks.write_text(reviewed)  # back before any event asked
+    assert await trio.to_thread.run_sync(_fire, handle.socket, project, "b", False) == []
+    # A plugin added and removed again the same way.
+    handle.daemon.reload()
+    assert await trio.to_thread.run_sync(_fire, handle.socket, project, "c", False) == [
+        "RUN_REVIEWED"
+    ]
+    plugin = project / ".claude" / "plugins" / "p" / "hooks.json"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(_content(KINDS[4], "RUN_PLUGIN", project / "ran"))
+    handle.daemon.reload()
+    plugin.unlink()
+    assert await trio.to_thread.run_sync(_fire, handle.socket, project, "d", False) == []
