@@ -21,6 +21,7 @@ It never touches a socket: what goes back to whom is the front door's job.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -312,15 +313,17 @@ class EventPipeline:
             log.debug("skill without a SKILL.md here", skill=name, project=session.project)
             return
         path = found.path
+        loaded, groups = load_skill(path)
         if found.in_project:
             # Decided on where it was found: a symlinked skill directory or SKILL.md that
-            # leads out of the project is still the project's.  No generation: a pinned
-            # project's fingerprint (which covers its skills) is computed afresh.
-            verdict = self.trust.verdict(session.project)
+            # leads out of the project is still the project's.  A pinned project's
+            # fingerprint (which covers its skills) is computed afresh, with the bytes
+            # just read standing for this skill's file: what is checked is what runs.
+            read = {os.path.relpath(path, session.project): loaded.digest}
+            verdict = self.trust.verdict(session.project, read=read)
             if not verdict.trusted:
                 log.warning("skill hooks held back", skill=name, reason=verdict.reason)
                 return
-        loaded, groups = load_skill(path)
         if loaded.errors:
             log.warning(
                 "skill hooks not applied", skill=name, errors=[str(e) for e in loaded.errors]

@@ -363,7 +363,13 @@ class TrustGate:
         self._globals: tuple[int, HookConfig] | None = None
         self._verdicts: dict[tuple[str, int], tuple[int, Verdict]] = {}
 
-    def verdict(self, project: str, config: HookConfig | None = None) -> Verdict:
+    def verdict(
+        self,
+        project: str,
+        config: HookConfig | None = None,
+        *,
+        read: Mapping[str, str | None] | None = None,
+    ) -> Verdict:
         """Is ``project`` trusted?
 
         ``config``: the generation the caller is about to run.  A pinned project is
@@ -371,23 +377,28 @@ class TrustGate:
         ``project_digests``), and only once per generation (every edit of a hook file
         makes a new one; so does a change of the project's skills); the answer is
         memoised until the store or the generation changes: this runs on every
-        event.  Without a config the files on disk are checked, afresh."""
+        event.  Without a config the files on disk are checked, afresh, but for the
+        ones in ``read``: the digests (``LoadedSource.digest``, by path relative to
+        the project) of files the caller read and is about to use — an invoked
+        skill's ``SKILL.md``."""
         if not self.required:
             return _NOT_REQUIRED
         if config is None:
-            return self._verdict(project, None)
+            return self._verdict(project, None, read)
         self.store.refresh()
         key = (project, config.generation)
         cached = self._verdicts.get(key)
         if cached is not None and cached[0] == self.store.version:
             return cached[1]
-        verdict = self._verdict(project, config)
+        verdict = self._verdict(project, config, None)
         if len(self._verdicts) > 4096:
             self._verdicts.clear()
         self._verdicts[key] = (self.store.version, verdict)
         return verdict
 
-    def _verdict(self, project: str, config: HookConfig | None) -> Verdict:
+    def _verdict(
+        self, project: str, config: HookConfig | None, read: Mapping[str, str | None] | None
+    ) -> Verdict:
         entry = self.store.lookup(project)
         if entry is None:
             return Verdict(False, f"{canonical(project)} is not trusted (hookctl trust DIR)")
@@ -395,7 +406,7 @@ class TrustGate:
             generation = config.generation if config is not None else None
             key = (entry.path, entry.fingerprint, generation)
             if config is None or self._pins.get(entry.path, (None, None))[0] != key:
-                loaded = dict(config.project_digests) if config is not None else None
+                loaded = dict(config.project_digests) if config is not None else read
                 current = project_fingerprint(self.layout, entry.path, loaded)[0]
                 self._pins[entry.path] = (key, current)
             if self._pins[entry.path][1] != entry.fingerprint:
