@@ -47,7 +47,7 @@ import structlog
 
 from hookd.config.files import read_source_file
 from hookd.config.loader import build_config, load_source
-from hookd.config.model import GroupSpec, HookConfig, HookSpec, Scope
+from hookd.config.model import GroupSpec, HookConfig, HookSpec
 from hookd.config.sources import SourceLayout
 
 __all__ = [
@@ -62,9 +62,6 @@ __all__ = [
 
 log = structlog.get_logger("hookd.trust")
 
-TRUSTED_SCOPES = frozenset({Scope.PROJECT, Scope.LOCAL, Scope.PLUGIN})
-"""Scopes whose files may live in a repository (and then need trust)."""
-
 
 class TrustEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     path: str
@@ -72,9 +69,10 @@ class TrustEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     trusted_at: float
     pinned: bool = False
     fingerprint: str | None = None
-    """Pinned entries: sha256 over the project's hook files at trust time."""
+    """Pinned entries: :func:`project_fingerprint` at trust time."""
     files: list[str] = msgspec.field(default_factory=list)
-    """Pinned entries: the files the fingerprint covers (relative to ``path``)."""
+    """Pinned entries: the files present that the fingerprint covers (relative to ``path``;
+    ``name -> target`` for one reached through a symlink)."""
 
 
 class _TrustFile(msgspec.Struct, kw_only=True):
