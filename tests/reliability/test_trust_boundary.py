@@ -475,3 +475,26 @@ async def test_a_pin_is_checked_against_the_bytes_that_run(daemon_factory: Any) 
     handle.daemon.reload()
     plugin.unlink()
     assert await trio.to_thread.run_sync(_fire, handle.socket, project, "d", False) == []
+
+
+async def test_the_project_is_claude_project_dir_and_its_links_are_its_own(
+    daemon_factory: Any,
+) -> None:
+    """The agent's ``CLAUDE_PROJECT_DIR`` names the project (the cwd may be anywhere, even a
+    trusted directory); its ``.claude`` linked to that trusted directory is still its own."""
+    handle = await daemon_factory(require_trust=True)
+    trusted = handle.project("trusted")
+    (trusted / ".claude" / "hooks.json").write_text(_content(KINDS[0], "T", handle.root / "t"))
+    repo = handle.root / "repo"
+    repo.mkdir()
+    (repo / ".claude").symlink_to(trusted / ".claude")
+    hookctl(handle, "trust", str(trusted), "--state-dir", state(handle))
+    pipeline = handle.daemon.pipeline
+
+    def prepare(cwd: Path, project: Path, session: str) -> tuple[int, int]:
+        raw = event(cwd=str(cwd), session_id=session)
+        prepared = pipeline.prepare("PreToolUse", raw, env={"CLAUDE_PROJECT_DIR": str(project)})
+        return len(prepared.plan.hooks), prepared.held_back
+
+    assert prepare(trusted, repo, "a") == (0, 1)
+    assert prepare(repo, trusted, "b") == (1, 0)  # the trusted project, from any cwd
