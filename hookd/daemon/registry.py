@@ -67,7 +67,15 @@ class _Project:
     skills: tuple[tuple[str, ...], ...] = ()
     """:func:`_skills_stamp` when last read: a changed skill makes a new generation, so a
     pinned trust (whose fingerprint covers skills) is checked again at once."""
+    behind_links: frozenset[Path] = frozenset()
+    """Where the source files a symlink leads to really are, as of the last read: watched
+    too (an edit there is an edit of the project's file).  Kept here, not worked out on
+    every ``watch_paths`` (the watcher asks twice a second)."""
     last_used: float = field(default_factory=time.monotonic)
+
+    def read_links(self) -> None:
+        real = {Path(os.path.realpath(spec.path)) for spec in self.specs}
+        self.behind_links = frozenset(real - {spec.path for spec in self.specs})
 
 
 def _skills_stamp(layout: SourceLayout, project: str) -> tuple[tuple[str, ...], ...]:
@@ -111,6 +119,7 @@ class ConfigRegistry:
             entry = _Project(
                 self.layout.project_sources(project), _skills_stamp(self.layout, project)
             )
+            entry.read_links()
             self._projects[project] = entry
             for spec in entry.specs:
                 self._refresh_file(spec)
@@ -135,11 +144,8 @@ class ConfigRegistry:
             if "{project}" not in p:
                 paths.add(Path(p).expanduser())
         for project, entry in self._projects.items():
-            for spec in entry.specs:
-                paths.add(spec.path)
-                real = Path(os.path.realpath(spec.path))
-                if real != spec.path:
-                    paths.add(real)
+            paths.update(s.path for s in entry.specs)
+            paths.update(entry.behind_links)
             for p in (*self.layout.plugin_dirs, *self.layout.skill_dirs):
                 if "{project}" in p:
                     paths.add(Path(p.replace("{project}", project)).expanduser())
@@ -181,6 +187,7 @@ class ConfigRegistry:
             changed |= self._refresh_file(spec)
         for project, entry in self._projects.items():
             entry.specs = self.layout.project_sources(project)
+            entry.read_links()
             for spec in entry.specs:
                 wanted.add(spec.path)
                 changed |= self._refresh_file(spec)
