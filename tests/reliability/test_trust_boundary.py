@@ -232,7 +232,7 @@ async def test_a_pin_covers_the_projects_skills(daemon_factory: Any) -> None:
     old.write_text(_content(KINDS[-1], "OLD", project / "old-ran").replace("name: s", "name: old"))
     handle.daemon.reload()
     done = hookctl(handle, "trust", "--pin", str(project), "--state-dir", state(handle))
-    assert done.returncode == 0 and ".claude/skills/old/SKILL.md" in done.stdout, done.stdout
+    assert done.returncode == 0, done.stderr
     sessions = iter(range(1000))
 
     def invoke(name: str | None) -> list[str]:
@@ -265,7 +265,8 @@ async def test_a_pin_covers_the_projects_skills(daemon_factory: Any) -> None:
     listing = hookctl(handle, "trust", "--list", "--state-dir", state(handle))
     assert "changed since they were trusted" in listing.stdout
     done = hookctl(handle, "trust", "--pin", str(project), "--state-dir", state(handle))
-    assert ".claude/skills/new/SKILL.md" in done.stdout
+    assert ".claude/skills/new/SKILL.md" in done.stdout  # the pin lists what it covers
+    assert ".claude/skills/old/SKILL.md" in done.stdout
     assert await trio.to_thread.run_sync(invoke, "new") == ["HOOKS", "NEW"]
     # An edited skill needs re-trust too.
     new.write_text(new.read_text().replace("NEW", "MOD"))
