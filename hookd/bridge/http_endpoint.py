@@ -666,10 +666,7 @@ class _Wire:
                 if idle_deadline == math.inf:
                     data = await self.receive()
                 else:
-                    with trio.move_on_at(idle_deadline) as idle:
-                        data = await self.receive()
-                    if idle.cancelled_caught:
-                        _log_silent(self.limits)
+                    data = await self._receive_pending(idle_deadline)
                 if not data:
                     return None, b""
                 if data[:1] in (b"\r", b"\n"):
@@ -739,6 +736,10 @@ class _Wire:
         at the cap.  Raises :class:`_HttpError` for anything hookd will not serve."""
         target = request.target.decode("latin-1").split("?", 1)[0]
         if target == "/health" and request.method in (b"GET", b"HEAD"):
+            if not self.trusted and _has_body(request):
+                # The one request served without the token: its body would be read
+                # into memory for nothing, by up to http_max_unauthenticated peers.
+                raise _HttpError(413, "a health check without the token carries no body")
             return request
         prefix, _, event = target[1:].partition("/")
         if prefix not in ("hooks", "mod") or not event:
@@ -766,6 +767,23 @@ class _Wire:
         if self.heads is self.first_heads:
             self.heads = self.heads.copy()  # from the second request on: its own
         return parsed
+
+    async def _receive_pending(self, deadline: float) -> bytes:
+        """:meth:`receive` for a connection that has not shown the token: by ``deadline``,
+        else ``b""`` (closed without an answer).  A new connection's request is nearly
+        always here already: that first read is tried before any cancel scope is made."""
+        if self.fresh:
+            self.fresh = False
+            try:
+                return os.read(self.fd, 65536)
+            except BlockingIOError:
+                pass
+            except OSError as exc:  # reset by the client
+                raise trio.BrokenResourceError(f"http client: {exc}") from exc
+        with trio.move_on_at(deadline):
+            return await self.receive()
+        _log_silent(self.limits)
+        return b""
 
     async def _receive_by(self, deadline: float, setting: str) -> bytes:
         with trio.move_on_at(deadline):
@@ -916,6 +934,13 @@ def _content_length(request: h11.Request | _Request) -> int | None:
         if name == b"content-length":
             return int(value)
     return None
+
+
+def _has_body(request: _Request) -> bool:
+    for name, value in request.headers:
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip(b"0")):
+            return True
+    return False
 
 
 def _header(request: _Request, name: bytes) -> bytes | None:

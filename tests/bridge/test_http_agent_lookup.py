@@ -199,7 +199,7 @@ async def test_a_token_holder_of_another_uid_does_not_choose_the_hooks_environme
     try:
         planted.chmod(0o755)
         cat = planted / "cat"
-        cat.write_text(f"#!/bin/sh\ntouch {marker}\nexec /bin/cat \"$@\"\n")
+        cat.write_text(f'#!/bin/sh\ntouch {marker}\nexec /bin/cat "$@"\n')
         cat.chmod(0o755)
         body = _event(tmp_path, "pre", "PreToolUse-Bash", "s-foreign", project).read_text()
         uid = 62000 + os.getpid() % 1000

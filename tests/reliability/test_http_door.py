@@ -167,3 +167,16 @@ async def test_an_error_answer_closes_the_connection(daemon_factory: Any) -> Non
     assert response.startswith(b"HTTP/1.1 401 "), response[:300]
     assert response.count(b"HTTP/1.1 ") == 1, response
     assert b"connection: close" in response.lower()
+
+
+async def test_a_health_check_without_the_token_cannot_make_hookd_buffer_a_body(
+    daemon_factory: Any,
+) -> None:
+    """The one request served without the token is refused at its head when it announces
+    a body: 32 pending connections of 16 MiB each would otherwise be half a gigabyte."""
+    handle = await daemon_factory(http_port=0)
+    port = handle.daemon.http_port
+    head = b"GET /health HTTP/1.1\r\nhost: x\r\ncontent-length: 16000000\r\n\r\n"
+    response = await _in_thread(exchange, port, head)
+    assert response.startswith(b"HTTP/1.1 413 "), response[:300]
+    assert b"without the token" in response
