@@ -651,7 +651,6 @@ class _Wire:
             return await _read_request(
                 self.stream, self.h11, self.limits, idle_deadline=idle_deadline, wire=self
             )
-        closed = False
         if self.buffer.startswith((b"\r\n", b"\n")):
             # Empty lines between requests are to be ignored (RFC 9112 §2.2): a
             # client that ends a body with an extra CRLF is not starting a request.
@@ -675,6 +674,12 @@ class _Wire:
             if whole is not None:
                 return whole
             self.buffer += data
+        return await self._read_buffered(idle_deadline)
+
+    async def _read_buffered(self, idle_deadline: float) -> tuple[_Request | None, bytes]:
+        """The general path: a request that did not arrive whole in one read, read
+        through the buffer (or handed to h11 when it is not the simple shape)."""
+        closed = False
         deadline, setting = _head_deadline(self.limits, idle_deadline)
         while True:
             end = self.buffer.find(b"\r\n\r\n")
