@@ -826,7 +826,23 @@ class _Wire:
             await self.stream.send_all(data[sent:])
 
     async def send_error(self, status: int, message: str) -> None:
-        await _send_error(self.stream, self.h11, status, message)
+        """The error answer; logged as a warning for a trusted connection, and for one
+        without the token only as a count, the first and every thousandth logged: a
+        peer without the token must not be able to write the log without end."""
+        if self.trusted or self.admission is None or status == 503:  # 503: had the token
+            await _send_error(self.stream, self.h11, status, message)
+            return
+        counters = self.admission.counters
+        counters["http_refused_unauthenticated"] += 1
+        refused = counters["http_refused_unauthenticated"]
+        if refused == 1 or refused % 1000 == 0:
+            log.warning(
+                "http request without the token refused",
+                status=status,
+                reason=message,
+                refused_so_far=refused,
+            )
+        await _send_error(self.stream, self.h11, status, message, quiet=True)
 
     def next_cycle(self) -> bool:
         """Ready for the connection's next request (False: close it)."""
@@ -1111,15 +1127,21 @@ async def _linger(stream: trio.SocketStream, seconds: float = 1.0) -> None:
 
 
 async def _send_error(
-    stream: trio.SocketStream, conn: h11.Connection | None, status: int, message: str
+    stream: trio.SocketStream,
+    conn: h11.Connection | None,
+    status: int,
+    message: str,
+    quiet: bool = False,
 ) -> None:
     """Answer a request that could not be served, then the caller closes the connection.
 
     After a protocol error h11 may refuse to produce a response (its state
     machine is in ERROR); the few bytes of a ``connection: close`` response
     are then written by hand, so the client still learns what was wrong.
+    ``quiet``: the caller logged it (or counted it) already.
     """
-    log.warning("http hook request refused", status=status, reason=message)
+    if not quiet:
+        log.warning("http hook request refused", status=status, reason=message)
     payload = _error_body(message)
     headers = [
         ("content-type", "application/json"),

@@ -180,3 +180,19 @@ async def test_a_health_check_without_the_token_cannot_make_hookd_buffer_a_body(
     response = await _in_thread(exchange, port, head)
     assert response.startswith(b"HTTP/1.1 413 "), response[:300]
     assert b"without the token" in response
+
+
+async def test_requests_without_the_token_cannot_fill_the_log(
+    daemon_factory: Any, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Each refusal of a request without the token is counted (``hookctl status``:
+    ``http_refused_unauthenticated``); only the first and every thousandth is logged."""
+    handle = await daemon_factory(http_port=0)
+    port = handle.daemon.http_port
+    request = hook_request(None, event(session_id="s-log"))
+    for _ in range(50):
+        assert (await _in_thread(exchange, port, request)).startswith(b"HTTP/1.1 401 ")
+    assert handle.daemon.activity.counters["http_refused_unauthenticated"] == 50
+    logged = capfd.readouterr().err
+    assert logged.count("request without the token refused") == 1, logged
+    assert "http hook request refused" not in logged
