@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 from collections import Counter
 from collections.abc import Callable
 
@@ -124,7 +125,7 @@ class DoorAdmission:
     def _ask_uid(self, conn: socket.socket) -> int | None:
         try:
             return self._uid_of(conn)
-        except OSError as exc:
+        except (OSError, struct.error) as exc:  # gone, or a reply netlink should not give
             log.debug("http peer uid unknown", error=str(exc))
             return None
 
