@@ -16,7 +16,13 @@ Security: the TCP listener only binds loopback addresses, and every request
 there must carry the token from :func:`load_or_create_token`
 (``Authorization: Bearer`` or ``X-Hookd-Token``), compared in constant time.
 Without it, any local process — or a web page doing DNS rebinding — could run
-the user's hooks with input of its choosing.
+the user's hooks with input of its choosing.  It is checked at each request's
+head, before the body is read.  Until one of its requests shows it, a
+connection is *pending*: one of a small pool where a newcomer evicts the
+oldest, with a deadline for its request head, never counted against
+``http_max_connections`` (:mod:`hookd.bridge.http_admission`) — so another
+local user, without the token, cannot take the door away (issue 28).  Every
+error answer closes its connection.
 
 The same app is also served on a Unix socket (:func:`start_http_socket_endpoint`,
 ``http.sock`` beside the daemon's socket): the door of the Claude Code mod,
@@ -39,8 +45,11 @@ most of the traffic, costs no search at all.
 
 Which environment its hooks get: the agent's, as natively — read from the
 peer's ``/proc/<pid>/environ`` in the same search, with the variables Claude
-Code adds for its hook subprocesses (:mod:`hookd.bridge.agent_env`), never the
-daemon's own (a service manager's plain ``PATH``).
+Code adds for its hook subprocesses (:mod:`hookd.bridge.agent_env`), rather
+than the daemon's own (a service manager's plain ``PATH``) — but only from a
+peer process of the daemon's own uid, pinned against pid reuse
+(:func:`hookd.agent_process.own_process`); another user's process, token or
+not, gets the daemon's environment.
 """
 
 from __future__ import annotations
