@@ -170,7 +170,8 @@ def _status_breakers(st: dict[str, Any]) -> list[str]:
     rows = [
         [
             b["hook"],
-            "paused" if b.get("paused") else "failing",
+            b.get("session") or "-",
+            ("paused, blocks" if b.get("blocks") else "paused") if b.get("paused") else "failing",
             str(b["failures"]),
             f"{b['resumes_in']:g}s" if b.get("resumes_in") is not None else "-",
             (b.get("last_error") or "-")[:80],
@@ -180,7 +181,7 @@ def _status_breakers(st: dict[str, Any]) -> list[str]:
     out = [
         "",
         f"circuit breaker ({paused} paused, {len(breakers) - paused} failing):",
-        _table(rows, ["hook", "state", "failures", "resumes in", "last error"]),
+        _table(rows, ["hook", "session", "state", "failures", "resumes in", "last error"]),
     ]
     if paused:
         out.append("  (hookctl reset [HOOK] runs a paused hook again now)")
