@@ -385,6 +385,8 @@ class EventPipeline:
         session, event_name = prepared.session, prepared.event.name
         if prepared.agent_spec is not None:
             result = degrade(result, prepared.agent_spec)
+        for held in prepared.plan.held:  # paused fail-closed hooks: the blocks that stood in
+            self.audit.run(prepared.audit, held.hook, held)
         self.audit.event(prepared.audit, result, prepared.held_back)
         if deliver_async:
             self.async_delivery.attach(result, session.session_id)

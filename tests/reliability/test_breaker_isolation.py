@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sys
-import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 import trio
 
+from hookd.daemon.audit import AuditRun, read_records
 from hookd_client.client import Client
 from reliability.helpers import DATA, ROOT
 
@@ -84,19 +85,23 @@ class Contained:
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "client")]),
         }
         env.pop("HOOKD_SOCKET", None)
-        log = open(self.root / "daemon.log", "wb")  # noqa: SIM115 (the child writes it)
+        log = os.open(self.root / "daemon.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
 
         async def run(task_status: trio.TaskStatus[trio.Process]) -> None:
-            await trio.run_process(
-                argv,
-                check=False,
-                preexec_fn=enter_cgroup,
-                env=env,
-                stderr=log,
-                task_status=task_status,
-            )
+            try:
+                await trio.run_process(
+                    argv,
+                    check=False,
+                    preexec_fn=enter_cgroup,
+                    env=env,
+                    stderr=log,
+                    task_status=task_status,
+                )
+            finally:
+                os.close(log)
 
-        return await nursery.start(run)
+        process: trio.Process = await nursery.start(run)
+        return process
 
     def tasks(self) -> int:
         return int((self.cgroup / "pids.current").read_text())
@@ -224,5 +229,8 @@ async def test_a_fork_bomb_in_one_session_does_not_switch_off_anothers_guard(
         status = await trio.to_thread.run_sync(client.status)
         assert [b for b in status["breakers"] if b["paused"]] == []
         assert status["counters"]["daemon_faults"] >= 8
+        records = read_records(world.root / "state" / "audit").records
+        faults = [r for r in records if isinstance(r, AuditRun) and r.daemon_fault]
+        assert len(faults) >= 8 and all(r.session_id == "B" for r in faults)
         client.close()
         daemon.send_signal(signal.SIGTERM)
