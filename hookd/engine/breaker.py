@@ -12,7 +12,11 @@ failed* (``onFailure: "block"``, which sets ``error``).  A hook that blocks
 by design (exit 2, ``decision: "block"``) is doing its job and resets the
 count, as does any success.  A run the daemon could not start for want of
 processes, memory or descriptors (``HookRun.daemon_fault``) neither counts
-nor resets: it says nothing about the hook.
+nor resets: it says nothing about the hook.  Nor does any failure while the
+daemon is *short of resources* — from such a run until ``cooldown`` seconds
+after the last one: a hook that did start then may fail for the same reason
+(its shell cannot fork its pipeline, it is starved), and the daemon cannot
+tell that from the hook's own fault.
 
 **One breaker per hook and session** (issue 28): a count is kept per
 (session, hook definition), never shared between sessions.  With one breaker
@@ -113,10 +117,17 @@ class CircuitBreaker:
         self.cooldown = cooldown
         self.clock = clock
         self._entries: dict[str, _Entry] = {}
+        self._short_until = float("-inf")
+        """Failures are not counted before this time: the daemon was short of resources."""
 
     @property
     def enabled(self) -> bool:
         return self.threshold > 0
+
+    @property
+    def short_of_resources(self) -> bool:
+        """A run could not start for want of resources within the last ``cooldown`` seconds."""
+        return self.clock() < self._short_until
 
     def paused(self, key: str) -> Pause | None:
         """Why the hook is paused now (and whether it blocks meanwhile), or None when it may run."""
@@ -149,12 +160,17 @@ class CircuitBreaker:
 
     def record(self, spec: HookSpec, session_id: str, run: HookRun) -> str | None:
         """Count one finished run; returns ``"paused"`` when this run paused the hook."""
-        if not self.enabled or run.is_async or run.daemon_fault:
+        if not self.enabled or run.is_async:
+            return None
+        if run.daemon_fault:
+            self._short_until = self.clock() + self.cooldown
             return None
         key = breaker_key(spec, session_id)
         if not is_failure(run):
             self._entries.pop(key, None)
             return None
+        if self.clock() < self._short_until:
+            return None  # the daemon is short of resources: not the hook's failure to count
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entries[key] = _Entry(run.hook.name, session_id, spec.hook_id)

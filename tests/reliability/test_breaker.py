@@ -126,13 +126,29 @@ def test_one_sessions_failures_never_pause_the_hook_for_another_session() -> Non
 def test_a_run_the_daemon_could_not_start_neither_counts_nor_resets() -> None:
     breaker = CircuitBreaker(threshold=2, cooldown=60, clock=Clock())
     fault = HookRun(hook=REF, outcome="non_blocking_error", error="EAGAIN", daemon_fault=True)
+    breaker.record(H, "s", run("non_blocking_error", "x"))
     for _ in range(5):
         assert breaker.record(H, "s", fault) is None
-    assert breaker.states() == []
-    breaker.record(H, "s", run("non_blocking_error", "x"))
-    breaker.record(H, "s", fault)
     [state] = breaker.states()
-    assert state.failures == 1
+    assert state.failures == 1 and not state.paused
+
+
+def test_no_failure_counts_while_the_daemon_is_short_of_resources() -> None:
+    """A hook that did start while another could not (a shell that cannot fork its
+    pipeline) fails for the daemon's reason: nothing counts until a cooldown after
+    the last run the daemon could not start."""
+    clock = Clock()
+    breaker = CircuitBreaker(threshold=2, cooldown=60, clock=clock)
+    fault = HookRun(hook=REF, outcome="non_blocking_error", error="EAGAIN", daemon_fault=True)
+    breaker.record(spec("other"), "A", fault)
+    assert breaker.short_of_resources
+    for _ in range(5):
+        assert breaker.record(H, "B", run("non_blocking_error", "sh: Cannot fork")) is None
+    assert breaker.states() == []
+    clock.now = 61
+    assert not breaker.short_of_resources
+    breaker.record(H, "B", run("non_blocking_error", "x"))
+    assert breaker.record(H, "B", run("non_blocking_error", "x")) == "paused"
 
 
 def test_breakers_of_ended_sessions_and_removed_hooks_are_forgotten() -> None:
