@@ -429,7 +429,10 @@ def add_commands(sub: Any) -> None:
     hooks = sub.add_parser("hooks", help="the effective hooks for a directory")
     hooks.add_argument("--cwd", default=".", help="the project directory (default: .)")
     hooks.add_argument(
-        "--session", metavar="ID", help="also that session's own hooks (client and skill hooks)"
+        "--session",
+        metavar="ID",
+        help="also that session's own hooks (client and skill hooks), and what the circuit "
+        "breaker paused in it",
     )
     hooks.add_argument("--json", action="store_true", help=json_help)
     hooks.set_defaults(func=cmd_hooks)
