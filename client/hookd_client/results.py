@@ -56,6 +56,13 @@ class HookRun(msgspec.Struct, kw_only=True, omit_defaults=True):
     is_async: bool = False
     """The hook runs in the background; its result is delivered later."""
     pid: int | None = None
+    daemon_fault: bool = False
+    """The daemon could not start the hook for want of processes, memory or descriptors
+    (EAGAIN, ENOMEM, EMFILE, ENFILE): the daemon's failure, not the hook's, so the
+    circuit breaker does not count it (``error`` says what happened)."""
+    paused: bool = False
+    """The hook did not run: the circuit breaker paused it, and because its failures
+    blocked (fail-closed) this run stands for it with a block (``block_message``)."""
 
 
 class FireResult(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import difflib
 import errno
+import importlib.metadata
 import json
 import os
 import re
@@ -147,11 +148,28 @@ COMPILED_RELAY_NAME = "hookd-relay-c"
 
 
 def compiled_relay() -> str | None:
-    """The compiled relay next to this interpreter (``scripts/build-relay`` puts it in
-    the venv's ``bin``), or None when it was not built (no C compiler): then the
-    installed hooks run the Python relay, which behaves the same, ~10x slower to start."""
-    path = os.path.join(os.path.dirname(sys.executable), COMPILED_RELAY_NAME)
-    return path if os.access(path, os.X_OK) and os.path.isfile(path) else None
+    """The compiled relay: next to this interpreter (a venv's or pipx's ``bin``, where
+    installing hookd and ``scripts/build-relay`` put it), else wherever the hookd
+    distribution installed its script (``pip install --user``: ``~/.local/bin``); None
+    when it was not built (no C compiler): then the installed hooks run the Python
+    relay, which behaves the same, ~10x slower to start."""
+    beside = os.path.join(os.path.dirname(sys.executable), COMPILED_RELAY_NAME)
+    for path in (beside, _installed_script(COMPILED_RELAY_NAME)):
+        if path is not None and os.access(path, os.X_OK) and os.path.isfile(path):
+            return path
+    return None
+
+
+def _installed_script(name: str) -> str | None:
+    """Where the installed hookd distribution put the script ``name`` (its RECORD)."""
+    try:
+        dist = importlib.metadata.distribution("hookd")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for file in dist.files or ():
+        if file.name == name:
+            return os.path.normpath(str(dist.locate_file(file)))
+    return None
 
 
 def relay_bootstrap(relay_file: str) -> str:

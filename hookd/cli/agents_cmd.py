@@ -95,6 +95,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"hookctl agents install {args.agent}: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    plan.notes.extend(claude_cmd.relay_note(args, relay.binary))
     return _finish(plan, args)
 
 

@@ -118,6 +118,19 @@ def _print_json(plan: Plan, written: list[Path], door: DoorCheck | None, *, dry_
     print(json.dumps(data, indent=2))
 
 
+PYTHON_RELAY_NOTE = (
+    "the compiled relay (hookd-relay-c) is not installed — hookd was installed where no C "
+    "compiler was found — so these hooks run the Python relay (~17 ms an event instead of "
+    "~2 ms): install cc, reinstall hookd (from a checkout: scripts/build-relay), install again"
+)
+"""Said by ``install`` when it wires the Python relay only because no compiled one exists."""
+
+
+def relay_note(args: argparse.Namespace, binary: str | None) -> list[str]:
+    """The note for a plan that wires the Python relay though nobody asked for it."""
+    return [PYTHON_RELAY_NOTE] if binary is None and not args.python_relay else []
+
+
 def relay_binary(
     args: argparse.Namespace, command: str = "hookctl claude install"
 ) -> str | Literal[False] | None:
@@ -177,6 +190,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         return 1
     if token_in_env and transport == "http":
         plan.notes.append(f"token file: {token_path()}")
+    plan.notes.extend(relay_note(args, binary))
     if transport == "mod":
         return _finish(plan, args, lambda: check_socket_door(http_socket, args.socket))
     return _finish(plan, args, lambda: check_door(port, args.socket, dry_run=args.dry_run))

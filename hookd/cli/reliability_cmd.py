@@ -353,5 +353,10 @@ def add_commands(sub: Any) -> None:
     replay.set_defaults(func=_guard_settings(cmd_replay))
 
     reset = sub.add_parser("reset", help="resume hooks paused by the circuit breaker")
-    reset.add_argument("hook", nargs="?", help="a key or hook name (substring); default all")
+    reset.add_argument(
+        "hook",
+        nargs="?",
+        help="a substring of a breaker's key (SESSION/hook id) or hook name: a session id "
+        "resets that session's breakers; default all",
+    )
     reset.set_defaults(func=cmd_reset)

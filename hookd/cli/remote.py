@@ -184,7 +184,8 @@ def _status_breakers(st: dict[str, Any]) -> list[str]:
     rows = [
         [
             b["hook"],
-            "paused" if b.get("paused") else "failing",
+            b.get("session") or "-",
+            ("paused, blocks" if b.get("blocks") else "paused") if b.get("paused") else "failing",
             str(b["failures"]),
             f"{b['resumes_in']:g}s" if b.get("resumes_in") is not None else "-",
             (b.get("last_error") or "-")[:80],
@@ -194,7 +195,7 @@ def _status_breakers(st: dict[str, Any]) -> list[str]:
     out = [
         "",
         f"circuit breaker ({paused} paused, {len(breakers) - paused} failing):",
-        _table(rows, ["hook", "state", "failures", "resumes in", "last error"]),
+        _table(rows, ["hook", "session", "state", "failures", "resumes in", "last error"]),
     ]
     if paused:
         out.append("  (hookctl reset [HOOK] runs a paused hook again now)")
@@ -442,7 +443,10 @@ def add_commands(sub: Any) -> None:
     hooks = sub.add_parser("hooks", help="the effective hooks for a directory")
     hooks.add_argument("--cwd", default=".", help="the project directory (default: .)")
     hooks.add_argument(
-        "--session", metavar="ID", help="also that session's own hooks (client and skill hooks)"
+        "--session",
+        metavar="ID",
+        help="also that session's own hooks (client and skill hooks), and what the circuit "
+        "breaker paused in it",
     )
     hooks.add_argument("--json", action="store_true", help=json_help)
     hooks.set_defaults(func=cmd_hooks)

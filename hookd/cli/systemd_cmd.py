@@ -1,6 +1,7 @@
 """``hookctl systemd install | uninstall``: hookd as a socket-activated user service.
 
-The units (``hookd/units/``) are templates: ``install`` fills in how *this*
+The units (``systemd/`` in a checkout, shipped in the wheel as ``hookd/units/``) are
+templates: ``install`` fills in how *this*
 hookd is started — ``<this interpreter> -m hookd``, so the unit works for a
 venv, a pipx install or ``pip install --user`` alike, with no assumption about
 ``~/.local/bin`` — and where its documentation is, then writes them to
@@ -23,7 +24,7 @@ from typing import Any
 
 from hookd.safe_files import write_atomically
 
-__all__ = ["add_systemd_command", "render_unit", "unit_dir"]
+__all__ = ["add_systemd_command", "render_unit", "unit_dir", "unit_template"]
 
 UNITS = ("hookd.socket", "hookd.service")
 _ENABLE = "systemctl --user daemon-reload && systemctl --user enable --now hookd.socket"
@@ -41,8 +42,18 @@ def _documentation() -> str:
     return f"Documentation=file://{readme}\n" if readme.is_file() else ""
 
 
+def unit_template(name: str) -> str:
+    """The template of unit ``name``: the wheel's ``hookd/units/``, else the checkout's
+    ``systemd/`` (an editable install reads the sources in place)."""
+    shipped = resources.files("hookd").joinpath("units", name)
+    if shipped.is_file():
+        return shipped.read_text(encoding="utf-8")
+    checkout = Path(__file__).resolve().parents[2] / "systemd" / name
+    return checkout.read_text(encoding="utf-8")
+
+
 def render_unit(name: str) -> str:
-    template = resources.files("hookd").joinpath("units", name).read_text(encoding="utf-8")
+    template = unit_template(name)
     exec_start = f"{shlex.quote(sys.executable)} -m hookd"
     return template.replace("@EXEC_START@", exec_start).replace("@DOCUMENTATION@", _documentation())
 

@@ -95,6 +95,10 @@ class AuditRun(msgspec.Struct, kw_only=True, omit_defaults=True, tag="run", tag_
     error: str | None = None
     truncated: bool = False
     pid: int | None = None
+    daemon_fault: bool = False
+    """The daemon could not start the hook (out of processes, memory or descriptors)."""
+    paused: bool = False
+    """Not run: paused by the circuit breaker, and fail-closed, so a block stood for it."""
 
 
 class AuditEvent(msgspec.Struct, kw_only=True, omit_defaults=True, tag="event", tag_field="kind"):
@@ -309,6 +313,7 @@ class AuditLog:
             record.updated_input_diff = json_diff(tool_input, specific.updatedInput, "$.tool_input")
         record.kill_reason = _kill_reason(run)
         record.error, record.truncated = run.error, run.truncated
+        record.daemon_fault, record.paused = run.daemon_fault, run.paused
         line = _encoder.encode(record) + b"\n"
         if audit.pending is None:
             self._append(line)

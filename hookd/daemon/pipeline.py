@@ -403,6 +403,8 @@ class EventPipeline:
         session, event_name = prepared.session, prepared.event.name
         if prepared.agent_spec is not None:
             result = degrade(result, prepared.agent_spec)
+        for held in prepared.plan.held:  # paused fail-closed hooks: the blocks that stood in
+            self.audit.run(prepared.audit, held.hook, held)
         self.audit.event(prepared.audit, result, prepared.held_back)
         if deliver_async:
             self.async_delivery.attach(result, session.session_id)
@@ -463,12 +465,28 @@ class EventPipeline:
     def _account(
         self, invocation: Invocation, session_id: str, ref: HookRef, run: HookRun, audit: EventAudit
     ) -> None:
-        """Feed one finished run to the circuit breaker and the audit log."""
-        key = breaker_key(invocation.spec, session_id)
+        """Feed one finished run to the circuit breaker and the audit log.
+
+        A run the daemon could not start for want of resources is not counted
+        (:attr:`HookRun.daemon_fault`), but counted apart and logged: it is the
+        daemon's trouble, whoever caused it."""
         self.audit.run(audit, ref, run)
-        if self.breaker.record(key, ref.name, run) == "paused":
+        if run.daemon_fault:
+            self.activity.counters["daemon_faults"] += 1
             log.warning(
-                "hook paused by the circuit breaker", hook=ref.name, key=key, error=run.error
+                "the daemon could not start a hook",
+                hook=ref.name,
+                session=session_id,
+                error=run.error,
+            )
+        if self.breaker.record(invocation.spec, session_id, run) == "paused":
+            key = breaker_key(invocation.spec, session_id)
+            log.warning(
+                "hook paused by the circuit breaker",
+                hook=ref.name,
+                key=key,
+                session=session_id,
+                error=run.error,
             )
             self.activity.counters["breaker_paused"] += 1
             self.audit.flush(audit)  # the run that tripped it goes first
@@ -479,13 +497,15 @@ class EventPipeline:
         (policy and user hooks included) and every live session's own hooks.  Called
         when a reload or a session's end may have removed some."""
         live: set[str] = set()
+        sessions: set[str] = set()
         for project in self.registry.projects():
             config = self.registry.config_for(project, use=False)
             live.update(spec.hook_id for spec in config.all_hooks())
         for session in self.sessions.all():
+            sessions.add(session.session_id)
             for group in session.extra_groups():
-                live.update(breaker_key(spec, session.session_id) for spec in group.hooks)
-        dropped = self.breaker.retain(live)
+                live.update(spec.hook_id for spec in group.hooks)
+        dropped = self.breaker.retain(live, sessions)
         if dropped:
             log.info("breakers of removed hooks forgotten", count=len(dropped))
 

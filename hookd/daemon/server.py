@@ -131,7 +131,7 @@ class Daemon:
 
     def _assemble(self, handlers: Handlers) -> Dispatcher:
         """The engine, the event pipeline and the request families, each given what it uses."""
-        engine = Engine(handlers.table, self.engine_settings, gate=self.breaker.skip_reason)
+        engine = Engine(handlers.table, self.engine_settings, gate=self.breaker.pause)
         self.pipeline = EventPipeline(
             engine=engine,
             sessions=self.sessions,

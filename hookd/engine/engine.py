@@ -30,9 +30,17 @@ from hookd.config.model import GroupSpec, HookConfig, HookSpec
 from hookd.config.schema import AgentHandler, CommandHandler, Handler, PromptHandler
 from hookd.config.timeouts import hook_timeout
 from hookd.engine.aggregate import aggregate
-from hookd.engine.interpret import interpret
+from hookd.engine.breaker import Pause
+from hookd.engine.interpret import interpret, paused_run
 from hookd.engine.selection import IndexedGroup, index_for, indexed_group
-from hookd.handlers.base import HandlerFn, HandlerResult, HttpPolicy, Invocation, RunAdopter
+from hookd.handlers.base import (
+    HandlerFn,
+    HandlerResult,
+    HttpPolicy,
+    Invocation,
+    RunAdopter,
+    failed_with,
+)
 from hookd.logging import debug_enabled
 from hookd.safe_names import file_name_for
 from hookd_client.events import DecodedEvent, matcher_query
@@ -51,8 +59,8 @@ log = structlog.get_logger("hookd.engine")
 
 ProgressFn = Callable[[str, HookRef, HookRun | None, Invocation], None]
 """Called with ``"started"`` (run is None) and ``"finished"`` for every hook run."""
-Gate = Callable[[HookSpec, str], str | None]
-"""Asked per selected hook and session id: a reason to skip it (circuit breaker), or None."""
+Gate = Callable[[HookSpec, str], Pause | None]
+"""Asked per selected hook and session id: the hook's pause (circuit breaker), or None."""
 
 
 @dataclass
@@ -89,10 +97,14 @@ class EngineSettings:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """The hooks one event will run (``units``) and the paused ones it skips."""
+    """The hooks one event will run (``units``) and the paused ones it does not run."""
 
     units: list[_Unit]
     skipped: list[str]
+    """Why each paused hook did not run (the event's ``errors``)."""
+    held: list[HookRun] = field(default_factory=list)
+    """The blocks that stand for paused hooks which fail closed
+    (:func:`hookd.engine.interpret.paused_run`): a pause never turns a block into an allow."""
 
     @property
     def hooks(self) -> list[HookSpec]:
@@ -200,10 +212,9 @@ class Engine:
     ) -> Plan:
         """What the event will run: the selected units, minus those the gate pauses."""
         units = self.select(config, event, extra_groups, session, matched)
-        skipped: list[str] = []
-        if self.gate is not None:
-            units, skipped = _apply_gate(units, self.gate, event.typed.session_id)
-        return Plan(units, skipped)
+        if self.gate is None:
+            return Plan(units, [])
+        return _apply_gate(units, self.gate, event)
 
     def answer_without_hooks(
         self,
@@ -219,7 +230,8 @@ class Engine:
         an environment copy is what lets the daemon reply to them inline.
         ``cap_stop``: see :meth:`fire`.
         """
-        result = aggregate(event.name, [], [])  # no run: nothing to spill
+        # No run: nothing to spill; a paused fail-closed hook's block is all there is.
+        result = aggregate(event.name, plan.held)
         result.errors.extend(plan.skipped)
         result.generation = config.generation
         if cap_stop and session is not None and event.name in ("Stop", "SubagentStop"):
@@ -252,7 +264,7 @@ class Engine:
             plan = self.plan(config, event, extra_groups, session)
         if not plan.units:
             return self.answer_without_hooks(config, event, plan, session, cap_stop)
-        units, skipped = plan.units, plan.skipped
+        units, skipped, held = plan.units, plan.skipped, plan.held
         # Read-only for every handler (a command hook's runner copies it to add its own).
         base_env: Mapping[str, str] = dict(os.environ) if env is None else env
         project_dir = base_env.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
@@ -340,6 +352,9 @@ class Engine:
 
         done = [r for r in runs if r is not None]
         kept_units = _renumber(index_units, runs)
+        for run in held:  # after the runs, each its own unit
+            kept_units.append([len(done)])
+            done.append(run)
         result = aggregate(event.name, done, kept_units, spill=self._spiller(event))
         result.errors.extend(skipped)
         result.generation = config.generation
@@ -374,7 +389,7 @@ class Engine:
                 raise
             except Exception as exc:  # a handler bug must not take the event down
                 log.exception("handler crashed", hook=ref.name, source=ref.source)
-                result = HandlerResult(exit_code=None, failure=f"handler error: {exc!r}")
+                result = failed_with(f"handler error: {exc!r}", exc)
         duration = (time.perf_counter() - started) * 1000
         run = interpret(spec, inv.event_name, result, duration)
         # The audit log has every run; the daemon's log keeps the runs that went wrong
@@ -499,18 +514,27 @@ def _renumber(units: list[list[int]], runs: list[HookRun | None]) -> list[list[i
     return [[new_index[i] for i in unit if i in new_index] for unit in units]
 
 
-def _apply_gate(units: list[_Unit], gate: Gate, session_id: str) -> tuple[list[_Unit], list[str]]:
-    """Drop the hooks ``gate`` refuses; their reasons become the event's errors."""
+def _apply_gate(units: list[_Unit], gate: Gate, event: DecodedEvent) -> Plan:
+    """Take the hooks ``gate`` pauses out of the plan; their reasons become the event's
+    errors, and a paused hook that fails closed answers with a block (``Plan.held``).
+    In a sequential chain that block ends the chain, as the hook's failure would have."""
     kept: list[_Unit] = []
     skipped: list[str] = []
+    held: list[HookRun] = []
+    session_id = event.typed.session_id
     for unit in units:
         hooks = []
         for spec in unit.hooks:
-            why = gate(spec, session_id)
-            if why is None:
+            pause = gate(spec, session_id)
+            if pause is None:
                 hooks.append(spec)
-            else:
-                skipped.append(f"{spec.ref().name}: {why}")
+                continue
+            skipped.append(f"{spec.ref().name}: {pause.reason}")
+            block = paused_run(spec, event.name, pause.reason, pause.blocks)
+            if block is not None:
+                held.append(block)
+                if unit.sequential:
+                    break  # the first block stops the chain
         if hooks:
             kept.append(_Unit(tuple(hooks), unit.sequential))
-    return kept, skipped
+    return Plan(kept, skipped, held)

@@ -34,6 +34,7 @@ __all__ = [
     "EXIT2_IGNORED_EVENTS",
     "PLAIN_TEXT_CONTEXT_EVENTS",
     "interpret",
+    "paused_run",
     "read_stdout",
 ]
 
@@ -220,6 +221,7 @@ def interpret(spec: HookSpec, event: str, result: HandlerResult, duration_ms: fl
         truncated=result.truncated,
         timed_out=result.timed_out,
         pid=result.pid,
+        daemon_fault=result.daemon_fault,
     )
     reading = _Reading(
         run=run,
@@ -250,6 +252,29 @@ def interpret(spec: HookSpec, event: str, result: HandlerResult, duration_ms: fl
     if exit_code not in (0, None):
         return _exit_other(reading, output, schema_error)
     return _exit_zero(reading, output, schema_error, parsed)
+
+
+def paused_run(spec: HookSpec, event: str, reason: str, blocked: bool) -> HookRun | None:
+    """The answer of a hook the circuit breaker paused: a block when it fails closed
+    here, else None (the hook is skipped and ``reason`` becomes one of the event's errors).
+
+    It fails closed when ``onFailure: "block"`` applies to it on this event (§4.7,
+    :func:`_on_failure_blocks`), or when the failures that paused it blocked
+    (``blocked``: a timed-out PreModelSwitch hook or SDK callback on the events
+    where a callback timeout blocks).  A pause must never turn a guard that fails
+    closed into one that fails open (issue 28: 39 calls blocked, then 317 allowed)."""
+    by_policy = _on_failure_blocks(spec.handler, event) and event not in EXIT2_IGNORED_EVENTS
+    if not (by_policy or blocked):
+        return None
+    why = 'onFailure is "block"' if by_policy else "each of those failures blocked"
+    return HookRun(
+        hook=spec.ref(),
+        outcome="blocking",
+        exit_code=None,
+        error=reason,
+        block_message=f"[{_cmd_label(spec)}]: {reason}; blocking because {why}",
+        paused=True,
+    )
 
 
 def _timed_out(reading: _Reading, spec: HookSpec) -> HookRun:

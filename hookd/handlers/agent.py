@@ -30,7 +30,7 @@ import trio
 
 from hookd.config.matching import glob_regex
 from hookd.config.schema import AgentHandler
-from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.base import HandlerResult, Invocation, failed_with
 from hookd.handlers.messages_api import MessagesApiError, MessagesClient, text_of
 from hookd.handlers.prompt import (
     Verdict,
@@ -234,7 +234,7 @@ class AgentRunner:
             try:
                 verdict, transcript = await self._loop(handler, inv)
             except (MessagesApiError, VerdictError) as exc:
-                return HandlerResult(exit_code=None, failure=str(exc))
+                return failed_with(str(exc), exc)
         if deadline.cancelled_caught:
             return HandlerResult(exit_code=None, timed_out=True)
         if verdict is None:

@@ -9,6 +9,7 @@ read the same way.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -25,7 +26,16 @@ RunAdopter = Callable[["Invocation", "AsyncHandoff"], "str | None"]
 ``{"async": true}``): given the invocation and the still-running process, returns None
 when it adopted it or the reason it refused (the async runner's ``adopt``)."""
 
-__all__ = ["NO_JSON", "HandlerFn", "HandlerResult", "HttpPolicy", "Invocation"]
+__all__ = [
+    "NO_JSON",
+    "RESOURCE_ERRNOS",
+    "HandlerFn",
+    "HandlerResult",
+    "HttpPolicy",
+    "Invocation",
+    "failed_with",
+    "out_of_resources",
+]
 
 NO_JSON: Any = object()
 """Marker: the handler produced text (stdout) rather than an already-decoded answer."""
@@ -99,6 +109,46 @@ class HandlerResult:
     """An answer that is already decoded (python, callback, http JSON body)."""
     pid: int | None = None
     went_async: bool = False
+    daemon_fault: bool = False
+    """The daemon could not start the hook for want of resources (:func:`out_of_resources`):
+    a failure of the daemon's, which the circuit breaker does not hold against the hook."""
+
+
+RESOURCE_ERRNOS = frozenset({errno.EAGAIN, errno.ENOMEM, errno.EMFILE, errno.ENFILE})
+"""What ``fork``/``posix_spawn``/``pipe``/``socket``/``open`` say when the daemon's user is out
+of processes (RLIMIT_NPROC), memory, or descriptors (its own or the system's)."""
+
+
+def out_of_resources(exc: BaseException | None) -> bool:
+    """``exc`` (or an exception it was raised from) says the daemon ran out of resources.
+
+    Such a failure is not the hook's: any session's hooks can exhaust the
+    daemon user's processes or descriptors (a fork bomb), and a breaker that
+    counted it against an unrelated session's guard would switch that guard off
+    (issue 28).  ``threading`` says so in words, not with an errno."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS:
+            return True
+        if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
+def failed_with(why: str, exc: BaseException | None, **fields: Any) -> HandlerResult:
+    """A failed run (``why``, caused by ``exc``): a daemon fault when ``exc`` is resource
+    exhaustion — the hook, or its transport, could not even start."""
+    if out_of_resources(exc):
+        return HandlerResult(
+            exit_code=None,
+            failure=f"{why} (the daemon is out of processes, memory or file descriptors; "
+            "not counted against the hook by the circuit breaker)",
+            daemon_fault=True,
+            **fields,
+        )
+    return HandlerResult(exit_code=None, failure=why, **fields)
 
 
 HandlerFn = Callable[[Any, Invocation], Awaitable[HandlerResult]]

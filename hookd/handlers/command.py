@@ -16,7 +16,7 @@ import shutil
 import tempfile
 
 from hookd.config.schema import CommandHandler
-from hookd.handlers.base import HandlerResult, Invocation, RunAdopter
+from hookd.handlers.base import HandlerResult, Invocation, RunAdopter, failed_with
 from hookd.handlers.direct_exec import report_as_shell, shell_pwd, simple_argv
 from hookd.handlers.process import (
     AsyncAdopter,
@@ -191,7 +191,7 @@ class CommandRunner:
                 except OSError:
                     pass
         if result.spawn_error is not None:
-            return HandlerResult(exit_code=None, failure=f"could not start: {result.spawn_error}")
+            return failed_with(f"could not start: {result.spawn_error}", result.spawn_exc)
         if result.refused is not None:
             return HandlerResult(exit_code=None, failure=result.refused, pid=result.pid)
         if result.went_async:

@@ -33,7 +33,7 @@ import structlog
 import trio
 
 from hookd.config.schema import HttpHandler
-from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.base import HandlerResult, Invocation, failed_with
 from hookd.handlers.http_client import SharedHttpClient
 
 __all__ = ["HttpRunner", "interpolate_header", "url_allowed"]
@@ -144,9 +144,7 @@ class HttpRunner:
             except httpx.HTTPError as exc:
                 # The exception text names the URL and the error, never headers.
                 log.info("http hook transport error", url=handler.url, error=type(exc).__name__)
-                return HandlerResult(
-                    exit_code=None, failure=f"HTTP request failed: {type(exc).__name__}: {exc}"
-                )
+                return failed_with(f"HTTP request failed: {type(exc).__name__}: {exc}", exc)
         if deadline.cancelled_caught:
             return HandlerResult(exit_code=None, timed_out=True)
         text = b"".join(chunks).decode("utf-8", errors="replace")

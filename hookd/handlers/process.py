@@ -73,6 +73,8 @@ class ProcessResult:
     timed_out: bool
     pid: int | None
     spawn_error: str | None = None
+    spawn_exc: OSError | None = None
+    """What ``spawn`` raised (its errno tells a missing program from a daemon out of processes)."""
     killed: int = 0
     """How many processes the kill found still alive (0 when it exited on its own)."""
     went_async: bool = False
@@ -374,7 +376,9 @@ async def run_process_capped(
         async with spawn_turn():
             proc = spawn(argv, cwd=workdir, env=full_env)
     except OSError as exc:
-        return ProcessResult(None, b"", b"", False, False, None, spawn_error=str(exc))
+        return ProcessResult(
+            None, b"", b"", False, False, None, spawn_error=str(exc), spawn_exc=exc
+        )
     SUBREAPER.track(run_id, proc.pid, _pipe_fds(proc))
     if on_spawn is not None:
         on_spawn(proc.pid)

@@ -20,7 +20,7 @@ import msgspec
 import trio
 
 from hookd.config.schema import PromptHandler
-from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.base import HandlerResult, Invocation, failed_with
 from hookd.handlers.messages_api import MessagesApiError, MessagesClient, text_of
 
 __all__ = ["PromptRunner", "Verdict", "parse_verdict", "render_prompt", "verdict_output"]
@@ -141,7 +141,7 @@ class PromptRunner:
                     self.client, inv, handler.model or self.default_model, text
                 )
             except (MessagesApiError, VerdictError) as exc:
-                return HandlerResult(exit_code=None, failure=str(exc))
+                return failed_with(str(exc), exc)
         if deadline.cancelled_caught:
             return HandlerResult(exit_code=None, timed_out=True)
         output = verdict_output(inv.event_name, verdict, handler.continueOnBlock)

@@ -76,7 +76,7 @@ import hookd
 import hookd_client
 from hookd.config.schema import Handler, PythonHandler
 from hookd.fdio import read_when_ready, write_nowait
-from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.base import HandlerResult, Invocation, failed_with
 from hookd.handlers.process import kill_tree
 from hookd.handlers.python_inline import InDaemonPolicies
 from hookd.handlers.pyworker import WorkerReply, WorkerRequest
@@ -422,9 +422,9 @@ class PythonRunner:
             try:
                 reply = await self.pool.call(request, inv.session_id)
             except WorkerDied as exc:
-                return HandlerResult(exit_code=None, failure=str(exc))
+                return failed_with(str(exc), exc)
             except OSError as exc:  # the worker interpreter could not be started
-                return HandlerResult(exit_code=None, failure=f"cannot start a python worker: {exc}")
+                return failed_with(f"cannot start a python worker: {exc}", exc)
         if deadline.cancelled_caught:
             return HandlerResult(exit_code=None, timed_out=True)
         if reply.kind == "error":

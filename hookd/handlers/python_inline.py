@@ -52,7 +52,7 @@ import structlog
 import trio
 
 from hookd.config.schema import PythonHandler
-from hookd.handlers.base import HandlerResult, Invocation
+from hookd.handlers.base import HandlerResult, Invocation, failed_with
 from hookd.handlers.pyworker import (
     HookLoadError,
     WorkerReply,
@@ -150,14 +150,14 @@ class InDaemonPolicies:
         try:
             loaded = self._current(key, path)
         except OSError as exc:
-            return HandlerResult(exit_code=None, failure=str(exc))
+            return failed_with(str(exc), exc)
         if loaded is not None and loaded[1]:
             return self._call_at_once(key, loaded[0], inv)
         with trio.move_on_after(inv.timeout) as deadline:
             try:
                 fn = loaded[0] if loaded is not None else await self._function(key, path, attr)
             except (HookLoadError, OSError) as exc:
-                return HandlerResult(exit_code=None, failure=str(exc))
+                return failed_with(str(exc), exc)
             except Exception as exc:  # the module's own code raised while loading
                 return _raised(exc)
             if not inspect.iscoroutinefunction(fn):

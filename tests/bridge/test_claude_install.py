@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from hookd.bridge import claude_settings
 from hookd.bridge.claude_settings import (
     BACKUP_SUFFIX,
     MOVED_SUFFIX,
@@ -127,7 +128,33 @@ def test_install_finds_the_compiled_relay_beside_its_interpreter(
     other.write_text("")
     assert hookctl(["claude", "install", "--relay", str(other)]) == 1
     (venv_bin / "hookd-relay-c").unlink()
+    monkeypatch.setattr(claude_settings, "_installed_script", lambda _name: None)
     assert compiled_relay() is None
+
+
+def test_install_finds_the_compiled_relay_where_the_distribution_put_it(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``pip install --user``: the scripts go to ``~/.local/bin``, not beside the
+    interpreter; the relay is found from the hookd distribution's RECORD.  Without
+    one, install wires the Python relay and says why (issue 31)."""
+    elsewhere = tmp_path / "local" / "bin" / "hookd-relay-c"
+    elsewhere.parent.mkdir(parents=True)
+    elsewhere.write_text("#!/bin/sh\n")
+    elsewhere.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "usr" / "bin" / "python3"))
+    monkeypatch.setattr(claude_settings, "_installed_script", lambda _name: str(elsewhere))
+    assert compiled_relay() == str(elsewhere)
+    assert hookctl(["claude", "install"]) == 0
+    start = _handler(_json(home / ".claude" / "settings.json"), "SessionStart")
+    assert start["command"] == str(elsewhere)
+    assert "is not installed" not in capsys.readouterr().out
+
+    monkeypatch.setattr(claude_settings, "_installed_script", lambda _name: None)
+    assert hookctl(["claude", "install", "--dry-run"]) == 0
+    assert "the compiled relay (hookd-relay-c) is not installed" in capsys.readouterr().out
+    assert hookctl(["claude", "install", "--dry-run", "--python-relay"]) == 0
+    assert "is not installed" not in capsys.readouterr().out  # asked for: nothing to say
 
 
 def test_install_carries_fail_closed_and_long_timeouts_over(home: Path) -> None:

@@ -7,8 +7,10 @@ from typing import Any
 
 import trio
 
+from hookd.config.model import HookSpec, Scope
+from hookd.config.schema import CommandHandler
 from hookd.daemon.audit import AuditBreaker, read_records
-from hookd.engine.breaker import CircuitBreaker
+from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd_client import protocol
 from hookd_client.client import Client
 from hookd_client.results import HookRef, HookRun
@@ -27,31 +29,47 @@ class Clock:
         return self.now
 
 
-def run(outcome: str, error: str | None = None) -> HookRun:
-    return HookRun(hook=REF, outcome=outcome, error=error)  # type: ignore[arg-type]
+def run(outcome: str, error: str | None = None, hook: HookRef = REF) -> HookRun:
+    return HookRun(hook=hook, outcome=outcome, error=error)  # type: ignore[arg-type]
 
 
 # --- the breaker itself -------------------------------------------------------------
+
+
+def spec(command: str = "h", event: str = "PreToolUse") -> HookSpec:
+    return HookSpec(event, None, CommandHandler(command=command), Scope.USER, "s", 0, 0)
+
+
+H = spec()
+
+
+def key(session: str = "s", hook: HookSpec = H) -> str:
+    return breaker_key(hook, session)
+
+
+def paused(breaker: CircuitBreaker, session: str = "s", hook: HookSpec = H) -> str | None:
+    pause = breaker.pause(hook, session)
+    return pause.reason if pause is not None else None
 
 
 def test_pauses_after_n_consecutive_failures_and_resumes_after_the_cooldown() -> None:
     clock = Clock()
     breaker = CircuitBreaker(threshold=3, cooldown=60, clock=clock)
     for _ in range(2):
-        assert breaker.record("k", "h", run("non_blocking_error", "boom")) is None
-    assert breaker.paused("k") is None
-    assert breaker.record("k", "h", run("cancelled", "timed out")) == "paused"
-    why = breaker.paused("k")
+        assert breaker.record(H, "s", run("non_blocking_error", "boom")) is None
+    assert paused(breaker) is None
+    assert breaker.record(H, "s", run("cancelled", "timed out")) == "paused"
+    why = paused(breaker)
     assert why is not None and "3 consecutive failures" in why and "timed out" in why
     clock.now = 59
-    assert breaker.paused("k") is not None
+    assert paused(breaker) is not None
     clock.now = 61
-    assert breaker.paused("k") is None  # half open: one more try
-    assert breaker.record("k", "h", run("non_blocking_error", "still")) == "paused"
-    assert breaker.paused("k") is not None
+    assert paused(breaker) is None  # half open: one more try
+    assert breaker.record(H, "s", run("non_blocking_error", "still")) == "paused"
+    assert paused(breaker) is not None
     clock.now = 200
-    assert breaker.paused("k") is None
-    breaker.record("k", "h", run("success"))
+    assert paused(breaker) is None
+    breaker.record(H, "s", run("success"))
     assert breaker.states() == []
 
 
@@ -61,10 +79,10 @@ def test_states_show_a_pause_until_the_cooldown_ends() -> None:
     surviving mutants: paused after expiry, two decimals)."""
     clock = Clock()
     breaker = CircuitBreaker(threshold=1, cooldown=60, clock=clock)
-    breaker.record("k", "h", run("non_blocking_error", "boom"))
+    breaker.record(H, "s", run("non_blocking_error", "boom"))
     clock.now = 20.04
     [state] = breaker.states()
-    assert state.paused is True and state.resumes_in == 40.0
+    assert state.paused is True and state.resumes_in == 40.0 and state.session == "s"
     clock.now = 61
     [state] = breaker.states()
     assert state.paused is False and state.resumes_in is None and state.failures == 1
@@ -72,23 +90,76 @@ def test_states_show_a_pause_until_the_cooldown_ends() -> None:
 
 def test_success_and_blocking_by_design_reset_the_count() -> None:
     breaker = CircuitBreaker(threshold=2, cooldown=60, clock=Clock())
-    breaker.record("k", "h", run("non_blocking_error", "x"))
-    breaker.record("k", "h", run("blocking"))  # exit 2: the hook did its job
-    breaker.record("k", "h", run("non_blocking_error", "x"))
-    assert breaker.paused("k") is None
+    breaker.record(H, "s", run("non_blocking_error", "x"))
+    breaker.record(H, "s", run("blocking"))  # exit 2: the hook did its job
+    breaker.record(H, "s", run("non_blocking_error", "x"))
+    assert paused(breaker) is None
     # onFailure=block: blocking *because it failed* counts.
-    breaker.record("k", "h", run("blocking", "Failed with non-blocking status code"))
-    assert breaker.paused("k") is not None
+    breaker.record(H, "s", run("blocking", "Failed with non-blocking status code"))
+    pause = breaker.pause(H, "s")
+    assert pause is not None and pause.blocks  # its last failure blocked: the pause blocks
 
 
 def test_reset_by_pattern() -> None:
     breaker = CircuitBreaker(threshold=1, cooldown=60, clock=Clock())
-    breaker.record("a#PreToolUse[0][0]", "lint", run("non_blocking_error", "x"))
-    breaker.record("b#PreToolUse[0][0]", "fmt", run("non_blocking_error", "x"))
-    assert breaker.reset("lint") == ["a#PreToolUse[0][0]"]
-    assert breaker.paused("a#PreToolUse[0][0]") is None
-    assert breaker.paused("b#PreToolUse[0][0]") is not None
-    assert breaker.reset(None) == ["b#PreToolUse[0][0]"]
+    lint, fmt = spec("lint"), spec("fmt")
+    breaker.record(lint, "s", run("non_blocking_error", "x", lint.ref()))
+    breaker.record(fmt, "s", run("non_blocking_error", "x", fmt.ref()))
+    assert breaker.reset("lint") == [key(hook=lint)]
+    assert paused(breaker, hook=lint) is None
+    assert paused(breaker, hook=fmt) is not None
+    assert breaker.reset(None) == [key(hook=fmt)]
+
+
+def test_one_sessions_failures_never_pause_the_hook_for_another_session() -> None:
+    """Issue 28: the breaker is per (session, hook) — five failures in session A pause
+    the hook in A only; B's count starts at nothing and B's success does not close A's."""
+    breaker = CircuitBreaker(threshold=5, cooldown=60, clock=Clock())
+    for _ in range(5):
+        breaker.record(H, "A", run("non_blocking_error", "could not start"))
+    assert paused(breaker, "A") is not None
+    assert paused(breaker, "B") is None
+    breaker.record(H, "B", run("success"))
+    assert paused(breaker, "A") is not None
+
+
+def test_a_run_the_daemon_could_not_start_neither_counts_nor_resets() -> None:
+    breaker = CircuitBreaker(threshold=2, cooldown=60, clock=Clock())
+    fault = HookRun(hook=REF, outcome="non_blocking_error", error="EAGAIN", daemon_fault=True)
+    breaker.record(H, "s", run("non_blocking_error", "x"))
+    for _ in range(5):
+        assert breaker.record(H, "s", fault) is None
+    [state] = breaker.states()
+    assert state.failures == 1 and not state.paused
+
+
+def test_no_failure_counts_while_the_daemon_is_short_of_resources() -> None:
+    """A hook that did start while another could not (a shell that cannot fork its
+    pipeline) fails for the daemon's reason: nothing counts until a cooldown after
+    the last run the daemon could not start."""
+    clock = Clock()
+    breaker = CircuitBreaker(threshold=2, cooldown=60, clock=clock)
+    fault = HookRun(hook=REF, outcome="non_blocking_error", error="EAGAIN", daemon_fault=True)
+    breaker.record(spec("other"), "A", fault)
+    assert breaker.short_of_resources
+    for _ in range(5):
+        assert breaker.record(H, "B", run("non_blocking_error", "sh: Cannot fork")) is None
+    assert breaker.states() == []
+    clock.now = 61
+    assert not breaker.short_of_resources
+    breaker.record(H, "B", run("non_blocking_error", "x"))
+    assert breaker.record(H, "B", run("non_blocking_error", "x")) == "paused"
+
+
+def test_breakers_of_ended_sessions_and_removed_hooks_are_forgotten() -> None:
+    breaker = CircuitBreaker(threshold=5, cooldown=60, clock=Clock())
+    other = spec("other")
+    for session in ("A", "B"):
+        for hook in (H, other):
+            breaker.record(hook, session, run("non_blocking_error", "x"))
+    dropped = breaker.retain({H.hook_id}, {"A"})
+    assert sorted(dropped) == sorted([key("A", other), key("B", H), key("B", other)])
+    assert [s.key for s in breaker.states()] == [key("A", H)]
 
 
 # --- in the daemon ----------------------------------------------------------------------
@@ -143,9 +214,15 @@ async def test_on_failure_block_fails_closed_and_counts(daemon_factory: Any) -> 
         reply = await fire(handle, "FailClosed")
         assert reply.result.decision == "deny"
         assert 'onFailure is "block"' in reply.result.blocking_messages[0]
-    # Paused: a fail-closed hook that cannot run no longer blocks (and says why).
+    # Paused: a fail-closed hook is not run, and still blocks — saying why (issue 28).
     reply = await fire(handle, "FailClosed")
-    assert reply.result.decision is None and "paused" in reply.result.errors[0]
+    assert reply.result.decision == "deny"
+    [held] = reply.result.hooks
+    assert held.paused and held.pid is None
+    [message] = reply.result.blocking_messages
+    assert "paused by the circuit breaker after 2 consecutive failures" in message
+    assert 'blocking because onFailure is "block"' in message
+    assert "paused" in reply.result.errors[0]
 
 
 async def test_reset_resumes_a_paused_hook(daemon_factory: Any) -> None:
