@@ -56,6 +56,9 @@ class HookRun(msgspec.Struct, kw_only=True, omit_defaults=True):
     is_async: bool = False
     """The hook runs in the background; its result is delivered later."""
     pid: int | None = None
+    launch: str | None = None
+    """How a command hook's process started: ``warm`` (a warm Python spare of its own
+    interpreter) or ``cold: <why not warm>``; None for other hook kinds."""
 
 
 class FireResult(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -94,6 +94,8 @@ class AuditRun(msgspec.Struct, kw_only=True, omit_defaults=True, tag="run", tag_
     error: str | None = None
     truncated: bool = False
     pid: int | None = None
+    launch: str | None = None
+    """A command hook: ``warm`` or ``cold: <why>`` (docs/performance.md, "Warm Python")."""
 
 
 class AuditEvent(msgspec.Struct, kw_only=True, omit_defaults=True, tag="event", tag_field="kind"):
@@ -308,6 +310,7 @@ class AuditLog:
             record.updated_input_diff = json_diff(tool_input, specific.updatedInput, "$.tool_input")
         record.kill_reason = _kill_reason(run)
         record.error, record.truncated = run.error, run.truncated
+        record.launch = run.launch
         line = _encoder.encode(record) + b"\n"
         if audit.pending is None:
             self._append(line)

@@ -1,0 +1,368 @@
+"""Warm Python for unchanged command hooks: the interpreter's start-up paid before the event.
+
+A command hook such as ``python3 check.py``, ``/repo/.venv/bin/python hook.py --strict`` or an
+executable ``./hook.py`` with a ``#!/usr/bin/env python3`` line spends most of its time starting
+CPython (~10–15 ms here with the system interpreter, far more behind a version manager) and
+importing ``json`` and ``re``. hookd keeps, per interpreter, a *spare*: that same interpreter,
+started the way the cold run would start it — same executable path as ``argv[0]``, same flags,
+same start-up environment, same working directory, the hook's pipes as its stdio, its own
+session and process group — which has already imported a few common modules and waits on a
+control socket (:mod:`hookd.handlers.warm_bootstrap`). When the hook's event comes, the spare
+is handed the hook's argv, environment and script and becomes the cold run; a new spare is
+started at once for the next event.
+
+Why spares and not a fork server: a forked child would inherit one interpreter's hash seed,
+its ``/proc`` identity and its parent, and hookd's process nets (process group, run marker,
+subreaper, reaping by the daemon) would need a second path. A spare is an ordinary hook
+process of the daemon's, spawned through :func:`hookd.handlers.spawn.spawn`: timeouts, tree
+kills, output caps and the subreaper treat it exactly as a cold hook, and it serves one run.
+
+What is warm, decided on the command alone (:func:`plan`), everything else runs cold:
+
+- ``<python> [flags] script.py args``, where ``<python>`` is an ELF executable named
+  ``python``, ``python3`` or ``python3.N`` (a venv's ``bin/python`` is one), looked up as the
+  cold exec would look it up, and the flags are ones whose effect a spare started with the same
+  flags reproduces (``-u -I -E -s -S -B -O -OO -P -b -bb -q -R``, ``-W arg``);
+- an executable script whose ``#!`` line names such an interpreter, directly or through
+  ``/usr/bin/env python3``, with at most one such flag.
+
+Not warm, and why is recorded on the run (``hookctl tail``, the audit log): ``-c``/``-m``/``-X``
+and combined flags, launcher scripts (a pyenv shim is a shell script, not an interpreter),
+other interpreters, a script that is not a regular file. The first run of each interpreter
+and working directory is cold (it starts the spare), as is a run that finds its spare still
+starting. What a warm run cannot reproduce is listed in docs/configuration.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import stat
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+import structlog
+
+from hookd.handlers.spawn import HookProcess, spawn
+
+__all__ = ["BOOTSTRAP", "Spare", "WarmPool", "WarmTarget", "plan"]
+
+log = structlog.get_logger("hookd.warm_python")
+
+BOOTSTRAP = (Path(__file__).with_name("warm_bootstrap.py")).read_text(encoding="utf-8")
+"""The program a spare runs (``-c``); read once, at import."""
+
+_INTERPRETER_NAME = re.compile(r"python(3(\.\d+)?)?")
+_SIMPLE_FLAGS = frozenset(
+    {"-u", "-I", "-E", "-s", "-S", "-B", "-O", "-OO", "-P", "-b", "-bb", "-q", "-R"}
+)
+_STARTUP_ENV = re.compile(r"PYTHON.*|LANG|LANGUAGE|LC_.*|HOME|PATH|TZ")
+"""Variables CPython or a preloaded module reads while starting: a spare started under
+other values would not be the cold run (encodings, ``sys.path``, user site, flags, zone)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WarmTarget:
+    """How the cold run would start, and so how its spare must start."""
+
+    interpreter: str
+    """``argv[0]`` of the interpreter as the cold exec gives it (``python3``, a path)."""
+    flags: tuple[str, ...]
+    script: str
+    """The script as the interpreter is handed it (``sys.argv[0]``)."""
+    args: tuple[str, ...]
+    identity: tuple[str, int, int, int]
+    """The interpreter file (real path, device, inode, mtime): a new build is a new spare."""
+
+    def orig_argv(self) -> list[str]:
+        return [self.interpreter, *self.flags, self.script, *self.args]
+
+
+def _which(program: str, env: Mapping[str, str], cwd: str) -> str | None:
+    """The file ``execvp`` would run for ``program`` (None: it would not find one)."""
+    if "/" in program:
+        path = os.path.join(cwd, program)
+        return path if os.access(path, os.X_OK) else None
+    for directory in env.get("PATH", "").split(os.pathsep):
+        candidate = os.path.join(directory or ".", program)
+        if not os.path.isabs(candidate):
+            candidate = os.path.join(cwd, candidate)
+        try:
+            st = os.stat(candidate)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _interpreter_identity(path: str) -> tuple[str, int, int, int] | str:
+    """The real interpreter behind ``path``, or why it is not one hookd can start warm."""
+    real = os.path.realpath(path)
+    if not _INTERPRETER_NAME.fullmatch(os.path.basename(real)):
+        return f"{real} is not a CPython interpreter (python, python3, python3.N)"
+    try:
+        with open(real, "rb") as fh:
+            magic = fh.read(4)
+        st = os.stat(real)
+    except OSError as exc:
+        return f"{real}: {exc.strerror}"
+    if magic != b"\x7fELF":
+        return f"{real} is a launcher script (a version manager's shim?), not an interpreter"
+    return (real, st.st_dev, st.st_ino, st.st_mtime_ns)
+
+
+def _split_flags(words: Sequence[str]) -> tuple[tuple[str, ...], int] | str:
+    """The interpreter's flags before the script, and the script's index; or why not warm."""
+    flags: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _SIMPLE_FLAGS:
+            flags.append(word)
+        elif word == "-W" and i + 1 < len(words):
+            flags += (word, words[i + 1])
+            i += 1
+        elif word.startswith("-W") and len(word) > 2:
+            flags.append(word)
+        elif word in ("-", "--") or word.startswith("-"):
+            return f"interpreter option {word!r} is not one a warm start reproduces"
+        else:
+            return tuple(flags), i
+        i += 1
+    return "no script to run"
+
+
+def _shebang(path: str) -> tuple[str, str | None] | None:
+    """A script's ``#!`` interpreter and its one optional argument (as Linux splits them)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:].split(b"\n", 1)[0].strip(b" \t\r")
+    try:
+        text = line.decode()
+    except UnicodeDecodeError:
+        return None
+    interpreter, _, argument = text.partition(" ")
+    argument = argument.strip(" \t")
+    return interpreter, (argument or None)
+
+
+def plan(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> WarmTarget | str:
+    """How ``argv`` (as it would be exec'd) runs warm, or why it runs cold."""
+    if not argv:
+        return "empty command"
+    program = _which(argv[0], env, cwd)
+    if program is None:
+        return f"{argv[0]} not found"
+    if _INTERPRETER_NAME.fullmatch(os.path.basename(argv[0])):
+        identity = _interpreter_identity(program)
+        if isinstance(identity, str):
+            return identity
+        split = _split_flags(argv[1:])
+        if isinstance(split, str):
+            return split
+        flags, index = split
+        script, args = argv[1 + index], tuple(argv[2 + index :])
+        return _target(argv[0], flags, script, args, identity, cwd)
+    shebang = _shebang(program)
+    if shebang is None:
+        return "not a Python command"
+    interpreter, argument = shebang
+    shebang_flags: tuple[str, ...] = ()
+    if os.path.basename(interpreter) == "env":
+        if argument is None or " " in argument or argument.startswith("-"):
+            return f"#!{interpreter} {argument or ''}: not a plain `env python3` line"
+        interpreter, argument = argument, None
+        resolved = _which(interpreter, env, cwd)
+    else:
+        resolved = interpreter if os.path.isabs(interpreter) else None
+    if argument is not None:
+        if argument not in _SIMPLE_FLAGS:
+            return f"#! argument {argument!r} is not one a warm start reproduces"
+        shebang_flags = (argument,)
+    if resolved is None or not _INTERPRETER_NAME.fullmatch(os.path.basename(interpreter)):
+        return f"#!{interpreter}: not a CPython interpreter hookd can find"
+    identity = _interpreter_identity(resolved)
+    if isinstance(identity, str):
+        return identity
+    # The kernel hands the interpreter the path the script was exec'd by.
+    script = argv[0] if "/" in argv[0] else program
+    return _target(interpreter, shebang_flags, script, tuple(argv[1:]), identity, cwd)
+
+
+def _target(
+    interpreter: str,
+    flags: tuple[str, ...],
+    script: str,
+    args: tuple[str, ...],
+    identity: tuple[str, int, int, int],
+    cwd: str,
+) -> WarmTarget | str:
+    try:
+        st = os.stat(os.path.join(cwd, script))
+    except OSError:
+        return f"script {script} not found"
+    if not stat.S_ISREG(st.st_mode):
+        return f"script {script} is not a regular file"
+    return WarmTarget(interpreter, flags, script, args, identity)
+
+
+class _Request(msgspec.Struct):
+    """What a spare is told to become (read by warm_bootstrap.py with ``json``)."""
+
+    cwd: str
+    env: dict[str, str]
+    script: str
+    argv: list[str]
+    orig_argv: list[str]
+
+
+_encode_request = msgspec.json.Encoder().encode
+
+
+@dataclass(eq=False, slots=True)
+class Spare:
+    """A started interpreter waiting for its hook; serves exactly one run."""
+
+    process: HookProcess
+    control: socket.socket
+    marker: str
+    """Its ``HOOKD_RUN_ID``: set at start, it becomes the run's marker."""
+    started: float
+    ready: bool = False
+
+    def poll_ready(self) -> bool | None:
+        """True once it waits for a request; None when it cannot serve (gone, unsupported)."""
+        if self.ready:
+            return True
+        try:
+            said = self.control.recv(1, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return None
+        if said == b"R":
+            self.ready = True
+            return True
+        return None
+
+    def become(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> HookProcess:
+        """Send the request; from here on the process is the hook's run."""
+        request = _Request(
+            cwd=cwd,
+            env=dict(env),
+            script=target.script,
+            argv=[target.script, *target.args],
+            orig_argv=target.orig_argv(),
+        )
+        try:
+            self.control.sendall(_encode_request(request))
+        finally:
+            self.control.close()
+        return self.process
+
+
+_Key = tuple[object, ...]
+
+
+@dataclass(slots=True)
+class WarmPool:
+    """Spares by interpreter, flags, start-up environment and working directory.
+
+    Bounded: at most ``limit`` spares at once (the oldest idle one retires first), and a
+    spare unused for ``idle`` seconds retires (:meth:`retire_idle`, from the daemon's sweep).
+    Owned by the command runner; :meth:`close` retires them all at shutdown.
+    """
+
+    limit: int = 8
+    idle: float = 600.0
+    spares: dict[_Key, Spare] = field(default_factory=dict)
+    unusable: set[_Key] = field(default_factory=set)
+    """Interpreters that said they cannot run the bootstrap (older than 3.10, not CPython)."""
+    retired: list[HookProcess] = field(default_factory=list)
+
+    def take(
+        self, target: WarmTarget, env: Mapping[str, str], cwd: str
+    ) -> tuple[Spare | None, str]:
+        """A ready spare for ``target`` (and a new one started behind it), or why not."""
+        key = _key(target, env, cwd)
+        self._reap_retired()
+        if key in self.unusable:
+            return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
+        spare = self.spares.get(key)
+        why = "first run of this interpreter here: its warm spare is starting"
+        if spare is not None:
+            state = spare.poll_ready()
+            if state is False:
+                return None, "its warm spare is still starting"
+            del self.spares[key]
+            if state is None:
+                self._retire(spare)
+                self.unusable.add(key)
+                return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
+            self._start(key, target, env, cwd)
+            return spare, ""
+        self._start(key, target, env, cwd)
+        return None, why
+
+    def _start(self, key: _Key, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
+        while len(self.spares) >= self.limit:
+            oldest = min(self.spares, key=lambda k: self.spares[k].started)
+            self._retire(self.spares.pop(oldest))
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        marker = os.urandom(16).hex()
+        argv = [target.interpreter, *target.flags, "-c", BOOTSTRAP, str(theirs.fileno())]
+        try:
+            process = spawn(
+                argv,
+                cwd=cwd,
+                env={**env, "HOOKD_RUN_ID": marker},
+                pass_fds=(theirs.fileno(),),
+            )
+        except OSError as exc:
+            ours.close()
+            log.info("warm python spare did not start", argv0=target.interpreter, error=str(exc))
+            return
+        finally:
+            theirs.close()
+        self.spares[key] = Spare(process, ours, marker, time.monotonic())
+
+    def retire_idle(self, now: float | None = None) -> int:
+        """Retire spares unused for ``idle`` seconds; how many."""
+        now = time.monotonic() if now is None else now
+        stale = [k for k, s in self.spares.items() if now - s.started >= self.idle]
+        for key in stale:
+            self._retire(self.spares.pop(key))
+        self._reap_retired()
+        return len(stale)
+
+    def close(self) -> None:
+        for spare in self.spares.values():
+            self._retire(spare)
+        self.spares.clear()
+        for process in self.retired:
+            process.kill_now()
+        self._reap_retired()
+
+    def _retire(self, spare: Spare) -> None:
+        """Closing its control socket ends a waiting spare (it exits 0, silently)."""
+        spare.control.close()
+        spare.process.close_pipes()
+        self.retired.append(spare.process)
+
+    def _reap_retired(self) -> None:
+        self.retired = [p for p in self.retired if not p.reap_now()]
+
+
+def _key(target: WarmTarget, env: Mapping[str, str], cwd: str) -> _Key:
+    startup = tuple(sorted((k, v) for k, v in env.items() if _STARTUP_ENV.fullmatch(k)))
+    return (target.interpreter, target.identity, target.flags, startup, cwd)
