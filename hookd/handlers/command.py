@@ -204,9 +204,13 @@ class CommandRunner:
         if spare is None:
             inv.launch = f"cold: {why}"
             return None
+        process = spare.become(target, {**env, "HOOKD_RUN_ID": spare.marker}, cwd)
+        if process is None:
+            self.warm.discard(spare)
+            inv.launch = "cold: its warm spare went away"
+            return None
         inv.launch = "warm"
         inv.run_id = spare.marker  # the marker its processes carry (async journal, kills)
-        process = spare.become(target, {**env, "HOOKD_RUN_ID": spare.marker}, cwd)
         return await run_process_capped(
             argv,
             stdin=stdin,

@@ -23,13 +23,20 @@ Each warm interpreter serves exactly one hook and exits with it: nothing of one 
 the next. Written for CPython 3.10 and newer (``sys.orig_argv``); older ones answer ``U``.
 """
 
-import os
 import sys
-from typing import Any
+
+# Before anything else is imported: what a cold start had loaded by the script's first line.
+_baseline = set(sys.modules)
+_initial_main = list(globals().items())[:7]  # __name__ … __builtins__, as CPython made them
+
+import _frozen_importlib_external  # noqa: E402 - likewise; its SourceFileLoader runs scripts
+import os  # noqa: E402 - always loaded at start-up (so in the baseline)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _control = int(sys.argv[1])
-_initial_main = list(globals().items())[:7]  # __name__ … __builtins__, as CPython made them
-_baseline = set(sys.modules)
 
 
 def _say(message: bytes) -> None:
@@ -56,10 +63,13 @@ for _name in ("json", "re", "pathlib", "shlex", "subprocess", "datetime", "typin
     except Exception:  # a preload is an optimisation; the script imports its own
         pass
 
+import importlib  # noqa: E402 - what the run needs, held before any purge or new sys.path[0]
+import json  # noqa: E402
+
 _say(b"R")
 
 
-def _read_request() -> dict[str, Any]:
+def _read_request() -> "dict[str, Any]":
     chunks = []
     while True:
         try:
@@ -72,8 +82,6 @@ def _read_request() -> dict[str, Any]:
     data = b"".join(chunks)
     if not data:
         os._exit(0)  # the daemon retired this interpreter
-    import json
-
     request: dict[str, Any] = json.loads(data)
     return request
 
@@ -92,7 +100,7 @@ def _shadowed(directory: str) -> bool:
     return any(entry.partition(".")[0] in preloaded for entry in entries)
 
 
-def _become(request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _become(request: "dict[str, Any]") -> "tuple[str, dict[str, Any]]":
     """What a cold ``python [flags] script args`` has before the script's first line."""
     os.chdir(request["cwd"])
     os.environ.clear()
@@ -109,17 +117,14 @@ def _become(request: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             for name in [n for n in sys.modules if n not in _baseline]:
                 del sys.modules[name]
         sys.path.insert(0, directory)
-    import importlib
-
     importlib.invalidate_caches()
     main = type(sys)("__main__")
     namespace = main.__dict__
     namespace.clear()
     namespace.update(_initial_main)
-    namespace["__annotations__"] = {}  # not this program's own
-    from importlib.machinery import SourceFileLoader
-
-    namespace["__loader__"] = SourceFileLoader("__main__", file)
+    namespace["__doc__"] = None  # not this program's own docstring
+    namespace["__annotations__"] = {}  # nor its annotations
+    namespace["__loader__"] = _frozen_importlib_external.SourceFileLoader("__main__", file)
     namespace["__file__"] = file
     namespace["__cached__"] = None
     sys.modules["__main__"] = main
@@ -138,6 +143,7 @@ except OSError as _error:
     sys.stderr.flush()
     os._exit(2)
 except SyntaxError as _error:
+    _error.__traceback__ = None  # CPython's parser error has none: no "Traceback" header
     sys.last_type, sys.last_value, sys.last_traceback = type(_error), _error, None
     sys.excepthook(type(_error), _error, None)
     raise SystemExit(1) from None

@@ -43,6 +43,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 import structlog
@@ -229,6 +230,10 @@ class _Request(msgspec.Struct):
 _encode_request = msgspec.json.Encoder().encode
 
 
+_Key = tuple[object, ...]
+SpareState = Literal["ready", "starting", "unsupported", "gone"]
+
+
 @dataclass(eq=False, slots=True)
 class Spare:
     """A started interpreter waiting for its hook; serves exactly one run."""
@@ -240,23 +245,24 @@ class Spare:
     started: float
     ready: bool = False
 
-    def poll_ready(self) -> bool | None:
-        """True once it waits for a request; None when it cannot serve (gone, unsupported)."""
-        if self.ready:
-            return True
+    def state(self) -> SpareState:
+        """``ready`` when it waits for a request, ``starting``, ``unsupported`` (the
+        interpreter said it cannot run the bootstrap) or ``gone`` (its socket is at EOF)."""
+        flags = socket.MSG_DONTWAIT | (socket.MSG_PEEK if self.ready else 0)
         try:
-            said = self.control.recv(1, socket.MSG_DONTWAIT)
+            said = self.control.recv(1, flags)
         except BlockingIOError:
-            return False
+            return "ready" if self.ready else "starting"
         except OSError:
-            return None
-        if said == b"R":
+            return "gone"
+        if said == b"R" and not self.ready:
             self.ready = True
-            return True
-        return None
+            return "ready"
+        return "unsupported" if said == b"U" else "gone"
 
-    def become(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> HookProcess:
-        """Send the request; from here on the process is the hook's run."""
+    def become(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> HookProcess | None:
+        """Send the request; from here on the process is the hook's run (None: it died
+        between the readiness check and the request — the caller runs the hook cold)."""
         request = _Request(
             cwd=cwd,
             env=dict(env),
@@ -266,12 +272,12 @@ class Spare:
         )
         try:
             self.control.sendall(_encode_request(request))
+        except OSError as exc:
+            log.info("warm python spare went away", pid=self.process.pid, error=str(exc))
+            return None
         finally:
             self.control.close()
         return self.process
-
-
-_Key = tuple[object, ...]
 
 
 @dataclass(slots=True)
@@ -298,21 +304,22 @@ class WarmPool:
         self._reap_retired()
         if key in self.unusable:
             return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
-        spare = self.spares.get(key)
-        why = "first run of this interpreter here: its warm spare is starting"
-        if spare is not None:
-            state = spare.poll_ready()
-            if state is False:
-                return None, "its warm spare is still starting"
-            del self.spares[key]
-            if state is None:
-                self._retire(spare)
-                self.unusable.add(key)
-                return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
-            self._start(key, target, env, cwd)
-            return spare, ""
+        spare = self.spares.pop(key, None)
+        state = spare.state() if spare is not None else "gone"
+        if spare is not None and state == "starting":
+            self.spares[key] = spare
+            return None, "its warm spare is still starting"
+        if spare is not None and state != "ready":
+            self._retire(spare)
+        if state == "unsupported":
+            self.unusable.add(key)
+            return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
         self._start(key, target, env, cwd)
-        return None, why
+        if spare is None:
+            return None, "first run of this interpreter here: its warm spare is starting"
+        if state == "gone":
+            return None, "its warm spare had exited: a new one is starting"
+        return spare, ""
 
     def _start(self, key: _Key, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
         while len(self.spares) >= self.limit:
@@ -352,6 +359,10 @@ class WarmPool:
         for process in self.retired:
             process.kill_now()
         self._reap_retired()
+
+    def discard(self, spare: Spare) -> None:
+        """A spare taken but unusable: reap it once it is gone."""
+        self._retire(spare)
 
     def _retire(self, spare: Spare) -> None:
         """Closing its control socket ends a waiting spare (it exits 0, silently)."""
