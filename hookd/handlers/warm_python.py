@@ -48,9 +48,11 @@ from typing import Literal
 import msgspec
 import structlog
 
+from hookd.config.schema import CommandHandler
+from hookd.handlers.direct_exec import simple_argv
 from hookd.handlers.spawn import HookProcess, spawn
 
-__all__ = ["BOOTSTRAP", "Spare", "WarmPool", "WarmTarget", "plan"]
+__all__ = ["BOOTSTRAP", "Spare", "WarmPool", "WarmTarget", "launch_preview", "plan"]
 
 log = structlog.get_logger("hookd.warm_python")
 
@@ -198,6 +200,27 @@ def plan(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> WarmTarget | 
     # The kernel hands the interpreter the path the script was exec'd by.
     script = argv[0] if "/" in argv[0] else program
     return _target(interpreter, shebang_flags, script, tuple(argv[1:]), identity, cwd)
+
+
+def launch_preview(handler: CommandHandler, env: Mapping[str, str], cwd: str) -> str:
+    """How a command hook would start in ``cwd`` under ``env`` (``hookctl explain``):
+    ``warm Python (<interpreter>)`` once its spare is up, or ``cold: <why>``."""
+    values = {"CLAUDE_PROJECT_DIR": env.get("CLAUDE_PROJECT_DIR", cwd)}
+    command = handler.command
+    for key, value in values.items():
+        command = command.replace("${" + key + "}", value)
+    if handler.shell == "powershell":
+        return "cold: a PowerShell command"
+    if handler.args is not None:
+        argv: list[str] | None = [command, *handler.args]
+    else:
+        argv = simple_argv(command, {**values, **env})
+    if argv is None:
+        return "cold: the command needs a shell"
+    target = plan(argv, env, cwd)
+    if isinstance(target, str):
+        return f"cold: {target}"
+    return f"warm Python ({target.identity[0]}), from its second run on"
 
 
 def _target(

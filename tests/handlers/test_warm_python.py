@@ -33,6 +33,7 @@ from hookd.handlers.registry import handler_table
 from hookd.handlers.warm_python import plan
 from hookd_client.events import decode_event
 from hookd_client.results import HookRun
+from support.daemon import configure
 
 PYTHON = os.path.realpath(sys.executable)
 """A real CPython binary (the suite's own interpreter, behind the venv's link)."""
@@ -377,3 +378,42 @@ async def test_a_spare_that_died_while_idle_is_replaced(
     assert run.launch == "cold: its warm spare had exited: a new one is starting"
     assert run.exit_code == 3
     assert (await pair.warm_run("python3 hooks/exit3.py", project, env)).exit_code == 3
+
+
+async def test_the_daemon_runs_an_unchanged_python_hook_warm_and_audits_how(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """Through a real daemon on its socket: the same hook, the same answer, cold then warm;
+    the audit log says which way each run started and why."""
+    from hookd.daemon.audit import AuditRun, read_records
+    from hookd_client.client import Client
+
+    policy = tmp_path / "policy.py"
+    policy.write_text(PROBES["policy"])
+    handle = await daemon_factory()
+    configure(
+        handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": f"python3 {policy}"}]}]}
+    )
+    payload = {
+        "session_id": "warm-daemon",
+        "transcript_path": "/dev/null",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf /"},
+    }
+
+    def fire() -> str | None:
+        with Client(handle.socket) as client:
+            return client.fire("PreToolUse", payload, env=_env(tmp_path)).result.decision
+
+    def launches() -> list[str | None]:
+        found = read_records(handle.daemon.settings.state_path() / "audit").records
+        return [r.launch for r in found if isinstance(r, AuditRun)]
+
+    with trio.fail_after(30):
+        while "warm" not in launches():
+            assert await trio.to_thread.run_sync(fire) == "deny"
+            await trio.sleep(0.01)
+    first, *_ = launches()
+    assert first == "cold: first run of this interpreter here: its warm spare is starting"
