@@ -279,8 +279,12 @@ class Client:
         claude: bool = False,
         on_unavailable: Literal["open", "closed", "raise"] = "raise",
         agent: str = "",
+        once: bool = False,
     ) -> protocol.FireReply:
         """Run one event's hooks.
+
+        ``once``: a one-shot fire, as ``hookctl fire`` makes (``protocol.Fire.once``):
+        a session the daemon did not know is forgotten after the event.
 
         ``agent`` (``codex``, ``gemini``, …; empty: Claude Code) says whose event
         this is: ``event`` and ``payload`` are then that agent's own, and with
@@ -306,6 +310,7 @@ class Client:
                     context=context,
                     format="claude" if claude else "result",
                     agent=agent,
+                    once=once,
                 ),
                 timeout=self.fire_timeout,
             )

@@ -112,6 +112,11 @@ class Fire(_Msg, tag="fire"):
     ``input`` are then that agent's own (``BeforeTool``, its field names): the daemon
     translates them with the agent's adapter, runs the hooks on the canonical event,
     and ``claude`` (with ``format: "claude"``) is the agent's own hook output."""
+    once: bool = False
+    """A one-shot fire (``hookctl fire`` with a session id of its own): a session the
+    daemon did not know before this event is forgotten after it, so testing leaves no
+    session in ``status`` and the next fire with the same id is judged by its own
+    directory.  A session the daemon knew stays."""
 
 
 class Status(_Msg, tag="status"):
@@ -310,10 +315,26 @@ class ClaudeHookOutput(msgspec.Struct, kw_only=True, omit_defaults=True):
     exit_code: int = 0
 
 
+class HeldBack(msgspec.Struct, kw_only=True):
+    """Hooks matching the event that the trust gate held back (the project is not trusted)."""
+
+    hooks: int
+    project: str
+    reason: str
+    """Why the project is not trusted, and what to run (``hookctl trust DIR``)."""
+
+
 class FireReply(_Msg, tag="fire_reply"):
     id: int
     result: FireResult
     claude: ClaudeHookOutput | None = None
+    held_back: HeldBack | None = None
+    """Set when the trust gate held back hooks that match the event: an "allowed" then
+    says nothing of the project's own hooks, and the caller should say so."""
+    kept_project: str | None = None
+    """The event's session was known to the daemon, started in another project than this
+    input's directory (``CLAUDE_PROJECT_DIR`` or ``cwd``): a session keeps its project, so
+    the hooks judged were that project's, not this directory's."""
 
 
 class RelayReply(_Msg, tag="relay_reply"):

@@ -1,8 +1,9 @@
 """``hookctl fire``'s input and output, shared by the local and the daemon path.
 
-Input: the event's example (:mod:`hookd.cli.examples`) with the caller's
-JSON on top, so a partial input (``{"tool_input": {"command": "rm -rf /"}}``)
-is enough.  Output: ``--format text`` (a summary for people), ``json`` (the
+Input: the caller's JSON as given when it is complete (a real agent input),
+else with the fields it lacks filled from the event's example
+(:mod:`hookd.cli.examples`), so a partial input (``{"tool_input": {"command":
+"rm -rf /"}}``) is enough.  Output: ``--format text`` (a summary for people), ``json`` (the
 whole result) or ``claude`` (exactly what a Claude Code command hook prints).
 
 This module is light (no trio, no engine): the remote ``fire`` starts as fast
@@ -18,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from hookd.cli.examples import example_input
+from hookd.cli.examples import fill_input
 from hookd.cli.style import Style
 from hookd_client.protocol import ClaudeHookOutput
 from hookd_client.results import FireResult
@@ -27,6 +28,7 @@ __all__ = [
     "EXIT_BLOCKED",
     "InputError",
     "fire_exit_code",
+    "held_back_line",
     "print_fire_result",
     "read_input",
     "read_json_object",
@@ -44,9 +46,16 @@ class InputError(ValueError):
 
 
 def read_input(value: str | None, event: str) -> dict[str, Any]:
-    """The event input: the example for ``event`` with ``--input``'s fields on top."""
-    base = example_input(event)
-    return base if value is None else {**base, **read_json_object(value)}
+    """The event input: ``--input`` as given when complete (an agent's real input reaches
+    the hooks as the agent sent it, key order included), else with the example's missing
+    fields filled (:func:`hookd.cli.examples.fill_input`) — named on stderr, so nobody
+    mistakes a filled field for one the agent sent.  Without ``--input``: the example,
+    with a session id of its own."""
+    given = {} if value is None else read_json_object(value)
+    filled, missing = fill_input(given, event)
+    if value is not None and missing:
+        print(f"hookctl fire: filled from the example: {', '.join(missing)}", file=sys.stderr)
+    return filled
 
 
 def read_json_object(value: str) -> dict[str, Any]:
@@ -65,6 +74,11 @@ def read_json_object(value: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raise InputError(f"--input {where}: expected a JSON object, got {type(raw).__name__}")
     return raw
+
+
+def held_back_line(hooks: int, project: str, reason: str) -> str:
+    """What ``fire`` says on stderr when trust held hooks back (both paths say it alike)."""
+    return f"hookctl: {hooks} hook(s) of {project} held back: {reason}"
 
 
 def fire_exit_code(result: FireResult) -> int:

@@ -45,7 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "statusline": ("hookd.cli.remote", "run the project's statusLine (or fileSuggestion) command"),
     "stop": ("hookd.cli.remote", "stop the daemon gracefully"),
     "async": ("hookd.cli.async_cmd", "background (async) hooks: running, queued, finished"),
-    "trust": ("hookd.cli.reliability_cmd", "trust a project directory's own hooks; --list"),
+    "trust": (
+        "hookd.cli.reliability_cmd",
+        "trust a project directory's own hooks (default: the current one); --list",
+    ),
     "untrust": ("hookd.cli.reliability_cmd", "stop trusting a project directory"),
     "audit": ("hookd.cli.reliability_cmd", "the audit log: events, decisions, hook runs"),
     "replay": ("hookd.cli.reliability_cmd", "re-run a recorded event on the current config"),
@@ -183,7 +186,23 @@ def build_parser(command: str | None = None, *, full: bool = False) -> argparse.
     for name, (_, help_text) in COMMANDS.items():
         if name not in sub.choices:
             sub.add_parser(name, help=help_text)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Give every subcommand without a description its one-line help as one, nested
+    ones included: ``hookctl status --help`` should say what ``status`` is, not only
+    how to call it."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, child in action.choices.items():
+            text = helps.get(name)
+            if not child.description and text:
+                child.description = text[0].upper() + text[1:] + ("" if text[-1] in ".?!" else ".")
+            _describe(child)
 
 
 def _command_of(argv: Sequence[str]) -> str | None:

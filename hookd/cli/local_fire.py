@@ -12,7 +12,7 @@ import sys
 
 import trio
 
-from hookd.cli.fire_io import print_fire_result, read_input
+from hookd.cli.fire_io import held_back_line, print_fire_result, read_input
 from hookd.cli.style import Style
 from hookd.config.assemble import load_config, load_named_settings, named_settings_problems
 from hookd.config.model import HookConfig, HookSpec
@@ -104,8 +104,5 @@ def _apply_trust(config: HookConfig, layout: SourceLayout, project: str) -> Hook
     )
     verdict, held = gate.held_back(config, project)
     if held:
-        print(
-            f"hookctl: {len(held)} hook(s) of {project} held back: {verdict.reason}",
-            file=sys.stderr,
-        )
+        print(held_back_line(len(held), project, verdict.reason), file=sys.stderr)
     return gate.apply(config, project)

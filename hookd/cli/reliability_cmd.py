@@ -61,7 +61,7 @@ def cmd_trust(args: argparse.Namespace) -> int:
     settings = _settings(args)
     store = _store(settings)
     layout = _layout(settings)
-    if args.list or not args.dir:
+    if args.list:
         gate = TrustGate(store, layout, required=True)
         entries = store.entries()
         if args.json:
@@ -80,7 +80,9 @@ def cmd_trust(args: argparse.Namespace) -> int:
             for name in entry.files:
                 print(f"    {name}")
         return EXIT_OK
-    directory = Path(args.dir)
+    # No DIR is the current directory, as `git init` or `code .` read it: the project
+    # the user stands in (listing is --list; trust used to list without DIR).
+    directory = Path(args.dir or ".")
     if not directory.is_dir():
         print(f"hookctl trust: {directory} is not a directory", file=sys.stderr)
         return EXIT_ERROR
@@ -293,10 +295,15 @@ def _guard_settings(fn: Any) -> Any:
 
 def add_commands(sub: Any) -> None:
     """Register trust, untrust, audit, replay and reset on hookctl's parser."""
-    trust = sub.add_parser("trust", help="trust a project directory's own hooks; --list")
-    trust.add_argument("dir", nargs="?", help="the project directory")
+    trust = sub.add_parser(
+        "trust",
+        help="trust a project directory's own hooks (default: the current one); --list",
+    )
+    trust.add_argument("dir", nargs="?", help="the project directory (default: .)")
     trust.add_argument("--pin", action="store_true", help="pin to a hash of its hook files")
-    trust.add_argument("--list", action="store_true", help="list trusted directories")
+    trust.add_argument(
+        "--list", action="store_true", help="list the trusted directories (trusts nothing)"
+    )
     trust.add_argument("--json", action="store_true", help="print as JSON")
     trust.add_argument("--state-dir", help="the daemon's state dir")
     trust.set_defaults(func=_guard_settings(cmd_trust))

@@ -97,6 +97,7 @@ def render_status(st: dict[str, Any]) -> str:
         f"hookd {st['version']}  pid {st['pid']}  up {st['uptime']:.0f}s  socket {st['socket']}",
         f"config generation {st['generation']} (reloaded {_ago(st['reloaded_at'])}), "
         f"{st['connections']} connection(s), {st['in_flight']} event(s) in flight",
+        _status_http(st),
         "",
     ]
     for section in (
@@ -111,6 +112,19 @@ def render_status(st: dict[str, Any]) -> str:
     ):
         out.extend(section(st))
     return "\n".join(out)
+
+
+def _status_http(st: dict[str, Any]) -> str:
+    """Where Claude Code's http hooks and the mod reach the daemon, and whether they can:
+    a hook pointed at a port nobody serves fails without a word in the agent."""
+    port, socket = st.get("http_port"), st.get("http_socket")
+    endpoint = (
+        f"http://127.0.0.1:{port}/ (served)"
+        if port is not None
+        else "not served (http_port unset in hookd.toml)"
+    )
+    door = f"{socket} (served)" if socket is not None else "not served"
+    return f"http endpoint {endpoint}, http socket {door}"
 
 
 def _source_state(src: dict[str, Any]) -> str:

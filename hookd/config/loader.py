@@ -33,6 +33,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from hookd.config.handler_check import handler_problems, misspelt_keys
 from hookd.config.json_lines import line_of_path, value_lines
 from hookd.config.matching import compile_matcher
 from hookd.config.model import ConfigError, GroupSpec, HookConfig, HookSpec, Scope
@@ -40,7 +41,6 @@ from hookd.config.schema import (
     AgentHandler,
     CommandHandler,
     CommandSetting,
-    Handler,
     HttpHandler,
     MatcherGroup,
     PromptHandler,
@@ -172,6 +172,7 @@ def parse_source_text(spec: SourceSpec, text: str) -> LoadedSource:
                 errors.append(ConfigError(file, bad_matcher, f"{where}.matcher"))
             groups.append((event, index, group))
             warnings.extend(_unsubstituted_vars(file, where, group))
+            warnings.extend(_misspelt_keys(file, where, entry))
     return LoadedSource(
         spec=spec,
         exists=True,
@@ -185,6 +186,15 @@ def parse_source_text(spec: SourceSpec, text: str) -> LoadedSource:
 
 
 _HEADER_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _misspelt_keys(file: str, where: str, entry: dict[str, Any]) -> list[ConfigError]:
+    """A valid group's handlers' unknown keys that resemble known ones (``timout``)."""
+    return [
+        ConfigError(file, message, f"{where}.hooks[{index}]{path}")
+        for index, handler in enumerate(entry["hooks"])
+        for path, message in misspelt_keys(handler)
+    ]
 
 
 def _unsubstituted_vars(file: str, where: str, group: MatcherGroup) -> list[ConfigError]:
@@ -245,10 +255,10 @@ def _group_errors(
     except msgspec.ValidationError as group_exc:
         found.append(_validation_error(file, group_exc, where))
     for index, handler in enumerate(entry["hooks"]):
-        try:
-            msgspec.convert(handler, Handler, strict=True)
-        except msgspec.ValidationError as handler_exc:
-            found.append(_validation_error(file, handler_exc, f"{where}.hooks[{index}]"))
+        found.extend(
+            ConfigError(file, message, f"{where}.hooks[{index}]{path}")
+            for path, message in handler_problems(handler)
+        )
     return found or [_validation_error(file, exc, where)]
 
 

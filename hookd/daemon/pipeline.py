@@ -48,6 +48,7 @@ from hookd.engine.engine import Engine, Plan, ProgressFn
 from hookd.engine.selection import IndexedGroup
 from hookd.handlers.base import Invocation
 from hookd.logging import debug_enabled
+from hookd_client import protocol
 from hookd_client.events import DecodedEvent, EventInputError, decode_event
 from hookd_client.paths import path_problem
 from hookd_client.results import FireResult, HookRef, HookRun
@@ -86,6 +87,10 @@ class PreparedEvent:
     """Another agent's event (``hookd-relay --agent``): the result is degraded to what that
     agent can do on it (:func:`hookd.agents.capabilities.degrade`) before it is audited,
     so the audit log records every loss."""
+    forget_session: bool = False
+    """A ``once`` fire made this session: it is forgotten when the event is done."""
+    kept_project: str | None = None
+    """The session was known in another project than the input names (``fire_reply``)."""
 
     @property
     def runs_hooks(self) -> bool:
@@ -208,15 +213,18 @@ class EventPipeline:
         agent_caps_stop: bool = False,
         agent: str = DEFAULT_AGENT,
         agent_spec: EventSpec | None = None,
+        once: bool = False,
     ) -> PreparedEvent:
         """Everything before the hooks run, synchronously: validate the input, find
         the session and its config generation (trust applied), plan the hooks.
 
         ``agent`` names the session's agent (status, tail, audit); ``agent_spec`` is the
         agent's event when it is not Claude Code (``event_name`` and ``raw`` are then
-        already the canonical event its adapter decoded)."""
+        already the canonical event its adapter decoded).  ``once``: a one-shot fire
+        (``protocol.Fire.once``) — a session made for it is forgotten afterwards."""
         event = decode_event(raw, event_name)
         known = self.sessions.get(event.typed.session_id)
+        named = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
         # A known session keeps the project it started in (the table ignores
         # another); the check below then looks at the project actually used.
         project = (env or {}).get("CLAUDE_PROJECT_DIR") or (
@@ -272,6 +280,8 @@ class EventPipeline:
             agent_pid,
             agent_caps_stop,
             agent_spec,
+            forget_session=once and known is None,
+            kept_project=known.project if known and named != known.project else None,
         )
 
     def _warn_losses(self, agent: str, config: HookConfig) -> None:
@@ -377,6 +387,8 @@ class EventPipeline:
             # Cancelled (the requester hung up, the daemon stops) or a bug on the way
             # to the event's record: no event record, but the run that finished is.
             self.audit.flush(prepared.audit)
+            if prepared.forget_session:
+                self.sessions.end(session.session_id)
             raise
 
     def _finish(
@@ -408,7 +420,18 @@ class EventPipeline:
         if event_name == "SessionEnd":
             self.sessions.end(session.session_id)
             self.prune_breakers()
+        elif prepared.forget_session:
+            self.sessions.end(session.session_id)
         return result
+
+    def held_back(self, prepared: PreparedEvent) -> protocol.HeldBack | None:
+        """What a reply says of the hooks the trust gate held back (None: none were)."""
+        if not prepared.held_back:
+            return None
+        project = prepared.session.project
+        return protocol.HeldBack(
+            hooks=prepared.held_back, project=project, reason=self.trust.verdict(project).reason
+        )
 
     def _progress(
         self, session: Session, extra: ProgressFn | None, audit: EventAudit

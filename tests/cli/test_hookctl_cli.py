@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from hookd.cli.examples import EXAMPLE_FIELDS, example_input
 from hookd.cli.hookctl import COMMANDS, build_parser
@@ -157,3 +160,35 @@ def test_hookd_serve_help_shows_each_settings_docstring() -> None:
         cwd=ROOT,
     )
     assert version.stdout.startswith("hookd ")
+
+
+def _subcommands(parser: argparse.ArgumentParser, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield prefix + name, child
+                yield from _subcommands(child, f"{prefix}{name} ")
+
+
+def test_every_subcommand_has_a_description() -> None:
+    """`hookctl hooks --help` showed only usage and options: no word of what it does."""
+    missing = [name for name, sub in _subcommands(build_parser(full=True)) if not sub.description]
+    assert missing == []
+    for args in (["hooks"], ["reload"], ["claude", "install"]):  # lazily built parsers too
+        done = hookctl(*args, "--help")
+        assert done.returncode == 0, done.stderr
+        description = done.stdout.split("\n\n")[1]
+        assert description[0].isupper() and not description.startswith(("options", "positional"))
+
+
+def test_trust_without_a_directory_trusts_the_current_one(tmp_path: Path) -> None:
+    """`hookctl trust` with no DIR listed the store and trusted nothing; `.` is what a user
+    standing in the project means.  Listing is `--list`."""
+    project, state = tmp_path / "proj", tmp_path / "state"
+    project.mkdir()
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
+    done = hookctl("trust", "--state-dir", str(state), cwd=project, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"trusted {project} (")
+    listing = hookctl("trust", "--list", "--state-dir", str(state), cwd=tmp_path, env=env)
+    assert listing.returncode == 0 and listing.stdout.startswith(f"{project}  [dir+subdirs]")

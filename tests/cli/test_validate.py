@@ -73,3 +73,31 @@ def test_value_lines_follow_nesting_strings_and_escapes() -> None:
     assert lines["$.d"] == 3
     # A missing field points at the object it is missing from.
     assert line_of_path(lines, "$.a[1].nothing.deeper") == 2
+
+
+def test_every_bad_field_of_a_handler_and_a_did_you_mean(tmp_path: Path) -> None:
+    """msgspec stops at a handler's first bad field: validate showed only the timeout, and
+    no word of the misspelt `comand` behind the missing `command`."""
+    path = tmp_path / "hooks.json"
+    path.write_text(
+        '{"hooks": {\n'
+        '  "PreToolUse": [{"hooks": [\n'
+        '    {"type": "command", "comand": "echo hi", "timeout": "5", "async": "yes"},\n'
+        '    {"type": "comand", "command": "true"}\n'
+        "  ]}],\n"
+        '  "Stop": [{"hooks": [{"type": "command", "command": "true", "timout": 5}]}]\n'
+        "}}\n"
+    )
+    done = hookctl("validate", str(path))
+    assert done.returncode == 1
+    where = "$.hooks.PreToolUse[0].hooks"
+    assert done.stdout.splitlines() == [
+        f"{path}:3: {where}[0]: Object missing required field `command` "
+        "(`comand` is not a field: did you mean `command`?)",
+        f"{path}:3: {where}[0].timeout: Expected `float | null`, got `str`",
+        f"{path}:3: {where}[0].async: Expected `bool`, got `str`",
+        f"{path}:4: {where}[1].type: Invalid value 'comand' (did you mean 'command'?)",
+        f"warning: {path}:6: $.hooks.Stop[0].hooks[0].timout: unknown key `timout` is "
+        "ignored (did you mean `timeout`?)",
+        f"{path}: not applied (a file with an error runs none of its hooks)",
+    ]

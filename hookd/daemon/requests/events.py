@@ -67,6 +67,7 @@ class EventRequests:
                 # Stop loops itself (`hookctl fire --format claude` as a command hook).
                 agent_caps_stop=msg.format == "claude",
                 agent=agent,
+                once=msg.once,
             )
         else:
             prepared = self.pipeline.prepare(
@@ -82,11 +83,10 @@ class EventRequests:
         if not (isinstance(msg, protocol.Fire) and msg.progress):
             result = self.pipeline.answer_now(prepared, deliver)
             if result is not None:
-                return _reply(msg, result, _tool_name(prepared.event.raw))
+                return self._reply(msg, prepared, result)
 
         async def run() -> msgspec.Struct:
-            result = await self._run(conn, msg, prepared, deliver)
-            return _reply(msg, result, _tool_name(prepared.event.raw))
+            return self._reply(msg, prepared, await self._run(conn, msg, prepared, deliver))
 
         return Later(run)
 
@@ -117,6 +117,7 @@ class EventRequests:
             agent_caps_stop=False,
             agent=adapter.name,
             agent_spec=agent_event.spec,
+            once=isinstance(msg, protocol.Fire) and msg.once,
         )
         as_result = isinstance(msg, protocol.Fire) and msg.format == "result"
         deliver = as_result or _agent_carries_late_context(agent_event.spec)
@@ -133,7 +134,7 @@ class EventRequests:
                 claude = protocol.ClaudeHookOutput(
                     stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
                 )
-            return protocol.FireReply(id=msg.id, result=result, claude=claude)
+            return self._fire_reply(msg, prepared, result, claude)
 
         if not progress:
             now = self.pipeline.answer_now(prepared, deliver)
@@ -144,6 +145,36 @@ class EventRequests:
             return reply(await self._run(conn, msg, prepared, deliver))
 
         return Later(run)
+
+    def _reply(
+        self, msg: EventRequest, prepared: PreparedEvent, result: FireResult
+    ) -> msgspec.Struct:
+        """A Claude Code event's reply: the relay's bytes, or a ``fire_reply``."""
+        tool_name = _tool_name(prepared.event.raw)
+        if isinstance(msg, protocol.Relay):
+            out = render_claude(result, tool_name)
+            return protocol.RelayReply(
+                id=msg.id, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
+            )
+        claude = render_claude(result, tool_name) if msg.format == "claude" else None
+        return self._fire_reply(msg, prepared, result, claude)
+
+    def _fire_reply(
+        self,
+        msg: protocol.Fire,
+        prepared: PreparedEvent,
+        result: FireResult,
+        claude: protocol.ClaudeHookOutput | None,
+    ) -> protocol.FireReply:
+        """The result, and what the caller should know about how it was judged: hooks
+        held back by trust, a known session's project kept (``once`` fires)."""
+        return protocol.FireReply(
+            id=msg.id,
+            result=result,
+            claude=claude,
+            held_back=self.pipeline.held_back(prepared),
+            kept_project=prepared.kept_project,
+        )
 
     async def _run(
         self, conn: Connection, msg: EventRequest, prepared: PreparedEvent, deliver: bool
@@ -246,16 +277,6 @@ def _tool_name(raw: dict[str, Any]) -> str | None:
     """The input's ``tool_name``: Claude Code names tool events' hooks ``<Event>:<tool>``."""
     tool = raw.get("tool_name")
     return tool if isinstance(tool, str) else None
-
-
-def _reply(msg: EventRequest, result: FireResult, tool_name: str | None) -> msgspec.Struct:
-    if isinstance(msg, protocol.Fire):
-        claude = render_claude(result, tool_name) if msg.format == "claude" else None
-        return protocol.FireReply(id=msg.id, result=result, claude=claude)
-    out = render_claude(result, tool_name)
-    return protocol.RelayReply(
-        id=msg.id, stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code
-    )
 
 
 def _progress_sender(conn: Connection, request_id: int) -> ProgressFn:
