@@ -196,10 +196,11 @@ class CommandRunner:
         if self.warm is None:
             inv.launch = "cold: warm Python is off (warm_python = false)"
             return None
-        target = plan(argv, env, cwd)
+        target = plan(argv, env, cwd, self.warm.shims)
         if isinstance(target, str):
             inv.launch = f"cold: {target}"
             return None
+        env = target.environment(env)
         spare, why = self.warm.take(target, env, cwd)
         if spare is None:
             inv.launch = f"cold: {why}"

@@ -35,15 +35,18 @@ starting. What a warm run cannot reproduce is listed in docs/configuration.md.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
 import stat
+import subprocess
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 import structlog
@@ -51,8 +54,17 @@ import structlog
 from hookd.config.schema import CommandHandler
 from hookd.handlers.direct_exec import simple_argv
 from hookd.handlers.spawn import HookProcess, spawn
+from hookd.subreaper import SUBREAPER
 
-__all__ = ["BOOTSTRAP", "Spare", "WarmPool", "WarmTarget", "launch_preview", "plan"]
+__all__ = [
+    "BOOTSTRAP",
+    "ShimResolver",
+    "Spare",
+    "WarmPool",
+    "WarmTarget",
+    "launch_preview",
+    "plan",
+]
 
 log = structlog.get_logger("hookd.warm_python")
 
@@ -80,9 +92,16 @@ class WarmTarget:
     args: tuple[str, ...]
     identity: tuple[str, int, int, int]
     """The interpreter file (real path, device, inode, mtime): a new build is a new spare."""
+    env_delta: tuple[tuple[str, str], ...] = ()
+    """What a version manager's shim adds to the environment before it execs the
+    interpreter (:class:`ShimResolver`); empty for an interpreter named directly."""
 
     def orig_argv(self) -> list[str]:
         return [self.interpreter, *self.flags, self.script, *self.args]
+
+    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+        """The environment the cold run's interpreter would start with."""
+        return {**env, **dict(self.env_delta)}
 
 
 def _which(program: str, env: Mapping[str, str], cwd: str) -> str | None:
@@ -159,22 +178,31 @@ def _shebang(path: str) -> tuple[str, str | None] | None:
     return interpreter, (argument or None)
 
 
-def plan(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> WarmTarget | str:
-    """How ``argv`` (as it would be exec'd) runs warm, or why it runs cold."""
+def plan(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str,
+    shims: ShimResolver | None = None,
+) -> WarmTarget | str:
+    """How ``argv`` (as it would be exec'd) runs warm, or why it runs cold.
+
+    ``shims``: where a version manager's shim is resolved (None: a shim runs cold)."""
     if not argv:
         return "empty command"
     program = _which(argv[0], env, cwd)
     if program is None:
         return f"{argv[0]} not found"
     if _INTERPRETER_NAME.fullmatch(os.path.basename(argv[0])):
-        identity = _interpreter_identity(program)
-        if isinstance(identity, str):
-            return identity
         split = _split_flags(argv[1:])
         if isinstance(split, str):
             return split
         flags, index = split
         script, args = argv[1 + index], tuple(argv[2 + index :])
+        if shims is not None and ShimResolver.is_shim(program):
+            return _through_shim(shims, program, env, cwd, flags, script, args)
+        identity = _interpreter_identity(program)
+        if isinstance(identity, str):
+            return identity
         return _target(argv[0], flags, script, args, identity, cwd)
     shebang = _shebang(program)
     if shebang is None:
@@ -194,12 +222,38 @@ def plan(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> WarmTarget | 
         shebang_flags = (argument,)
     if resolved is None or not _INTERPRETER_NAME.fullmatch(os.path.basename(interpreter)):
         return f"#!{interpreter}: not a CPython interpreter hookd can find"
+    # The kernel hands the interpreter the path the script was exec'd by.
+    script = argv[0] if "/" in argv[0] else program
+    if shims is not None and ShimResolver.is_shim(resolved):
+        return _through_shim(shims, resolved, env, cwd, shebang_flags, script, tuple(argv[1:]))
     identity = _interpreter_identity(resolved)
     if isinstance(identity, str):
         return identity
-    # The kernel hands the interpreter the path the script was exec'd by.
-    script = argv[0] if "/" in argv[0] else program
     return _target(interpreter, shebang_flags, script, tuple(argv[1:]), identity, cwd)
+
+
+def _through_shim(
+    shims: ShimResolver,
+    shim: str,
+    env: Mapping[str, str],
+    cwd: str,
+    flags: tuple[str, ...],
+    script: str,
+    args: tuple[str, ...],
+) -> WarmTarget | str:
+    """The interpreter a shim execs (its path as ``argv[0]``, as ``pyenv exec`` gives it),
+    with the variables the shim adds."""
+    found = shims.resolve(shim, env, cwd)
+    if isinstance(found, str):
+        return found
+    interpreter, delta = found
+    identity = _interpreter_identity(interpreter)
+    if isinstance(identity, str):
+        return identity
+    target = _target(interpreter, flags, script, args, identity, cwd)
+    if isinstance(target, str):
+        return target
+    return WarmTarget(interpreter, flags, script, args, identity, delta)
 
 
 def launch_preview(handler: CommandHandler, env: Mapping[str, str], cwd: str) -> str:
@@ -318,6 +372,7 @@ class WarmPool:
     unusable: set[_Key] = field(default_factory=set)
     """Interpreters that said they cannot run the bootstrap (older than 3.10, not CPython)."""
     retired: list[HookProcess] = field(default_factory=list)
+    shims: ShimResolver = field(default_factory=lambda: ShimResolver())
 
     def take(
         self, target: WarmTarget, env: Mapping[str, str], cwd: str
@@ -395,6 +450,130 @@ class WarmPool:
 
     def _reap_retired(self) -> None:
         self.retired = [p for p in self.retired if not p.reap_now()]
+
+
+_SHIM_PROBE = "import json, os, sys; print(json.dumps([sys.orig_argv[0], dict(os.environ)]))"
+_SHIM_PROBE_TIMEOUT = 60.0
+
+
+@dataclass(slots=True)
+class _ShimProbe:
+    """One run of a shim with a probe program: what it execs, with what environment."""
+
+    process: subprocess.Popen[bytes] | None
+    output: Any  # a temporary file, read once the probe exits
+    env: dict[str, str]
+    started: float
+    answer: tuple[str, tuple[tuple[str, str], ...]] | str | None = None
+
+    def result(self) -> tuple[str, tuple[tuple[str, str], ...]] | str:
+        if self.answer is not None:
+            return self.answer
+        assert self.process is not None
+        if self.process.poll() is None:
+            if time.monotonic() - self.started < _SHIM_PROBE_TIMEOUT:
+                return (
+                    "its version manager's shim is being resolved (once per version and directory)"
+                )
+            self.process.kill()
+            self.process.wait()
+        SUBREAPER.waited(self.process.pid)
+        self.answer = self._read()
+        self.process = None
+        self.output.close()
+        return self.answer
+
+    def _read(self) -> tuple[str, tuple[tuple[str, str], ...]] | str:
+        self.output.seek(0)
+        try:
+            interpreter, environ = json.loads(self.output.read())
+        except ValueError:
+            return "its version manager's shim did not run a CPython 3.10 or newer"
+        if not isinstance(interpreter, str) or not os.path.isabs(interpreter):
+            return "its version manager's shim ran an interpreter hookd cannot name"
+        if any(name not in environ for name in self.env):
+            return "its version manager's shim removes variables: not reproduced warm"
+        delta = tuple(sorted((k, v) for k, v in environ.items() if self.env.get(k) != v))
+        return interpreter, delta
+
+
+@dataclass(slots=True)
+class ShimResolver:
+    """What a pyenv shim would exec, learnt by running it once, then reused.
+
+    A shim (``~/.pyenv/shims/python3``) is a bash script that picks a version —
+    ``PYENV_VERSION``, a ``.python-version`` file in the directory or a parent, the global
+    ``version`` file — and execs that version's interpreter with ``PATH`` and a few
+    ``PYENV_*`` variables changed. hookd runs the shim once per working directory,
+    start-up environment and state of those version files, with a probe that prints the
+    interpreter's path and environment; the warm spare then starts that interpreter, under
+    that path, with those variables, exactly as the shim would have. The probe runs in the
+    background: until it has answered, the hook runs cold (through the shim).
+    """
+
+    limit: int = 64
+    probes: dict[_Key, _ShimProbe] = field(default_factory=dict)
+
+    @staticmethod
+    def is_shim(path: str) -> bool:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(1024)
+        except OSError:
+            return False
+        return head.startswith(b"#!") and b"pyenv" in head and b'" exec "$program"' in head
+
+    def resolve(
+        self, shim: str, env: Mapping[str, str], cwd: str
+    ) -> tuple[str, tuple[tuple[str, str], ...]] | str:
+        startup = tuple(sorted((k, v) for k, v in env.items() if _STARTUP_ENV.fullmatch(k)))
+        key = (shim, cwd, startup, env.get("PYENV_VERSION"), _version_files(shim, env, cwd))
+        probe = self.probes.get(key)
+        if probe is None:
+            if len(self.probes) >= self.limit:
+                self.probes = {k: p for k, p in self.probes.items() if p.process is not None}
+            probe = self.probes[key] = _start_probe(shim, env, cwd)
+        return probe.result()
+
+
+def _start_probe(shim: str, env: Mapping[str, str], cwd: str) -> _ShimProbe:
+    output = tempfile.TemporaryFile()  # noqa: SIM115 - read and closed when the probe ends
+    try:
+        process = subprocess.Popen(
+            [shim, "-c", _SHIM_PROBE],
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.DEVNULL,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        output.close()
+        return _ShimProbe(None, None, dict(env), time.monotonic(), f"shim {shim}: {exc}")
+    SUBREAPER.spawned(process.pid)
+    return _ShimProbe(process, output, dict(env), time.monotonic())
+
+
+def _version_files(shim: str, env: Mapping[str, str], cwd: str) -> tuple[object, ...]:
+    """The files a pyenv shim reads to pick a version, as (inode, mtime, size) or None."""
+    root = env.get("PYENV_ROOT") or os.path.dirname(os.path.dirname(shim))
+    found: list[object] = [_stamp(os.path.join(root, "version"))]
+    directory = cwd
+    while True:
+        found.append(_stamp(os.path.join(directory, ".python-version")))
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return tuple(found)
+        directory = parent
+
+
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def _key(target: WarmTarget, env: Mapping[str, str], cwd: str) -> _Key:

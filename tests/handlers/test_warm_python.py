@@ -417,3 +417,53 @@ async def test_the_daemon_runs_an_unchanged_python_hook_warm_and_audits_how(
             await trio.sleep(0.01)
     first, *_ = launches()
     assert first == "cold: first run of this interpreter here: its warm spare is starting"
+
+
+FAKE_SHIM = """\
+#!/usr/bin/env bash
+set -e
+program="${0##*/}"
+export PYENV_ROOT="@ROOT@"
+exec "@ROOT@/libexec/pyenv" exec "$program" "$@"
+"""
+FAKE_PYENV = """\
+#!/usr/bin/env bash
+# What `pyenv exec` does: pick the version, change PATH, export PYENV_*, exec it.
+shift  # "exec"
+program="$1"; shift
+version="$(cat .python-version 2>/dev/null || cat "$PYENV_ROOT/version")"
+export PYENV_VERSION="$version" PYENV_DIR="$PWD"
+export PATH="$PYENV_ROOT/versions/$version/bin:$PATH"
+exec "$PYENV_ROOT/versions/$version/bin/$program" "$@"
+"""
+
+
+@pytest.fixture
+def pyenv(tmp_path: Path) -> Path:
+    """A pyenv-shaped installation: a shim, ``pyenv exec``, two "versions" (links to real
+    interpreters), a global ``version`` file."""
+    root = tmp_path / "pyenv"
+    (root / "shims").mkdir(parents=True)
+    (root / "libexec").mkdir()
+    _executable(root / "shims" / "python3", FAKE_SHIM.replace("@ROOT@", str(root)))
+    _executable(root / "libexec" / "pyenv", FAKE_PYENV)
+    for version in ("one", "two"):
+        (root / "versions" / version / "bin").mkdir(parents=True)
+        (root / "versions" / version / "bin" / "python3").symlink_to(PYTHON)
+    (root / "version").write_text("one\n")
+    return root
+
+
+async def test_a_version_managers_shim_runs_warm_as_the_shim_would_run_it(
+    pair: Pair, project: Path, tmp_path: Path, pyenv: Path
+) -> None:
+    env = {**_env(tmp_path), "PATH": f"{pyenv}/shims:/usr/bin:/bin"}
+    cold = await pair.fire(pair.warm, "python3 hooks/identity.py", project, env)
+    assert cold.launch is not None and "shim is being resolved" in cold.launch
+    warm = await _same(pair, "python3 hooks/identity.py", project, env)
+    assert f"{pyenv}/versions/one/bin/python3" in warm.stdout  # orig_argv[0], as pyenv execs it
+    assert '"PYENV_VERSION", "one"' in warm.stdout
+    # A .python-version in the project picks another version: resolved again, then warm.
+    (project / ".python-version").write_text("two\n")
+    warm = await _same(pair, "python3 hooks/identity.py", project, env)
+    assert f"{pyenv}/versions/two/bin/python3" in warm.stdout
