@@ -92,16 +92,23 @@ class WarmTarget:
     args: tuple[str, ...]
     identity: tuple[str, int, int, int]
     """The interpreter file (real path, device, inode, mtime): a new build is a new spare."""
-    env_delta: tuple[tuple[str, str], ...] = ()
-    """What a version manager's shim adds to the environment before it execs the
-    interpreter (:class:`ShimResolver`); empty for an interpreter named directly."""
+    env_delta: tuple[tuple[str, str | None], ...] = ()
+    """What a version manager's shim changes in the environment before it execs the
+    interpreter — a value, or None for a variable it removes (:class:`ShimResolver`);
+    empty for an interpreter named directly."""
 
     def orig_argv(self) -> list[str]:
         return [self.interpreter, *self.flags, self.script, *self.args]
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """The environment the cold run's interpreter would start with."""
-        return {**env, **dict(self.env_delta)}
+        changed = dict(env)
+        for name, value in self.env_delta:
+            if value is None:
+                changed.pop(name, None)
+            else:
+                changed[name] = value
+        return changed
 
 
 def _which(program: str, env: Mapping[str, str], cwd: str) -> str | None:
@@ -464,9 +471,9 @@ class _ShimProbe:
     output: Any  # a temporary file, read once the probe exits
     env: dict[str, str]
     started: float
-    answer: tuple[str, tuple[tuple[str, str], ...]] | str | None = None
+    answer: tuple[str, tuple[tuple[str, str | None], ...]] | str | None = None
 
-    def result(self) -> tuple[str, tuple[tuple[str, str], ...]] | str:
+    def result(self) -> tuple[str, tuple[tuple[str, str | None], ...]] | str:
         if self.answer is not None:
             return self.answer
         assert self.process is not None
@@ -483,7 +490,7 @@ class _ShimProbe:
         self.output.close()
         return self.answer
 
-    def _read(self) -> tuple[str, tuple[tuple[str, str], ...]] | str:
+    def _read(self) -> tuple[str, tuple[tuple[str, str | None], ...]] | str:
         self.output.seek(0)
         try:
             interpreter, environ = json.loads(self.output.read())
@@ -491,10 +498,9 @@ class _ShimProbe:
             return "its version manager's shim did not run a CPython 3.10 or newer"
         if not isinstance(interpreter, str) or not os.path.isabs(interpreter):
             return "its version manager's shim ran an interpreter hookd cannot name"
-        if any(name not in environ for name in self.env):
-            return "its version manager's shim removes variables: not reproduced warm"
-        delta = tuple(sorted((k, v) for k, v in environ.items() if self.env.get(k) != v))
-        return interpreter, delta
+        changed: dict[str, str | None] = {k: None for k in self.env if k not in environ}
+        changed.update((k, v) for k, v in environ.items() if self.env.get(k) != v)
+        return interpreter, tuple(sorted(changed.items()))
 
 
 @dataclass(slots=True)
@@ -525,7 +531,7 @@ class ShimResolver:
 
     def resolve(
         self, shim: str, env: Mapping[str, str], cwd: str
-    ) -> tuple[str, tuple[tuple[str, str], ...]] | str:
+    ) -> tuple[str, tuple[tuple[str, str | None], ...]] | str:
         startup = tuple(sorted((k, v) for k, v in env.items() if _STARTUP_ENV.fullmatch(k)))
         key = (shim, cwd, startup, env.get("PYENV_VERSION"), _version_files(shim, env, cwd))
         probe = self.probes.get(key)

@@ -433,6 +433,7 @@ shift  # "exec"
 program="$1"; shift
 version="$(cat .python-version 2>/dev/null || cat "$PYENV_ROOT/version")"
 export PYENV_VERSION="$version" PYENV_DIR="$PWD"
+unset AGENT_VALUE  # a shim may remove a variable too
 export PATH="$PYENV_ROOT/versions/$version/bin:$PATH"
 exec "$PYENV_ROOT/versions/$version/bin/$program" "$@"
 """
@@ -463,6 +464,7 @@ async def test_a_version_managers_shim_runs_warm_as_the_shim_would_run_it(
     warm = await _same(pair, "python3 hooks/identity.py", project, env)
     assert f"{pyenv}/versions/one/bin/python3" in warm.stdout  # orig_argv[0], as pyenv execs it
     assert '"PYENV_VERSION", "one"' in warm.stdout
+    assert "AGENT_VALUE" not in warm.stdout
     # A .python-version in the project picks another version: resolved again, then warm.
     (project / ".python-version").write_text("two\n")
     warm = await _same(pair, "python3 hooks/identity.py", project, env)
