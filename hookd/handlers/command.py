@@ -196,7 +196,7 @@ class CommandRunner:
         if self.warm is None:
             inv.launch = "cold: warm Python is off (warm_python = false)"
             return None
-        target = plan(argv, env, cwd, self.warm.shims)
+        target = plan(argv, env, cwd, self.warm.launchers)
         if isinstance(target, str):
             inv.launch = f"cold: {target}"
             return None

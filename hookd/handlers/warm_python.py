@@ -35,30 +35,33 @@ starting. What a warm run cannot reproduce is listed in docs/configuration.md.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import socket
 import stat
-import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 import structlog
 
 from hookd.config.schema import CommandHandler
 from hookd.handlers.direct_exec import simple_argv
+from hookd.handlers.python_launchers import (
+    Delta,
+    Launched,
+    LauncherResolver,
+    is_pyenv_shim,
+    is_uv_script,
+    startup_environment,
+)
 from hookd.handlers.spawn import HookProcess, spawn
-from hookd.subreaper import SUBREAPER
 
 __all__ = [
     "BOOTSTRAP",
-    "ShimResolver",
     "Spare",
     "WarmPool",
     "WarmTarget",
@@ -75,9 +78,6 @@ _INTERPRETER_NAME = re.compile(r"python(3(\.\d+)?)?")
 _SIMPLE_FLAGS = frozenset(
     {"-u", "-I", "-E", "-s", "-S", "-B", "-O", "-OO", "-P", "-b", "-bb", "-q", "-R"}
 )
-_STARTUP_ENV = re.compile(r"PYTHON.*|LANG|LANGUAGE|LC_.*|HOME|PATH|TZ")
-"""Variables CPython or a preloaded module reads while starting: a spare started under
-other values would not be the cold run (encodings, ``sys.path``, user site, flags, zone)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +92,10 @@ class WarmTarget:
     args: tuple[str, ...]
     identity: tuple[str, int, int, int]
     """The interpreter file (real path, device, inode, mtime): a new build is a new spare."""
-    env_delta: tuple[tuple[str, str | None], ...] = ()
-    """What a version manager's shim changes in the environment before it execs the
-    interpreter — a value, or None for a variable it removes (:class:`ShimResolver`);
-    empty for an interpreter named directly."""
+    env_delta: Delta = ()
+    """What a launcher (a pyenv shim, ``uv run --script``) changes in the environment before
+    it starts the interpreter — a value, or None for a variable it removes
+    (:mod:`hookd.handlers.python_launchers`); empty for an interpreter named directly."""
 
     def orig_argv(self) -> list[str]:
         return [self.interpreter, *self.flags, self.script, *self.args]
@@ -189,24 +189,29 @@ def plan(
     argv: Sequence[str],
     env: Mapping[str, str],
     cwd: str,
-    shims: ShimResolver | None = None,
+    launchers: LauncherResolver | None = None,
 ) -> WarmTarget | str:
     """How ``argv`` (as it would be exec'd) runs warm, or why it runs cold.
 
-    ``shims``: where a version manager's shim is resolved (None: a shim runs cold)."""
+    ``launchers``: where pyenv shims and ``uv run --script`` are resolved (None: they
+    run cold)."""
     if not argv:
         return "empty command"
     program = _which(argv[0], env, cwd)
     if program is None:
         return f"{argv[0]} not found"
+    if is_uv_script(argv):
+        if launchers is None:
+            return "uv run --script is resolved by the daemon only"
+        return _launched(launchers.uv_script(program, argv, env, cwd), cwd)
     if _INTERPRETER_NAME.fullmatch(os.path.basename(argv[0])):
         split = _split_flags(argv[1:])
         if isinstance(split, str):
             return split
         flags, index = split
         script, args = argv[1 + index], tuple(argv[2 + index :])
-        if shims is not None and ShimResolver.is_shim(program):
-            return _through_shim(shims, program, env, cwd, flags, script, args)
+        if launchers is not None and is_pyenv_shim(program):
+            return _through_shim(launchers, program, env, cwd, flags, script, args)
         identity = _interpreter_identity(program)
         if isinstance(identity, str):
             return identity
@@ -231,8 +236,8 @@ def plan(
         return f"#!{interpreter}: not a CPython interpreter hookd can find"
     # The kernel hands the interpreter the path the script was exec'd by.
     script = argv[0] if "/" in argv[0] else program
-    if shims is not None and ShimResolver.is_shim(resolved):
-        return _through_shim(shims, resolved, env, cwd, shebang_flags, script, tuple(argv[1:]))
+    if launchers is not None and is_pyenv_shim(resolved):
+        return _through_shim(launchers, resolved, env, cwd, shebang_flags, script, tuple(argv[1:]))
     identity = _interpreter_identity(resolved)
     if isinstance(identity, str):
         return identity
@@ -240,7 +245,7 @@ def plan(
 
 
 def _through_shim(
-    shims: ShimResolver,
+    launchers: LauncherResolver,
     shim: str,
     env: Mapping[str, str],
     cwd: str,
@@ -248,19 +253,39 @@ def _through_shim(
     script: str,
     args: tuple[str, ...],
 ) -> WarmTarget | str:
-    """The interpreter a shim execs (its path as ``argv[0]``, as ``pyenv exec`` gives it),
-    with the variables the shim adds."""
-    found = shims.resolve(shim, env, cwd)
+    """The interpreter a pyenv shim execs (its path as ``argv[0]``, as ``pyenv exec`` gives
+    it), with the variables the shim changes."""
+    found = launchers.pyenv(shim, env, cwd)
     if isinstance(found, str):
         return found
-    interpreter, delta = found
+    interpreter = found.orig_argv[0]
     identity = _interpreter_identity(interpreter)
     if isinstance(identity, str):
         return identity
     target = _target(interpreter, flags, script, args, identity, cwd)
     if isinstance(target, str):
         return target
-    return WarmTarget(interpreter, flags, script, args, identity, delta)
+    return WarmTarget(interpreter, flags, script, args, identity, found.env_delta)
+
+
+def _launched(found: Launched | str, cwd: str) -> WarmTarget | str:
+    """A warm start of what ``uv run --script`` started: its interpreter, argv, variables."""
+    if isinstance(found, str):
+        return found
+    interpreter, *rest = found.orig_argv
+    identity = _interpreter_identity(interpreter)
+    if isinstance(identity, str):
+        return identity
+    split = _split_flags(rest)
+    if isinstance(split, str):
+        return split
+    flags, index = split
+    target = _target(interpreter, flags, rest[index], tuple(rest[index + 1 :]), identity, cwd)
+    if isinstance(target, str):
+        return target
+    return WarmTarget(
+        interpreter, flags, rest[index], tuple(rest[index + 1 :]), identity, found.env_delta
+    )
 
 
 def launch_preview(handler: CommandHandler, env: Mapping[str, str], cwd: str) -> str:
@@ -379,7 +404,7 @@ class WarmPool:
     unusable: set[_Key] = field(default_factory=set)
     """Interpreters that said they cannot run the bootstrap (older than 3.10, not CPython)."""
     retired: list[HookProcess] = field(default_factory=list)
-    shims: ShimResolver = field(default_factory=lambda: ShimResolver())
+    launchers: LauncherResolver = field(default_factory=lambda: LauncherResolver())
 
     def take(
         self, target: WarmTarget, env: Mapping[str, str], cwd: str
@@ -438,6 +463,7 @@ class WarmPool:
         return len(stale)
 
     def close(self) -> None:
+        self.launchers.close()
         for spare in self.spares.values():
             self._retire(spare)
         self.spares.clear()
@@ -459,129 +485,5 @@ class WarmPool:
         self.retired = [p for p in self.retired if not p.reap_now()]
 
 
-_SHIM_PROBE = "import json, os, sys; print(json.dumps([sys.orig_argv[0], dict(os.environ)]))"
-_SHIM_PROBE_TIMEOUT = 60.0
-
-
-@dataclass(slots=True)
-class _ShimProbe:
-    """One run of a shim with a probe program: what it execs, with what environment."""
-
-    process: subprocess.Popen[bytes] | None
-    output: Any  # a temporary file, read once the probe exits
-    env: dict[str, str]
-    started: float
-    answer: tuple[str, tuple[tuple[str, str | None], ...]] | str | None = None
-
-    def result(self) -> tuple[str, tuple[tuple[str, str | None], ...]] | str:
-        if self.answer is not None:
-            return self.answer
-        assert self.process is not None
-        if self.process.poll() is None:
-            if time.monotonic() - self.started < _SHIM_PROBE_TIMEOUT:
-                return (
-                    "its version manager's shim is being resolved (once per version and directory)"
-                )
-            self.process.kill()
-            self.process.wait()
-        SUBREAPER.waited(self.process.pid)
-        self.answer = self._read()
-        self.process = None
-        self.output.close()
-        return self.answer
-
-    def _read(self) -> tuple[str, tuple[tuple[str, str | None], ...]] | str:
-        self.output.seek(0)
-        try:
-            interpreter, environ = json.loads(self.output.read())
-        except ValueError:
-            return "its version manager's shim did not run a CPython 3.10 or newer"
-        if not isinstance(interpreter, str) or not os.path.isabs(interpreter):
-            return "its version manager's shim ran an interpreter hookd cannot name"
-        changed: dict[str, str | None] = {k: None for k in self.env if k not in environ}
-        changed.update((k, v) for k, v in environ.items() if self.env.get(k) != v)
-        return interpreter, tuple(sorted(changed.items()))
-
-
-@dataclass(slots=True)
-class ShimResolver:
-    """What a pyenv shim would exec, learnt by running it once, then reused.
-
-    A shim (``~/.pyenv/shims/python3``) is a bash script that picks a version —
-    ``PYENV_VERSION``, a ``.python-version`` file in the directory or a parent, the global
-    ``version`` file — and execs that version's interpreter with ``PATH`` and a few
-    ``PYENV_*`` variables changed. hookd runs the shim once per working directory,
-    start-up environment and state of those version files, with a probe that prints the
-    interpreter's path and environment; the warm spare then starts that interpreter, under
-    that path, with those variables, exactly as the shim would have. The probe runs in the
-    background: until it has answered, the hook runs cold (through the shim).
-    """
-
-    limit: int = 64
-    probes: dict[_Key, _ShimProbe] = field(default_factory=dict)
-
-    @staticmethod
-    def is_shim(path: str) -> bool:
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(1024)
-        except OSError:
-            return False
-        return head.startswith(b"#!") and b"pyenv" in head and b'" exec "$program"' in head
-
-    def resolve(
-        self, shim: str, env: Mapping[str, str], cwd: str
-    ) -> tuple[str, tuple[tuple[str, str | None], ...]] | str:
-        startup = tuple(sorted((k, v) for k, v in env.items() if _STARTUP_ENV.fullmatch(k)))
-        key = (shim, cwd, startup, env.get("PYENV_VERSION"), _version_files(shim, env, cwd))
-        probe = self.probes.get(key)
-        if probe is None:
-            if len(self.probes) >= self.limit:
-                self.probes = {k: p for k, p in self.probes.items() if p.process is not None}
-            probe = self.probes[key] = _start_probe(shim, env, cwd)
-        return probe.result()
-
-
-def _start_probe(shim: str, env: Mapping[str, str], cwd: str) -> _ShimProbe:
-    output = tempfile.TemporaryFile()  # noqa: SIM115 - read and closed when the probe ends
-    try:
-        process = subprocess.Popen(
-            [shim, "-c", _SHIM_PROBE],
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.DEVNULL,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-        )
-    except OSError as exc:
-        output.close()
-        return _ShimProbe(None, None, dict(env), time.monotonic(), f"shim {shim}: {exc}")
-    SUBREAPER.spawned(process.pid)
-    return _ShimProbe(process, output, dict(env), time.monotonic())
-
-
-def _version_files(shim: str, env: Mapping[str, str], cwd: str) -> tuple[object, ...]:
-    """The files a pyenv shim reads to pick a version, as (inode, mtime, size) or None."""
-    root = env.get("PYENV_ROOT") or os.path.dirname(os.path.dirname(shim))
-    found: list[object] = [_stamp(os.path.join(root, "version"))]
-    directory = cwd
-    while True:
-        found.append(_stamp(os.path.join(directory, ".python-version")))
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return tuple(found)
-        directory = parent
-
-
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
-
-
 def _key(target: WarmTarget, env: Mapping[str, str], cwd: str) -> _Key:
-    startup = tuple(sorted((k, v) for k, v in env.items() if _STARTUP_ENV.fullmatch(k)))
-    return (target.interpreter, target.identity, target.flags, startup, cwd)
+    return (target.interpreter, target.identity, target.flags, startup_environment(env), cwd)

@@ -469,3 +469,28 @@ async def test_a_version_managers_shim_runs_warm_as_the_shim_would_run_it(
     (project / ".python-version").write_text("two\n")
     warm = await _same(pair, "python3 hooks/identity.py", project, env)
     assert f"{pyenv}/versions/two/bin/python3" in warm.stdout
+
+
+UV = Path(sys.executable).parent / "uv"
+
+
+@pytest.mark.skipif(not UV.exists(), reason="uv is a dev dependency: pip install -e '.[dev]'")
+async def test_a_uv_script_runs_warm_in_its_own_environment(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """``uv run --script`` (PEP 723): the script's environment is resolved once, then its
+    interpreter starts warm with uv's variables, as ``uv run`` would start it."""
+    (project / "hooks" / "uv_probe.py").write_text(
+        '# /// script\n# requires-python = ">=3.10"\n# dependencies = []\n# ///\n'
+        + PROBES["identity"]
+    )
+    env = {
+        **_env(tmp_path),
+        "PATH": f"{UV.parent}:{os.path.dirname(PYTHON)}:/usr/bin:/bin",
+        "UV_NO_PROGRESS": "1",
+    }
+    command = "uv run --script hooks/uv_probe.py an-argument"
+    settle = await pair.fire(pair.cold, command, project, env)  # uv makes the environment
+    assert settle.exit_code == 0, settle.stderr
+    warm = await _same(pair, command, project, env)
+    assert '"VIRTUAL_ENV"' in warm.stdout and "environments" in warm.stdout
