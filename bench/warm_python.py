@@ -9,7 +9,8 @@ deny for ``rm -rf``. It is timed, interleaved in one run (order rotated per iter
 
 * **native**: what the agent does — ``/bin/sh -c '<interpreter> policy.py'`` with the event on
   stdin, spawn to exit, for each interpreter: the system one (``/usr/bin/python3``), a venv's
-  (``python -m venv``), and, when there is one, a version manager's shim on PATH (pyenv);
+  (``python -m venv``), when there is one a version manager's shim on PATH (pyenv), and
+  ``uv run --script`` (PEP 723) when uv is installed;
 * **through hookd, warm**: a client on a kept-alive connection fires the event at a real
   ``hookd serve`` whose hook is that same command; event to reply;
 * **through hookd, cold**: the same against a second daemon with ``--no-warm-python``.
@@ -150,6 +151,12 @@ def main() -> int:
         if shim and "shims" in shim:
             interpreters["pyenv shim"] = shim
         commands = {tool: f"{path} policy.py" for tool, path in interpreters.items()}
+        uv = Path(sys.executable).parent / "uv"
+        if uv.exists():
+            (project / "uv_policy.py").write_text(
+                '# /// script\n# requires-python = ">=3.10"\n# dependencies = []\n# ///\n' + POLICY
+            )
+            commands["uv run --script"] = f"{uv} run --script uv_policy.py"
         warm_daemon = start_daemon(base, "warm", commands)
         cold_daemon = start_daemon(base, "cold", commands, "--no-warm-python")
         try:
