@@ -83,7 +83,8 @@ async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[DaemonFactory]:
         layout = SourceLayout(
             policy=(str(policy),),
             user=(str(user),),
-            claude_settings=False,
+            # ``claude_settings=True`` also reads ~/.claude/settings.json: set HOME first.
+            claude_settings=settings.claude_settings,
             plugin_dirs=("{project}/.claude/plugins", str(home / ".claude" / "plugins")),
             skill_dirs=("{project}/.claude/skills", str(home / ".claude" / "skills")),
         )

@@ -10,7 +10,10 @@ hook that needs the user's tools fails to start and, failing open, allows.
 
 The endpoint already knows the peer process of each connection (its pid, from
 ``/proc/net/tcp``); this module reads that process's environment and working
-directory from ``/proc`` (same user, Linux) once per connection — one
+directory from ``/proc`` (Linux) once per connection — only a process of the
+daemon's own uid, pinned by its ``/proc`` directory (:func:`own_process`), so a
+peer of another user, or a pid reused meanwhile, never chooses the ``PATH`` of
+hooks that run as the daemon's user (issue 28) — one
 connection is one Claude Code process, whose start-up environment is fixed —
 and adds per event what Claude Code would add:
 
@@ -59,9 +62,15 @@ from typing import Any
 
 import structlog
 
-from hookd.agent_process import claude_version, read_cwd, read_environ
+from hookd.agent_process import ProcessView, claude_version_at, own_process
 
-__all__ = ["ENV_FILE_EVENTS", "ClaudeAgentEnv", "claude_config_dir", "read_agent"]
+__all__ = [
+    "ENV_FILE_EVENTS",
+    "ClaudeAgentEnv",
+    "agent_env_of",
+    "claude_config_dir",
+    "read_agent",
+]
 
 log = structlog.get_logger("hookd.bridge.agent_env")
 
@@ -102,11 +111,27 @@ class ClaudeAgentEnv:
 def read_agent(pid: int | None, context: str) -> ClaudeAgentEnv:
     """Read a Claude Code peer's environment (blocking: call it in a worker thread).
 
-    Without a pid or a readable ``/proc/<pid>/environ`` the base is the daemon's
-    own environment — the old behaviour, logged, because a hook may then miss
-    what the user's shell would have given it.
+    Only a process of the daemon's own uid is read (:func:`own_process`);
+    :func:`agent_env_of` says what is made of it.
     """
-    environ = read_environ(pid) if pid is not None else None
+    view = None if pid is None else own_process(pid)
+    try:
+        return agent_env_of(view, context)
+    finally:
+        if view is not None:
+            view.close()
+
+
+def agent_env_of(view: ProcessView | None, context: str) -> ClaudeAgentEnv:
+    """The hook environment of the pinned agent process ``view`` (blocking).
+
+    Without a process (none found, gone, or not the daemon's user's: a peer of
+    another uid must not choose the ``PATH`` of hooks that run as the daemon's
+    user) or a readable ``environ`` the base is the daemon's own environment —
+    logged, because a hook may then miss what the user's shell would have given it.
+    """
+    environ = None if view is None else view.environ()
+    pid = None if view is None else view.pid
     if environ is None:
         log.warning("agent environment unreadable; hooks get the daemon's", agent_pid=pid)
         env = dict(os.environ)
@@ -120,12 +145,13 @@ def read_agent(pid: int | None, context: str) -> ClaudeAgentEnv:
     env["CLAUDE_CODE_SESSION_ATTENDED"] = "0" if batch else "1"
     for name in ("CLAUDE_ENV_FILE", "CLAUDE_EFFORT", "CLAUDE_PROJECT_DIR"):
         env.pop(name, None)
-    if pid is not None:
-        env["CLAUDE_PID"] = str(pid)
-        cwd = read_cwd(pid)
+    if view is not None:
+        env["CLAUDE_PID"] = str(view.pid)
+        cwd = view.cwd()
         if cwd is not None:
             env["CLAUDE_PROJECT_DIR"] = cwd
-        version = claude_version(pid)
+        exe = view.exe()
+        version = None if exe is None else claude_version_at(exe)
         if version is not None:
             env["AI_AGENT"] = f"claude-code_{version.replace('.', '-')}_harness"
     return ClaudeAgentEnv(env)

@@ -43,6 +43,13 @@ because a generic driver cannot take hookd's entries out of a native format it
 does not know without an adapter's help.  In hookd's config it removes the
 groups install added that are still there unchanged; edited ones stay, said so.
 
+Records sit beside the file they describe, so a project's can come with the
+repository: :func:`read_record` accepts one only as a regular file for this
+agent and scope that names this scope's hookd config, and uninstall edits that
+config — never a path a record names.  Paths are checked as
+:mod:`hookd.bridge.claude_settings` does (a user's symlinked file edited at its
+target; a project's file leading outside the project refused).
+
 Re-planning an install of an installed agent gives the same texts (the
 adapter's ``wire`` is idempotent and read_hooks skips hookd's own entries), which
 is what makes ``install`` idempotent.
@@ -51,6 +58,7 @@ is what makes ``install`` idempotent.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -64,13 +72,19 @@ from hookd.agents.base import Adapter, EventSpec, NativeHooks, Scope
 from hookd.bridge.claude_settings import (
     FileChange,
     Plan,
+    check_inside,
     compiled_relay,
+    dirs_to_clear,
     merge_hooks,
+    missing_dirs,
     paths_for,
     relay_bootstrap,
     relay_script,
-    write_atomically,
+    remove_empty_dirs,
+    same_file_name,
+    scope_root,
 )
+from hookd.safe_files import read_own_text, write_atomically, write_destination
 
 __all__ = [
     "BACKUP_SUFFIX",
@@ -153,17 +167,44 @@ class InstallRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The text install wrote last (uninstall restores only over this text)."""
     added: dict[str, list[Any]] = msgspec.field(default_factory=dict)
     """The groups install added to hookd's config, per canonical event."""
+    created_dirs: list[str] = msgspec.field(default_factory=list)
+    """Folders the first install created (uninstall removes them again when empty)."""
 
 
-def read_record(agent_file: Path) -> InstallRecord | None:
+def read_record(
+    agent_file: Path, *, agent: str, scope: Scope, project: Path | None
+) -> InstallRecord | None:
+    """The install record beside ``agent_file``, validated before anything trusts it.
+
+    A project's records sit in the project, so a repository can carry one; what
+    it may make uninstall do is therefore bounded here: the record must be a
+    regular file (a symlink there is refused, never read through), decode as an
+    :class:`InstallRecord`, be for this agent and scope, and name as hookd's
+    config exactly the one this scope owns — a record naming any other file (the
+    user's ``~/.config/hookd/hooks.json`` from a project) is refused, with the
+    reason, and nothing is touched.
+    """
     path = record_path(agent_file)
-    text = _read_text(path)
+    text = read_own_text(path)
     if text is None:
         return None
     try:
-        return msgspec.json.decode(text, type=InstallRecord)
+        record = msgspec.json.decode(text, type=InstallRecord)
     except msgspec.DecodeError as exc:  # ValidationError included
         raise ValueError(f"{path}: not an install record hookctl wrote: {exc}") from exc
+    expected = str(hookd_config_path(scope, project))
+    if record.agent != agent or record.scope != scope:
+        raise ValueError(
+            f"{path}: refused: a record of {record.agent!r} at {record.scope!r} scope, found "
+            f"beside {agent!r}'s {scope}-scope file (remove it if hookctl did not write it)"
+        )
+    if not same_file_name(record.hookd_config, Path(expected)):
+        raise ValueError(
+            f"{path}: refused: it names {record.hookd_config} as hookd's config, but this "
+            f"scope's is {expected} (a record only ever speaks for its own scope's files; "
+            "remove it if you did not install from here)"
+        )
+    return record
 
 
 # --- planning --------------------------------------------------------------------------
@@ -177,6 +218,12 @@ class AgentPlan(Plan):
     """Agent file → where its original goes (fresh installs of existing files)."""
     modes: dict[Path, int] = field(default_factory=dict)
     """Mode of a file the plan creates, where it is not owner-only 0600 (Cline's scripts)."""
+
+    def destinations(self) -> dict[Path, Path]:
+        """:meth:`Plan.destinations`, the backups included (never through a link at their
+        name; inside the project)."""
+        backups = {b: write_destination(b, self.root, follow=False) for b in self.backups.values()}
+        return {**super().destinations(), **backups}
 
 
 def plan_install(
@@ -197,8 +244,9 @@ def plan_install(
     if not targets:
         raise ValueError(_no_file(adapter, scope))
     hookd_path = hookd_config_path(scope, project)
+    check_inside(scope_root(scope, project), hookd_path)  # the agent files: at the end
     old_hookd, hookd_cfg = _read_json(hookd_path)
-    plan = AgentPlan()
+    plan = AgentPlan(root=scope_root(scope, project))
     found = hookd_cfg.get("hooks")
     base: dict[str, Any] = found if isinstance(found, dict) else {}
     merged = dict(base)
@@ -234,7 +282,8 @@ def plan_install(
 
     for target in targets:
         _plan_file(plan, adapter, scope, target, command, moved.get(target, {}), hookd_path,
-                   config_existed=old_hookd is not None)  # fmt: skip
+                   project=project, config_existed=old_hookd is not None)  # fmt: skip
+    plan.destinations()  # a project's file leading outside it: refused, dry run included
     for other in adapter.hook_files(scope, home, project):
         if other not in targets:
             plan.notes.extend(_unmoved_note(adapter, other))
@@ -256,11 +305,12 @@ def _plan_file(
     added: dict[str, list[Any]],
     hookd_path: Path,
     *,
+    project: Path | None,
     config_existed: bool,
 ) -> None:
     """One agent file: its wired text, its backup (fresh install) and its install record."""
     old_text = _read_text(target)
-    record = read_record(target)
+    record = read_record(target, agent=adapter.name, scope=scope, project=project)
     new_text = adapter.wire_file(target, old_text, command)
     if record is None and new_text == old_text:
         return  # a file the adapter leaves as it is (Cline: the user's own hook for an event)
@@ -269,10 +319,12 @@ def _plan_file(
         if old_text is not None:
             plan.backups[target] = backup_path(target)
         earlier: dict[str, list[Any]] = {}
+        created = missing_dirs(target, hookd_path)
     else:
         original = record.original
         earlier = record.added
         config_existed = record.hookd_config_existed
+        created = record.created_dirs
     new_record = InstallRecord(
         agent=adapter.name,
         scope=scope,
@@ -281,11 +333,12 @@ def _plan_file(
         original=original,
         installed=new_text,
         added=merge_hooks(earlier, added),
+        created_dirs=created,
     )
     if old_text is None:
         plan.modes[target] = adapter.install_mode
     plan.changes.append(FileChange(target, old_text, new_text))
-    old_record = _read_text(record_path(target))
+    old_record = read_own_text(record_path(target))
     record_text = _dump(msgspec.to_builtins(new_record))
     plan.changes.append(FileChange(record_path(target), old_record, record_text, True))
 
@@ -308,11 +361,12 @@ def plan_uninstall(
     targets = adapter.install_files(scope, home, project)
     if not targets:
         raise ValueError(_no_file(adapter, scope))
-    plan = AgentPlan()
+    check_inside(scope_root(scope, project), hookd_config_path(scope, project))
+    plan = AgentPlan(root=scope_root(scope, project))
     records: list[InstallRecord] = []
     for target in targets:
         current = _read_text(target)
-        record = read_record(target)
+        record = read_record(target, agent=adapter.name, scope=scope, project=project)
         if record is None:
             if current is not None and adapter.is_wired(current):
                 raise ValueError(
@@ -332,12 +386,18 @@ def plan_uninstall(
         else:
             plan.changes.append(FileChange(target, current, record.original))
         plan.removals.append(record_path(target))
-        if backup_path(target).exists():
+        if os.path.lexists(backup_path(target)):
             plan.removals.append(backup_path(target))
         records.append(record)
+        hookd_path = hookd_config_path(scope, project)
+        for folder in dirs_to_clear(record.created_dirs, plan.root, target, hookd_path):
+            if folder not in plan.empty_dirs:
+                plan.empty_dirs.append(folder)
+    plan.empty_dirs.sort(key=lambda f: -len(f.parts))
     if not records:
         plan.notes.append(f"{adapter.title} is not installed ({', '.join(map(str, targets))})")
-    _take_back(plan, records)
+    _take_back(plan, records, hookd_config_path(scope, project))
+    plan.destinations()  # a project's file leading outside it: refused, dry run included
     return plan
 
 
@@ -349,14 +409,14 @@ def _no_file(adapter: Adapter, scope: Scope) -> str:
     )
 
 
-def _take_back(plan: AgentPlan, records: list[InstallRecord]) -> None:
-    """hookd's config without the groups the installs added (when still there as added)."""
+def _take_back(plan: AgentPlan, records: list[InstallRecord], path: Path) -> None:
+    """hookd's config of the scope (``path``: never one a record names, see
+    :func:`read_record`) without the groups the installs added (when still there as added)."""
     added: dict[str, list[Any]] = {}
     for record in records:
         added = merge_hooks(added, record.added)
-    if not added or not records or not records[0].hookd_config:
+    if not added or not records:
         return
-    path = Path(records[0].hookd_config)
     existed = all(r.hookd_config_existed for r in records)
     old, cfg = _read_json(path)
     hooks = cfg.get("hooks")
@@ -519,35 +579,44 @@ def _dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def apply_plan(plan: Plan, *, write: Callable[[Path, str, int], None] | None = None) -> list[Path]:
+def apply_plan(plan: AgentPlan) -> list[Path]:
     """Write the changed files atomically; back up an agent file first (fresh installs).
 
+    Paths go through :meth:`Plan.destinations` (a user's symlinked file is edited
+    at its target, the link kept; a project's file leading outside the project
+    is refused before anything is written; backups and records are never
+    followed), writes through :func:`hookd.safe_files.write_atomically`.
     The backup keeps the original file's mode: it is a copy of a file the user
     already had, with the exposure it already had.  New files are owner-only
     (hook commands and headers may hold secrets) unless the adapter says its files
     are programs (``install_mode``); a file that exists keeps its mode; the install
     record is always owner-only (it holds the original text).
     """
-    put = write or write_atomically
-    backups = plan.backups if isinstance(plan, AgentPlan) else {}
-    modes = plan.modes if isinstance(plan, AgentPlan) else {}
+    where = plan.destinations()
     written: list[Path] = []
     for change in plan.changed:
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        backup = backups.get(change.path)
-        if backup is not None and change.old is not None and not backup.exists():
-            put(backup, change.old, _mode_of(change.path))
+        target = where[change.path]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        backup = plan.backups.get(change.path)
+        if backup is not None and change.old is not None and not _is_regular(backup):
+            write_atomically(where[backup], change.old, _mode_of(target))
         if change.private:
             mode = 0o600
         elif change.old is None:
-            mode = modes.get(change.path, 0o600)
+            mode = plan.modes.get(change.path, 0o600)
         else:
-            mode = _mode_of(change.path)
-        put(change.path, change.new, mode)
+            mode = _mode_of(target)
+        write_atomically(target, change.new, mode)
         written.append(change.path)
     for path in plan.removals:
-        path.unlink(missing_ok=True)
+        where[path].unlink(missing_ok=True)
+    remove_empty_dirs(plan.empty_dirs)
     return written
+
+
+def _is_regular(path: Path) -> bool:
+    """A regular file at ``path`` itself (a symlink planted there is not hookd's backup)."""
+    return path.is_file() and not path.is_symlink()
 
 
 def _mode_of(path: Path) -> int:

@@ -43,17 +43,26 @@ files' old and new text); :func:`apply_plan` writes them, keeping a backup of
 the first settings file it ever changed.  Planning twice gives the same
 texts, which is what makes ``install`` idempotent.
 
-``install`` also records the groups it moved (``settings.json.hookd-moved``
-beside the settings file) so that ``uninstall`` moves back exactly those: hooks
-the user wrote into hookd's config directly are hookd's, and stay there.
-Every file written here may hold a secret (a literal token, a hook's header),
-so backups, records and new files are created owner-only (0600); a file that
-already exists keeps its mode.
+``install`` also records the groups it moved and the settings file as it was
+(``settings.json.hookd-moved`` beside the settings file) so that ``uninstall``
+gives every byte back, or, over a file edited since, moves back exactly those
+groups: hooks the user wrote into hookd's config directly are hookd's, and stay
+there.  Every file written here may hold a secret (a literal token, a hook's
+header), so backups, records and new files are created owner-only (0600); a
+file that already exists keeps its mode.
+
+A project's folder is the repository's: any name written there may be a
+planted symlink.  So every write goes through :mod:`hookd.safe_files` (an
+exclusive, unguessable temporary file renamed into place), a project's files
+must resolve inside the project (:meth:`Plan.destinations`), a user's
+symlinked file is edited at its target, and records are read only as regular
+files naming their own scope's hookd config.
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
 import json
 import os
 import re
@@ -64,6 +73,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hookd.bridge.mod_answer import MOD_EVENTS
+from hookd.safe_files import UnsafePath, read_own_text, write_atomically, write_destination
 from hookd_client.events import EVENT_NAMES
 
 __all__ = [
@@ -184,6 +194,8 @@ class FileChange:
     new: str
     private: bool = False
     """Holds a secret (the literal token): written with mode 0600."""
+    mode: int | None = None
+    """The mode to give it (uninstall restoring the original's); None: the usual rule."""
 
     @property
     def changed(self) -> bool:
@@ -206,6 +218,11 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     removals: list[Path] = field(default_factory=list)
     """Files to delete (the moved-groups record, once uninstall used it)."""
+    root: Path | None = None
+    """The project a project- or local-scope plan writes into (None: the user's files):
+    nothing it writes or removes may lead outside it (:meth:`destinations`)."""
+    empty_dirs: list[Path] = field(default_factory=list)
+    """Folders install created, removed after the removals when they are empty again."""
 
     @property
     def changed(self) -> list[FileChange]:
@@ -213,6 +230,89 @@ class Plan:
 
     def diff(self) -> str:
         return "".join(c.diff() for c in self.changed)
+
+    def destinations(self) -> dict[Path, Path]:
+        """Where each file the plan writes or removes really is.
+
+        A user's symlinked file (a dotfile link) is edited at its target, the
+        link kept; hookd's own files (backups, install records) are never
+        followed, a symlink at their name is replaced; and in a project every
+        file, its directory included, must stay inside the project — else
+        :class:`~hookd.safe_files.UnsafePath` (a ``ValueError``) before anything
+        is written.  Planners call it too, so ``--dry-run`` refuses the same.
+        A project's file that will hold the literal token (``--local``) is not
+        written through a link at all: even inside the project, the link could
+        lead it into a committed file.
+        """
+        paths = [c.path for c in self.changed] + self.removals
+        if self.backup is not None:
+            paths.append(self.backup)
+        for change in self.changed:
+            if self.root is not None and change.private and change.path.is_symlink():
+                if not is_own_file(change.path):
+                    raise UnsafePath(
+                        f"{change.path} is a symlink (to {os.readlink(change.path)}) and would "
+                        "hold hookd's token: hookd does not write a secret through a link in a "
+                        "project — replace the link with a file"
+                    )
+        return {p: write_destination(p, self.root, follow=not is_own_file(p)) for p in paths}
+
+
+def is_own_file(path: Path) -> bool:
+    """A bookkeeping file hookd keeps beside an agent's file (a backup, an install record):
+    known by its name, written and read without following a link at that name."""
+    return path.name.endswith((BACKUP_SUFFIX, MOVED_SUFFIX))
+
+
+def missing_dirs(*paths: Path) -> list[str]:
+    """The folders writing ``paths`` will create (deepest first): recorded by install so
+    that uninstall leaves no empty folder behind."""
+    out: list[str] = []
+    for path in paths:
+        for folder in path.parents:
+            if os.path.lexists(folder):
+                break
+            if str(folder) not in out:
+                out.append(str(folder))
+    return sorted(out, key=lambda f: -f.count(os.sep))
+
+
+def dirs_to_clear(named: Any, within: Path | None, *files: Path) -> list[Path]:
+    """The folders a record says install created, kept only where they are folders of
+    ``files`` below ``within`` (the project; None: the home folder) — a record names
+    nothing else, and only an empty folder is ever removed."""
+    base = within or Path.home()
+    allowed = {str(p) for f in files for p in f.parents if base in p.parents}
+    return [Path(d) for d in named if d in allowed] if isinstance(named, list) else []
+
+
+def remove_empty_dirs(folders: list[Path]) -> None:
+    """``rmdir`` each folder (deepest first); one that is not empty (the user put something
+    there) or already gone stays as it is."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT):
+                raise
+
+
+def same_file_name(named: str, path: Path) -> bool:
+    """Whether a path a record names is ``path`` (both made absolute, links resolved)."""
+    return os.path.realpath(named) == os.path.realpath(path)
+
+
+def scope_root(scope: str, project: Path | None) -> Path | None:
+    """The folder a scope's files must stay in: the project's (project, local), else None."""
+    return None if scope == "user" else (project or Path.cwd())
+
+
+def check_inside(root: Path | None, *paths: Path) -> None:
+    """Refuse (:class:`~hookd.safe_files.UnsafePath`) before reading any of ``paths`` when
+    one leads outside the project ``root``: a repository's link must not even get a file
+    outside read into a plan (and its diff)."""
+    for path in paths:
+        write_destination(path, root)
 
 
 def paths_for(scope: ScopeName, project: Path | None = None) -> tuple[Path, Path]:
@@ -418,7 +518,10 @@ def _read(path: Path) -> tuple[str | None, dict[str, Any]]:
         return None, {}
     if not text.strip():
         return text, {}
-    data = json.loads(text)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
     return text, data
@@ -429,11 +532,27 @@ def _dump(data: dict[str, Any]) -> str:
 
 
 def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) -> Plan:
+    """Wire one scope's settings file to hookd, moving its own hooks into hookd's config.
+
+    The install record beside the settings file (``.hookd-moved``, 0600) keeps what
+    uninstall needs to give every byte back: the file's text before the first
+    install (``original``, None when there was none, and its mode), the text install
+    wrote last (``installed``), whether hookd's config existed, and the groups moved.
+    """
+    if bridge.transport == "mod" and scope != "user":
+        raise ValueError(
+            "--transport mod needs --user: Claude Code reads CLAUDE_CODE_PLUGIN_DIRS only "
+            "from ~/.claude/settings.json (a project's hooks run through the user's mod too)"
+        )
     settings_path, hookd_path = paths_for(scope, project)
+    check_inside(scope_root(scope, project), settings_path, hookd_path)
     old_settings, settings = _read(settings_path)
     old_hookd, hookd_cfg = _read(hookd_path)
     own = split_settings_hooks(settings.get("hooks"))
-    plan = Plan(backup=settings_path.with_name(settings_path.name + BACKUP_SUFFIX))
+    backup = settings_path.with_name(settings_path.name + BACKUP_SUFFIX)
+    plan = Plan(backup=backup, root=scope_root(scope, project))
+    record_path = _moved_record(settings_path)
+    old_record, record = _read_record(record_path, hookd_path)
 
     hookd_hooks = hookd_cfg.get("hooks") if isinstance(hookd_cfg.get("hooks"), dict) else {}
     merged = merge_hooks(hookd_hooks or {}, own)
@@ -442,22 +561,21 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
         plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
         count = sum(len(g) for g in own.values() if isinstance(g, list))
         plan.notes.append(f"moved {count} hook group(s) from {settings_path} to {hookd_path}")
-        record_path = _moved_record(settings_path)
-        old_record, record = _read(record_path)
-        earlier = record.get("moved") if isinstance(record.get("moved"), dict) else {}
-        moved = merge_hooks(earlier or {}, own)
-        new_record = {"hookd_config": str(hookd_path), "moved": moved}
-        plan.changes.append(FileChange(record_path, old_record, _dump(new_record), private=True))
 
-    if bridge.transport == "mod" and scope != "user":
-        raise ValueError(
-            "--transport mod needs --user: Claude Code reads CLAUDE_CODE_PLUGIN_DIRS only "
-            "from ~/.claude/settings.json (a project's hooks run through the user's mod too)"
-        )
     new_settings = {**settings, "hooks": bridge_hooks(bridge, merged)}
     _set_env(new_settings, mod_env(settings.get("env"), bridge, merged))
     private = not bridge.token_in_env
-    plan.changes.append(FileChange(settings_path, old_settings, _dump(new_settings), private))
+    new_text = _dump(new_settings)
+    plan.changes.append(FileChange(settings_path, old_settings, new_text, private))
+
+    first = None
+    if old_record is None:  # the first install: the file as it was is this one
+        first = {"original": old_settings, "original_mode": _existing_mode(settings_path),
+                 "hookd_config_existed": old_hookd is not None,
+                 "created_dirs": missing_dirs(settings_path, hookd_path)}  # fmt: skip
+    new_record = _install_record(record, first, own, hookd_path, new_text)
+    plan.changes.append(FileChange(record_path, old_record, _dump(new_record), private=True))
+    plan.destinations()  # a project's file leading outside it: refused, dry run included
     if scope != "user" and own:
         where = project or Path.cwd()
         plan.notes.append(
@@ -471,23 +589,56 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
     return plan
 
 
+_FIRST_INSTALL_KEYS = ("original", "original_mode", "hookd_config_existed", "created_dirs")
+
+
+def _install_record(
+    record: dict[str, Any],
+    first: dict[str, Any] | None,
+    own: dict[str, list[Any]],
+    hookd_path: Path,
+    text: str,
+) -> dict[str, Any]:
+    """The record after this install: the groups moved so far, and the first install's
+    original (``first``: this is it).  A record written before records kept the
+    original gets no ``installed`` either (uninstall then puts groups back, not bytes)."""
+    earlier = record.get("moved") if isinstance(record.get("moved"), dict) else {}
+    moved = merge_hooks(earlier or {}, own)
+    new: dict[str, Any] = {"hookd_config": str(hookd_path), "moved": moved}
+    if first is not None:
+        new.update(first)
+    elif "installed" in record:
+        new.update({k: record.get(k) for k in _FIRST_INSTALL_KEYS})
+    else:
+        return new
+    new["installed"] = text
+    return new
+
+
 def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
     """Remove hookd's entries and give the settings file back the hooks ``install`` moved.
 
-    Only the groups ``install`` moved go back (its record beside the settings
-    file says which; without one, the backup's hooks).  Hooks the user wrote
-    into hookd's config directly, groups edited since they were moved, and
-    groups only hookd understands (``sequential``, python or callback
-    handlers) stay in hookd's config, each with a note.  When hookd's config
-    is gone, the moved groups come back from the record (or backup) itself.
+    When the settings file still holds exactly what install wrote, it gets back
+    every byte it had before the first install (or is removed, if there was none),
+    and the backup and record go: nothing of hookd is left beside it.  Otherwise
+    (edited since, or installed by a hookd that kept no original) only the groups
+    ``install`` moved go back (its record beside the settings file says which;
+    without one, the backup's hooks), and the backup stays.  Hooks the user wrote
+    into hookd's config directly, groups edited since they were moved, and groups
+    only hookd understands (``sequential``, python or callback handlers) stay in
+    hookd's config, each with a note.  When hookd's config is gone, the moved
+    groups come back from the record (or backup) itself.
     """
     settings_path, hookd_path = paths_for(scope, project)
+    check_inside(scope_root(scope, project), settings_path, hookd_path)
     old_settings, settings = _read(settings_path)
     old_hookd, hookd_cfg = _read(hookd_path)
     backup = settings_path.with_name(settings_path.name + BACKUP_SUFFIX)
-    plan = Plan(backup=backup)
+    plan = Plan(root=scope_root(scope, project))  # no backup: uninstall makes none
 
-    moved = _moved_groups(settings_path, backup, plan)
+    record_path = _moved_record(settings_path)
+    record_text, record = _read_record(record_path, hookd_path)
+    moved = _moved_groups(record_text, record, backup)
     hookd_hooks = hookd_cfg.get("hooks") if isinstance(hookd_cfg.get("hooks"), dict) else None
     back, stay = _sort_back(moved if hookd_hooks is None else hookd_hooks, moved)
     edited = _count_edited(moved, back)
@@ -496,7 +647,50 @@ def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
             f"{edited} group(s) install moved are no longer in {hookd_path} as moved "
             "(edited or removed there): left as they are"
         )
+    exact = "installed" in record and old_settings == record["installed"] and not edited
+    if exact:
+        _restore_original(plan, settings_path, old_settings, record)
+    else:
+        _restore_groups(plan, settings_path, old_settings, settings, back)
+    if old_hookd is not None and hookd_hooks is not None:
+        created = record.get("hookd_config_existed") is False
+        _keep_in_hookd(plan, hookd_path, old_hookd, hookd_cfg, stay, created=created)
+    if record_text is not None:
+        plan.removals.append(record_path)
+    if _is_regular(backup):
+        if exact:
+            plan.removals.append(backup)
+        else:
+            plan.notes.append(f"kept {backup}: {settings_path} as it was before install")
+    if exact:
+        named = record.get("created_dirs")
+        plan.empty_dirs = dirs_to_clear(named, plan.root, settings_path, hookd_path)
+    plan.destinations()  # a project's file leading outside it: refused, dry run included
+    return plan
 
+
+def _restore_original(
+    plan: Plan, settings_path: Path, current: str | None, record: dict[str, Any]
+) -> None:
+    """The settings file exactly as it was before the first install (its mode too)."""
+    original = record.get("original")
+    if not isinstance(original, str):
+        if current is not None:
+            plan.removals.append(settings_path)
+        return
+    mode = record.get("original_mode")
+    known = mode if isinstance(mode, int) and 0 <= mode <= 0o777 else None
+    plan.changes.append(FileChange(settings_path, current, original, mode=known))
+
+
+def _restore_groups(
+    plan: Plan,
+    settings_path: Path,
+    old_settings: str | None,
+    settings: dict[str, Any],
+    back: dict[str, list[Any]],
+) -> None:
+    """The settings file less hookd's entries, plus the groups that go back."""
     restored = merge_hooks(split_settings_hooks(settings.get("hooks")), back)
     new_settings = dict(settings)
     if restored:
@@ -506,24 +700,44 @@ def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
     _set_env(new_settings, mod_env(settings.get("env"), None, {}))
     if old_settings is not None or new_settings:
         plan.changes.append(FileChange(settings_path, old_settings, _dump(new_settings)))
-    if old_hookd is not None and hookd_hooks is not None:
-        _keep_in_hookd(plan, hookd_path, old_hookd, hookd_cfg, stay)
-    return plan
 
 
-def _moved_groups(settings_path: Path, backup: Path, plan: Plan) -> dict[str, Any]:
-    """The groups ``install`` moved: from its record (which the plan then removes), else
-    from the backup of the settings file, else none."""
-    record_path = _moved_record(settings_path)
-    if record_path.exists():
-        _, record = _read(record_path)
+def _moved_groups(record_text: str | None, record: dict[str, Any], backup: Path) -> dict[str, Any]:
+    """The groups ``install`` moved: from its record, else from the backup of the settings
+    file, else none."""
+    if record_text is not None:
         recorded = record.get("moved")
-        plan.removals.append(record_path)
         return recorded if isinstance(recorded, dict) else {}
-    if backup.exists():
-        _, saved = _read(backup)
-        return split_settings_hooks(saved.get("hooks"))
+    text = read_own_text(backup)
+    if text is not None and text.strip():
+        saved = json.loads(text)
+        if isinstance(saved, dict):
+            return split_settings_hooks(saved.get("hooks"))
     return {}
+
+
+def _read_record(path: Path, hookd_path: Path) -> tuple[str | None, dict[str, Any]]:
+    """The install record beside a settings file, validated: written by hookd as a
+    regular file (a symlink there is refused), a JSON object, and naming no hookd
+    config but its own scope's — a record a repository carries cannot point
+    uninstall at any other file."""
+    text = read_own_text(path)
+    if text is None or not text.strip():
+        return text, {}
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not an install record hookctl wrote: {exc}") from exc
+    if not isinstance(record, dict):
+        raise ValueError(f"{path}: not an install record hookctl wrote: expected a JSON object")
+    named = record.get("hookd_config")
+    if named is not None and not same_file_name(str(named), hookd_path):
+        raise ValueError(
+            f"{path}: refused: it names {named} as hookd's config, but this scope's is "
+            f"{hookd_path} (a record can only speak for its own scope's files; remove it "
+            "if you did not install from here)"
+        )
+    return text, record
 
 
 def _sort_back(
@@ -553,9 +767,16 @@ def _count_edited(moved: dict[str, Any], back: dict[str, list[Any]]) -> int:
 
 
 def _keep_in_hookd(
-    plan: Plan, hookd_path: Path, old_hookd: str, hookd_cfg: dict[str, Any], stay: dict[str, Any]
+    plan: Plan,
+    hookd_path: Path,
+    old_hookd: str,
+    hookd_cfg: dict[str, Any],
+    stay: dict[str, Any],
+    *,
+    created: bool,
 ) -> None:
-    """hookd's config keeps only the groups that stay (or loses its ``hooks`` key)."""
+    """hookd's config keeps only the groups that stay (or loses its ``hooks`` key; or,
+    when install ``created`` it and nothing else is left in it, goes)."""
     new_cfg = dict(hookd_cfg)
     if stay:
         new_cfg["hooks"] = stay
@@ -565,7 +786,10 @@ def _keep_in_hookd(
         )
     else:
         new_cfg.pop("hooks")
-    plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
+    if created and not new_cfg:
+        plan.removals.append(hookd_path)
+    else:
+        plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
 
 
 def plan_import(scope: ScopeName, project: Path | None = None) -> Plan:
@@ -589,41 +813,49 @@ def plan_import(scope: ScopeName, project: Path | None = None) -> Plan:
 def apply_plan(plan: Plan) -> list[Path]:
     """Write the changed files (atomically); back up a settings file the first time.
 
+    Every path goes through :meth:`Plan.destinations` first (a symlinked user
+    file is edited at its target; a project's file leading outside the project
+    is refused before anything is written), and every write through
+    :func:`hookd.safe_files.write_atomically` (no planted name is ever opened).
     The backup is owner-only whatever the original's mode: it may hold an API
     key or, after an install, the literal bearer token.
     """
+    where = plan.destinations()
     written = []
     for change in plan.changed:
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        is_settings = plan.backup is not None and change.path.name + BACKUP_SUFFIX == (
-            plan.backup.name
-        )
-        if is_settings and change.old is not None and plan.backup and not plan.backup.exists():
-            write_atomically(plan.backup, change.old, 0o600)
-        mode = 0o600 if change.private else _mode_of(change.path)
-        write_atomically(change.path, change.new, mode)
+        target = where[change.path]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        backup = plan.backup
+        is_settings = backup is not None and change.path.name + BACKUP_SUFFIX == backup.name
+        if is_settings and change.old is not None and backup and not _is_regular(backup):
+            write_atomically(where[backup], change.old, 0o600)
+        if change.mode is not None:
+            mode = change.mode
+        else:
+            mode = 0o600 if change.private else _mode_of(target)
+        write_atomically(target, change.new, mode)
         written.append(change.path)
     for path in plan.removals:
-        path.unlink(missing_ok=True)
+        where[path].unlink(missing_ok=True)
+    remove_empty_dirs(plan.empty_dirs)
     return written
-
-
-def write_atomically(path: Path, text: str, mode: int) -> None:
-    """Write via a temporary file created with ``mode`` (never wider, not even for a moment)."""
-    tmp = path.with_name(f".{path.name}.hookd-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, mode)  # O_CREAT's mode is ignored for an existing tmp and masked by umask
-    os.replace(tmp, path)
 
 
 def _mode_of(path: Path) -> int:
     """An existing file keeps its mode; a new one is owner-only (it may hold a secret)."""
+    return _existing_mode(path) or 0o600
+
+
+def _existing_mode(path: Path) -> int | None:
     try:
         return path.stat().st_mode & 0o777
     except FileNotFoundError:
-        return 0o600
+        return None
+
+
+def _is_regular(path: Path) -> bool:
+    """A regular file at ``path`` itself (a symlink there is not hookd's backup)."""
+    return path.is_file() and not path.is_symlink()
 
 
 def _moved_record(settings_path: Path) -> Path:

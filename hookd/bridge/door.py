@@ -10,13 +10,13 @@ start serve it (``http_port`` in ``hookd.toml``: the systemd unit and a plain
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from hookd.dirs import config_dir
+from hookd.safe_files import write_atomically, write_destination
 from hookd_client import sockpath
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
 
@@ -119,13 +119,10 @@ def _configure(port: int, dry_run: bool) -> Path | None:
     if dry_run:
         return path
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    tmp = path.with_name(f".{path.name}.hookd-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(f"http_port = {port}  # Claude Code's hooks (hookctl claude install)\n" + text)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    target = write_destination(path, None)  # a dotfile link stays a link
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
+    line = f"http_port = {port}  # Claude Code's hooks (hookctl claude install)\n"
+    write_atomically(target, line + text, mode)
     return path
 
 

@@ -16,7 +16,13 @@ Security: the TCP listener only binds loopback addresses, and every request
 there must carry the token from :func:`load_or_create_token`
 (``Authorization: Bearer`` or ``X-Hookd-Token``), compared in constant time.
 Without it, any local process — or a web page doing DNS rebinding — could run
-the user's hooks with input of its choosing.
+the user's hooks with input of its choosing.  It is checked at each request's
+head, before the body is read.  Until one of its requests shows it, a
+connection is *pending*: one of a small pool where a newcomer evicts the
+oldest, with a deadline for its request head, never counted against
+``http_max_connections`` (:mod:`hookd.bridge.http_admission`) — so another
+local user, without the token, cannot take the door away (issue 28).  Every
+error answer closes its connection.
 
 The same app is also served on a Unix socket (:func:`start_http_socket_endpoint`,
 ``http.sock`` beside the daemon's socket): the door of the Claude Code mod,
@@ -39,8 +45,11 @@ most of the traffic, costs no search at all.
 
 Which environment its hooks get: the agent's, as natively — read from the
 peer's ``/proc/<pid>/environ`` in the same search, with the variables Claude
-Code adds for its hook subprocesses (:mod:`hookd.bridge.agent_env`), never the
-daemon's own (a service manager's plain ``PATH``).
+Code adds for its hook subprocesses (:mod:`hookd.bridge.agent_env`), rather
+than the daemon's own (a service manager's plain ``PATH``) — but only from a
+peer process of the daemon's own uid, pinned against pid reuse
+(:func:`hookd.agent_process.own_process`); another user's process, token or
+not, gets the daemon's environment.
 """
 
 from __future__ import annotations
@@ -68,11 +77,12 @@ import msgspec
 import structlog
 import trio
 
-from hookd.agent_process import AgentInfo, AgentLookup, agent_context
+from hookd.agent_process import AgentInfo, AgentLookup, own_process
 from hookd.bridge import http_wire
-from hookd.bridge.agent_env import ClaudeAgentEnv, read_agent
+from hookd.bridge.agent_env import ClaudeAgentEnv, agent_env_of
+from hookd.bridge.http_admission import DoorAdmission
 from hookd.bridge.mod_answer import render_mod
-from hookd.bridge.tcp_peer import PeerFinder
+from hookd.bridge.tcp_peer import PeerFinder, peer_uid
 from hookd.dirs import config_dir
 from hookd.engine.claude_output import carries_late_context, render_claude
 from hookd.fdio import read_when_ready, write_nowait
@@ -111,17 +121,24 @@ arrives in a few reads, and parsing it without yielding held the loop for second
 class HttpLimits:
     """What one client may cost (the daemon fills these from its settings).
 
-    Idle keep-alive connections are never timed out — closing one at the
-    moment axios reuses it would turn a hook call into a connection error — so
-    their number is capped instead.  A request, once its first byte arrived,
-    must be complete in time: headers within ``header_timeout``, then the body
-    within ``body_timeout`` (totals, not per read: a byte every few seconds
-    does not keep a request alive).
+    Idle keep-alive connections that showed the token are never timed out —
+    closing one at the moment axios reuses it would turn a hook call into a
+    connection error — so their number is capped instead (``max_connections``).
+    A connection that has not shown the token yet is *pending*
+    (:mod:`hookd.bridge.http_admission`): at most ``max_unauthenticated`` of
+    them, the oldest evicted by a newcomer, and each of its request heads must be
+    complete within ``first_request_timeout`` of the connection being ready
+    for it (its accept, or its last answer).  A request, once its first byte
+    arrived, must be complete in time: headers within ``header_timeout``, then
+    the body within ``body_timeout`` (totals, not per read: a byte every few
+    seconds does not keep a request alive).
     """
 
     max_connections: int | None = None
     header_timeout: float = math.inf
     body_timeout: float = math.inf
+    max_unauthenticated: int = 32
+    first_request_timeout: float = math.inf
 
 
 class FireFn(Protocol):
@@ -225,7 +242,7 @@ def load_or_create_token(path: Path | None = None) -> str:
     path = path or token_path()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except FileExistsError:
         pass
     else:
@@ -387,59 +404,65 @@ async def serve_http(
     """Serve ``POST /hooks/<Event>`` on ``listeners`` until cancelled.
 
     Meant for ``await nursery.start(serve_http, listeners, pipeline.fire, token)``:
-    ``started()`` fires once every listener is accepting.  A connection over
-    ``limits.max_connections`` is answered ``503`` (a JSON error naming the
-    setting) and closed.  ``counters`` gets ``http_connections`` (accepted and
-    served) and ``http_agent_lookups`` (peer searches: at most one per
-    connection, none for one whose events need nothing of the agent).
+    ``started()`` fires once every listener is accepting.  Who may hold a
+    connection is :class:`DoorAdmission`'s: a request that shows the token while
+    ``limits.max_connections`` trusted connections are open is answered ``503``
+    (a JSON error naming the setting) and its connection closed.  ``counters``
+    gets ``http_connections`` (accepted), ``http_evicted`` (pending connections
+    pushed out by newer ones) and ``http_agent_lookups`` (peer searches: at most
+    one per connection, none for one whose events need nothing of the agent).
     ``token``: None on a Unix socket, whose file mode is the authentication
-    (a peer of another uid is refused with ``403``).
+    (a peer of another uid is refused with ``403``; the owner's are trusted).
     """
     expected = token.encode() if token is not None else None
-    open_connections = 0
     finder = PeerFinder()
     counted: Counter[str] = Counter() if counters is None else counters
+    admission = DoorAdmission(limits.max_connections, limits.max_unauthenticated, peer_uid, counted)
     me = os.getuid()
     first_heads = http_wire.HeadMemo()
     """Shared by new connections: a one-shot client (``curl``, a hook relay) sends the
     head the last one did, and a connection of its own has nothing to compare with."""
 
-    async def serve(conn: socket.socket, agent: _HttpAgent) -> None:
-        nonlocal open_connections
+    async def serve(conn: socket.socket, agent: _HttpAgent, trusted: bool) -> None:
+        wire = _Wire(conn, limits, first_heads, admission, expected, trusted)
         try:
-            await _serve_connection(conn, fire, expected, agent, limits, first_heads)
+            await _serve_connection(wire, fire, agent)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             log.debug("http client went away")
         except Exception:
             log.exception("http connection failed")
         finally:
-            open_connections -= 1
+            admission.leave(conn)
             # Synchronous, and past trio: nothing waits on the socket any more (this
             # task was its only reader), so there is no waiter to wake and no
             # registration to drop — a system call and an exception less than trio's.
             conn.close()
 
     def admit(conn: socket.socket, nursery: trio.Nursery) -> None:
-        """A new connection, in the order they were accepted: refused, or served."""
-        nonlocal open_connections
-        unix_peer = _unix_peer(conn) if expected is None else None
-        if expected is None and (unix_peer is None or unix_peer[1] != me):
+        """A new connection, in the order they were accepted: refused, pending, or trusted.
+
+        On the loopback port every connection starts pending (nobody knows yet
+        whether it has the token) and is never refused here; on the Unix socket
+        the owner's peers are trusted at once and count against the cap."""
+        if expected is not None:
+            admission.admit_pending(conn)
+            counted["http_connections"] += 1
+            nursery.start_soon(serve, conn, _HttpAgent(conn, finder, counted), False)
+            return
+        unix_peer = _unix_peer(conn)
+        if unix_peer is None or unix_peer[1] != me:
             # Unreachable while the socket is 0600 — unless someone loosened it.
             uid = None if unix_peer is None else unix_peer[1]
             message = f"hookd serves only its own user (uid {me}), not uid {uid}"
             nursery.start_soon(_refuse, _stream(conn), 403, message)
             return
-        if limits.max_connections is not None and open_connections >= limits.max_connections:
-            message = (
-                f"hookd already has {open_connections} http connections open "
-                f"(setting http_max_connections = {limits.max_connections})"
-            )
-            nursery.start_soon(_refuse, _stream(conn), 503, message)
+        refused = admission.admit_trusted(conn)
+        if refused is not None:
+            nursery.start_soon(_refuse, _stream(conn), 503, refused)
             return
-        open_connections += 1
         counted["http_connections"] += 1
-        agent = _HttpAgent(conn, finder, counted, None if unix_peer is None else unix_peer[0])
-        nursery.start_soon(serve, conn, agent)
+        agent = _HttpAgent(conn, finder, counted, unix_peer[0])
+        nursery.start_soon(serve, conn, agent, True)
 
     async with trio.open_nursery() as nursery:
         for listener in listeners:
@@ -530,37 +553,36 @@ def _stream(conn: socket.socket) -> trio.SocketStream:
     return trio.SocketStream(trio.socket.from_stdlib_socket(conn))
 
 
-async def _serve_connection(
-    conn: socket.socket,
-    fire: FireFn,
-    token: bytes | None,
-    agent: _HttpAgent,
-    limits: HttpLimits = HttpLimits(),
-    first_heads: http_wire.HeadMemo | None = None,
-) -> None:
-    wire = _Wire(conn, limits, first_heads)
+async def _serve_connection(wire: _Wire, fire: FireFn, agent: _HttpAgent) -> None:
+    """Serve one connection's requests until it closes, or until an error answer.
+
+    Every error answer — ``401``, ``404``, ``408``, a hook input refused with
+    ``400`` — ends the connection: a client that got one has nothing more to
+    say on it that hookd wants to hear, and a connection that keeps being
+    refused must not keep a place (issue 28)."""
     while True:
         try:
             request, body = await wire.read_request()
+            if request is None:
+                return
+            status, payload = await _dispatch(wire, request, body, fire, agent)
         except _HttpError as exc:
-            await wire.send_error(exc.status, exc.message)
-            await _linger(wire.stream)
+            await _fail(wire, exc.status, exc.message)
             return
         except h11.RemoteProtocolError as exc:
-            await wire.send_error(exc.error_status_hint, f"bad HTTP request: {exc}")
-            await _linger(wire.stream)
+            await _fail(wire, exc.error_status_hint, f"bad HTTP request: {exc}")
             return
-        if request is None:
-            return
-        try:
-            status, payload = await _dispatch(wire, request, body, fire, token, agent)
-        except _HttpError as exc:
-            status, payload = exc.status, _error_body(exc.message)
         if payload is None:  # the client left while the hooks ran; nobody to answer
             return
         await wire.send(status, payload)
         if not wire.next_cycle():
             return
+
+
+async def _fail(wire: _Wire, status: int, message: str) -> None:
+    """Answer with a JSON error and ``connection: close``, then let the answer be read."""
+    await wire.send_error(status, message)
+    await _linger(wire.stream)
 
 
 @dataclass(slots=True)
@@ -570,6 +592,10 @@ class _Request:
     method: bytes
     target: bytes
     headers: list[tuple[bytes, bytes]]
+    event: str | None = None
+    """The hook event posted to (None: the health check), set by :meth:`_Wire.check_head`."""
+    for_mod: bool = False
+    """Posted to ``/mod/<Event>`` (the Claude Code mod's door)."""
 
 
 class _Wire:
@@ -585,8 +611,17 @@ class _Wire:
         conn: socket.socket,
         limits: HttpLimits,
         first_heads: http_wire.HeadMemo | None = None,
+        admission: DoorAdmission | None = None,
+        token: bytes | None = None,
+        trusted: bool = True,
     ) -> None:
         self.conn = conn
+        self.admission = admission
+        self.token = token
+        """What each request must show (None: the Unix socket, whose mode is the check)."""
+        self.trusted = trusted
+        """A request of this connection showed the token (or its peer is the owner's, on
+        the Unix socket): it may idle for ever, and counts against the cap."""
         self.fd = conn.fileno()
         self._stream: trio.SocketStream | None = None
         self.first_heads = first_heads
@@ -617,9 +652,14 @@ class _Wire:
 
     async def read_request(self) -> tuple[_Request | None, bytes]:
         """One whole request; ``(None, b"")`` when the client closed an idle connection."""
+        # Trusted: idle as long as it takes.  Pending: the whole head by a deadline.
+        idle_deadline = (
+            math.inf if self.trusted else trio.current_time() + self.limits.first_request_timeout
+        )
         if self.h11 is not None:
-            return await _read_request(self.stream, self.h11, self.limits)
-        closed = False
+            return await _read_request(
+                self.stream, self.h11, self.limits, idle_deadline=idle_deadline, wire=self
+            )
         if self.buffer.startswith((b"\r\n", b"\n")):
             # Empty lines between requests are to be ignored (RFC 9112 §2.2): a
             # client that ends a body with an extra CRLF is not starting a request.
@@ -628,11 +668,13 @@ class _Wire:
             # The client pipelined: its next request is already here, and nothing
             # on the way to it waits — let the other connections run first.
             await trio.lowlevel.checkpoint()
-            deadline = trio.current_time() + self.limits.header_timeout
         else:
             data = b""
             while not data:
-                data = await self.receive()  # idle: as long as it takes
+                if idle_deadline == math.inf:
+                    data = await self.receive()
+                else:
+                    data = await self._receive_pending(idle_deadline)
                 if not data:
                     return None, b""
                 if data[:1] in (b"\r", b"\n"):
@@ -641,12 +683,18 @@ class _Wire:
             if whole is not None:
                 return whole
             self.buffer += data
-            deadline = trio.current_time() + self.limits.header_timeout
+        return await self._read_buffered(idle_deadline)
+
+    async def _read_buffered(self, idle_deadline: float) -> tuple[_Request | None, bytes]:
+        """The general path: a request that did not arrive whole in one read, read
+        through the buffer (or handed to h11 when it is not the simple shape)."""
+        closed = False
+        deadline, setting = _head_deadline(self.limits, idle_deadline)
         while True:
             end = self.buffer.find(b"\r\n\r\n")
             if end >= 0 or len(self.buffer) > http_wire.MAX_HEAD:
                 break
-            data = await self._receive_by(deadline, "http_header_timeout")
+            data = await self._receive_by(deadline, setting)
             if not data:
                 if self.buffer:  # closed mid-head: h11 says what that is
                     closed = True
@@ -664,7 +712,10 @@ class _Wire:
             if closed:
                 self.h11.receive_data(b"")
             self.buffer.clear()
-            return await _read_request(self.stream, self.h11, self.limits, deadline)
+            return await _read_request(
+                self.stream, self.h11, self.limits, deadline, setting=setting, wire=self
+            )
+        request = self.check_head(_Request(head.method, head.target, head.headers))
         need = end + 4 + head.content_length
         deadline = trio.current_time() + self.limits.body_timeout
         while len(self.buffer) < need:
@@ -675,7 +726,7 @@ class _Wire:
         body = bytes(self.buffer[end + 4 : need])
         del self.buffer[:need]
         self.close_after = head.close
-        return _Request(head.method, head.target, head.headers), body
+        return request, body
 
     def _one_whole_request(self, data: bytes) -> tuple[_Request, bytes] | None:
         """``data`` is exactly one whole request of the simple shape (what one read of a
@@ -688,7 +739,42 @@ class _Wire:
         if head is None or len(data) != end + 4 + head.content_length:
             return None
         self.close_after = head.close
-        return _Request(head.method, head.target, head.headers), data[end + 4 :]
+        return self.check_head(_Request(head.method, head.target, head.headers)), data[end + 4 :]
+
+    def check_head(self, request: _Request) -> _Request:
+        """Route a request and check its token at its head, before its body is read:
+        a request without the token costs no body and no wait (``401``, then closed).
+
+        The first request that shows the token makes a pending connection trusted
+        (:meth:`DoorAdmission.promote`) — or gets ``503`` when the trusted ones are
+        at the cap.  Raises :class:`_HttpError` for anything hookd will not serve."""
+        target = request.target.decode("latin-1").split("?", 1)[0]
+        if target == "/health" and request.method in (b"GET", b"HEAD"):
+            if not self.trusted and _has_body(request):
+                # The one request served without the token: its body would be read
+                # into memory for nothing, by up to http_max_unauthenticated peers.
+                raise _HttpError(413, "a health check without the token carries no body")
+            return request
+        prefix, _, event = target[1:].partition("/")
+        if prefix not in ("hooks", "mod") or not event:
+            raise _HttpError(
+                404, f"no such endpoint {target!r}; hooks post to /hooks/<Event> (or /mod/<Event>)"
+            )
+        if request.method != b"POST":
+            raise _HttpError(405, "hooks must be sent with POST")
+        if self.token is not None:
+            if not _authorized(request, self.token):
+                raise _HttpError(401, "missing or wrong hookd token")
+            if not self.trusted and self.admission is not None:
+                refused = self.admission.promote(self.conn)
+                if refused is not None:
+                    raise _HttpError(503, refused)
+            self.trusted = True
+        if event not in EVENT_NAMES:
+            raise _HttpError(404, f"unknown hook event {event!r}")
+        request.event = event
+        request.for_mod = prefix == "mod"
+        return request
 
     def _parse_head(self, head: bytes) -> http_wire.SimpleRequest | None:
         parsed = self.heads.parse(head)
@@ -696,11 +782,27 @@ class _Wire:
             self.heads = self.heads.copy()  # from the second request on: its own
         return parsed
 
+    async def _receive_pending(self, deadline: float) -> bytes:
+        """:meth:`receive` for a connection that has not shown the token: by ``deadline``,
+        else ``b""`` (closed without an answer).  A new connection's request is nearly
+        always here already: that first read is tried before any cancel scope is made."""
+        if self.fresh:
+            self.fresh = False
+            try:
+                return os.read(self.fd, 65536)
+            except BlockingIOError:
+                pass
+            except OSError as exc:  # reset by the client
+                raise trio.BrokenResourceError(f"http client: {exc}") from exc
+        with trio.move_on_at(deadline):
+            return await self.receive()
+        _log_silent(self.limits)
+        return b""
+
     async def _receive_by(self, deadline: float, setting: str) -> bytes:
         with trio.move_on_at(deadline):
             return await self.receive()
-        limit = getattr(self.limits, setting.removeprefix("http_"))
-        raise _HttpError(408, f"request not completed within {limit:g} s (setting {setting})")
+        raise _timed_out(self.limits, setting)
 
     async def receive(self) -> bytes:
         """The client's next bytes (b"" when it closed): wait until readable, then one
@@ -733,7 +835,23 @@ class _Wire:
             await self.stream.send_all(data[sent:])
 
     async def send_error(self, status: int, message: str) -> None:
-        await _send_error(self.stream, self.h11, status, message)
+        """The error answer; logged as a warning for a trusted connection, and for one
+        without the token only as a count, the first and every thousandth logged: a
+        peer without the token must not be able to write the log without end."""
+        if self.trusted or self.admission is None or status == 503:  # 503: had the token
+            await _send_error(self.stream, self.h11, status, message)
+            return
+        counters = self.admission.counters
+        counters["http_refused_unauthenticated"] += 1
+        refused = counters["http_refused_unauthenticated"]
+        if refused == 1 or refused % 1000 == 0:
+            log.warning(
+                "http request without the token refused",
+                status=status,
+                reason=message,
+                refused_so_far=refused,
+            )
+        await _send_error(self.stream, self.h11, status, message, quiet=True)
 
     def next_cycle(self) -> bool:
         """Ready for the connection's next request (False: close it)."""
@@ -754,49 +872,91 @@ async def _read_request(
     conn: h11.Connection,
     limits: HttpLimits = HttpLimits(),
     deadline: float = math.inf,
+    *,
+    setting: str = "http_header_timeout",
+    idle_deadline: float = math.inf,
+    wire: _Wire | None = None,
 ) -> tuple[_Request | None, bytes]:
     """One whole request through h11; ``(None, b"")`` when the client closed an idle
-    connection.  ``deadline``: the head's, when the simple reader started the clock."""
-    request: h11.Request | None = None
+    connection.  ``deadline``: the head's, when the simple reader started the clock
+    (``setting`` names it); ``idle_deadline``: a pending connection's for its whole
+    head.  ``wire``: checks the head (:meth:`_Wire.check_head`) before the body."""
+    request: _Request | None = None
     body = bytearray()
     events = 0
     while True:
         event = conn.next_event()
         if event is h11.NEED_DATA:
             if request is None and not conn.trailing_data[0] and deadline == math.inf:
-                data = await stream.receive_some(65536)  # idle: wait as long as it takes
-                deadline = trio.current_time() + limits.header_timeout
-            else:
-                with trio.move_on_at(deadline) as scope:
+                data: bytes | bytearray = b""
+                with trio.move_on_at(idle_deadline) as idle:  # trusted: as long as it takes
                     data = await stream.receive_some(65536)
-                if scope.cancelled_caught:
-                    if request is None:
-                        setting, limit = "http_header_timeout", limits.header_timeout
-                    else:
-                        setting, limit = "http_body_timeout", limits.body_timeout
-                    raise _HttpError(
-                        408, f"request not completed within {limit:g} s (setting {setting})"
-                    )
+                if idle.cancelled_caught:
+                    _log_silent(limits)
+                deadline, setting = _head_deadline(limits, idle_deadline)
+            else:
+                if request is None and deadline == math.inf:  # a head begun in buffered bytes
+                    deadline, setting = _head_deadline(limits, idle_deadline)
+                data = await _receive_by(stream, limits, deadline, setting)
             conn.receive_data(bytes(data))
             continue
         events += 1
         if events % _YIELD_EVERY == 0:
             await trio.lowlevel.checkpoint()
         if isinstance(event, h11.Request):
-            request = event
+            request = _Request(event.method, event.target, list(event.headers))
             deadline = trio.current_time() + limits.body_timeout
+            setting = "http_body_timeout"
             length = _content_length(event)
             if length is not None and length > MAX_BODY:
                 raise _HttpError(413, f"request body over {MAX_BODY} bytes")
+            if wire is not None:
+                wire.check_head(request)
         elif isinstance(event, h11.Data):
             body += event.data
             if len(body) > MAX_BODY:
                 raise _HttpError(413, f"request body over {MAX_BODY} bytes")
         elif isinstance(event, h11.EndOfMessage):
             assert request is not None
-            return _Request(request.method, request.target, list(request.headers)), bytes(body)
+            return request, bytes(body)
         elif isinstance(event, h11.ConnectionClosed):
             return None, b""
+
+
+def _log_silent(limits: HttpLimits) -> None:
+    """A pending connection sent no byte in time: closed without an answer, as a server
+    closes an idle keep-alive connection — an answer nobody asked for could be read
+    as the answer to the client's next request."""
+    log.info(
+        "http connection without the token closed: no request in time",
+        setting=f"http_first_request_timeout = {limits.first_request_timeout:g}",
+    )
+
+
+def _head_deadline(limits: HttpLimits, idle_deadline: float) -> tuple[float, str]:
+    """When a head whose first byte arrived now must be complete, and the setting that
+    says so: ``http_header_timeout``, or a pending connection's own earlier deadline."""
+    deadline = trio.current_time() + limits.header_timeout
+    if idle_deadline < deadline:
+        return idle_deadline, "http_first_request_timeout"
+    return deadline, "http_header_timeout"
+
+
+async def _receive_by(
+    stream: trio.abc.ReceiveStream, limits: HttpLimits, deadline: float, setting: str
+) -> bytes | bytearray:
+    with trio.move_on_at(deadline):
+        return await stream.receive_some(65536)
+    raise _timed_out(limits, setting)
+
+
+def _timed_out(limits: HttpLimits, setting: str) -> _HttpError:
+    limit = getattr(limits, setting.removeprefix("http_"))
+    if setting == "http_first_request_timeout":
+        message = f"no whole request within {limit:g} s of the connection being ready for one"
+    else:
+        message = f"request not completed within {limit:g} s"
+    return _HttpError(408, f"{message} (setting {setting})")
 
 
 def _content_length(request: h11.Request | _Request) -> int | None:
@@ -804,6 +964,13 @@ def _content_length(request: h11.Request | _Request) -> int | None:
         if name == b"content-length":
             return int(value)
     return None
+
+
+def _has_body(request: _Request) -> bool:
+    for name, value in request.headers:
+        if name == b"transfer-encoding" or (name == b"content-length" and value.strip(b"0")):
+            return True
+    return False
 
 
 def _header(request: _Request, name: bytes) -> bytes | None:
@@ -829,24 +996,14 @@ async def _dispatch(
     request: _Request,
     body: bytes,
     fire: FireFn,
-    token: bytes | None,
     agent: _HttpAgent,
 ) -> tuple[int, bytes | None]:
-    target = request.target.decode("latin-1").split("?", 1)[0]
-    if target == "/health" and request.method in (b"GET", b"HEAD"):
+    """Fire a request's event (routed and authorized at its head: :meth:`_Wire.check_head`)."""
+    event = request.event
+    if event is None:
         return 200, b'{"ok":true}'
-    prefix, _, event = target[1:].partition("/")
-    if prefix not in ("hooks", "mod") or not event:
-        raise _HttpError(
-            404, f"no such endpoint {target!r}; hooks post to /hooks/<Event> (or /mod/<Event>)"
-        )
-    if request.method != b"POST":
-        raise _HttpError(405, "hooks must be sent with POST")
-    if token is not None and not _authorized(request, token):
-        raise _HttpError(401, "missing or wrong hookd token")
-    for_mod = prefix == "mod"
-    if event not in EVENT_NAMES:
-        raise _HttpError(404, f"unknown hook event {event!r}")
+    for_mod = request.for_mod
+    prefix = "mod" if for_mod else "hooks"
     raw = _decode_json(body)
     if not isinstance(raw, dict):
         raise _HttpError(400, "body must be a JSON object (the hook input)")
@@ -979,15 +1136,21 @@ async def _linger(stream: trio.SocketStream, seconds: float = 1.0) -> None:
 
 
 async def _send_error(
-    stream: trio.SocketStream, conn: h11.Connection | None, status: int, message: str
+    stream: trio.SocketStream,
+    conn: h11.Connection | None,
+    status: int,
+    message: str,
+    quiet: bool = False,
 ) -> None:
     """Answer a request that could not be served, then the caller closes the connection.
 
     After a protocol error h11 may refuse to produce a response (its state
     machine is in ERROR); the few bytes of a ``connection: close`` response
     are then written by hand, so the client still learns what was wrong.
+    ``quiet``: the caller logged it (or counted it) already.
     """
-    log.warning("http hook request refused", status=status, reason=message)
+    if not quiet:
+        log.warning("http hook request refused", status=status, reason=message)
     payload = _error_body(message)
     headers = [
         ("content-type", "application/json"),
@@ -1043,16 +1206,24 @@ class _HttpAgent:
         return AgentInfo(pid, context, env.for_event(event, raw))
 
     def _search(self) -> tuple[int | None, str, ClaudeAgentEnv]:
-        pid: int | None = self._known
-        if pid is not None:
-            context = agent_context(pid)
-            return pid, context, read_agent(pid, context)
-        try:
-            local = self._conn.getsockname()
-            peer = self._conn.getpeername()
-        except OSError:
-            pass
-        else:
-            pid = self._finder.find((peer[0], peer[1]), (local[0], local[1]))
-        context = agent_context(pid)
-        return pid, context, read_agent(pid, context)
+        """The peer process, pinned (:func:`own_process`): one of the daemon's own uid
+        that still holds this connection's socket — else no agent at all (pid None,
+        the daemon's environment): a peer of another uid, even one with the token,
+        does not choose what the hooks run with (issue 28)."""
+        pid, holding = self._known, None
+        if pid is None:
+            try:
+                local = self._conn.getsockname()
+                peer = self._conn.getpeername()
+            except OSError:
+                pass
+            else:
+                found = self._finder.find_peer((peer[0], peer[1]), (local[0], local[1]))
+                if found is not None:
+                    pid, holding = found
+        view = None if pid is None else own_process(pid, holding)
+        if view is None:
+            return None, "interactive", agent_env_of(None, "interactive")
+        with view:
+            context = view.context()
+            return pid, context, agent_env_of(view, context)

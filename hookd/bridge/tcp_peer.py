@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-__all__ = ["PeerFinder", "SocketOwner", "socket_owner"]
+__all__ = ["PeerFinder", "SocketOwner", "peer_uid", "socket_owner"]
 
 log = structlog.get_logger("hookd.bridge.tcp_peer")
 
@@ -64,8 +64,18 @@ def socket_owner(client: tuple[str, int], server: tuple[str, int]) -> SocketOwne
         return _sock_diag(client, server)
     except OSError as exc:
         log.debug("sock_diag refused; reading /proc/net/tcp", error=str(exc))
-    inode = _proc_net_inode(client[1], server[1])
-    return None if inode is None else SocketOwner(inode, None)
+    return _proc_net_owner(client[1], server[1])
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The uid owning the peer's end of an accepted loopback connection (None: unknown).
+
+    Synchronous and cheap (a netlink round trip; no ``/proc`` scan): the http door
+    asks it on the loop thread, and only of connections it must choose between.
+    """
+    local, peer = conn.getsockname(), conn.getpeername()
+    owner = socket_owner((peer[0], peer[1]), (local[0], local[1]))
+    return None if owner is None else owner.uid
 
 
 def _sock_diag(client: tuple[str, int], server: tuple[str, int]) -> SocketOwner | None:
@@ -92,6 +102,12 @@ def _sock_diag(client: tuple[str, int], server: tuple[str, int]) -> SocketOwner 
 
 
 def _proc_net_inode(client_port: int, server_port: int) -> int | None:
+    owner = _proc_net_owner(client_port, server_port)
+    return None if owner is None else owner.inode
+
+
+def _proc_net_owner(client_port: int, server_port: int) -> SocketOwner | None:
+    """The fallback: ``/proc/net/tcp{,6}`` lists each socket's owner uid and inode."""
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             with open(table, encoding="ascii") as fh:
@@ -105,7 +121,7 @@ def _proc_net_inode(client_port: int, server_port: int) -> int | None:
             local_port = int(fields[1].rsplit(":", 1)[1], 16)
             remote_port = int(fields[2].rsplit(":", 1)[1], 16)
             if local_port == client_port and remote_port == server_port:
-                return int(fields[9])
+                return SocketOwner(int(fields[9]), int(fields[7]))
     return None
 
 
@@ -143,6 +159,13 @@ class PeerFinder:
 
     def find(self, client: tuple[str, int], server: tuple[str, int]) -> int | None:
         """The pid holding ``client``'s end of the connection (None: unknown or gone)."""
+        found = self.find_peer(client, server)
+        return None if found is None else found[0]
+
+    def find_peer(self, client: tuple[str, int], server: tuple[str, int]) -> tuple[int, str] | None:
+        """The pid holding ``client``'s end, with the socket's ``fd`` link
+        (``socket:[<inode>]``): what a reader checks again once it has pinned the
+        process (:func:`hookd.agent_process.own_process`), since a pid can be reused."""
         self.lookups += 1
         owner = socket_owner(client, server)
         if owner is None:
@@ -155,7 +178,7 @@ class PeerFinder:
                     self.recent.remove(pid)
                 self.recent.insert(0, pid)
                 del self.recent[_RECENT:]
-                return pid
+                return pid, wanted
         return None
 
     def _candidates(self, uid: int | None) -> Iterable[int]:

@@ -25,6 +25,7 @@ from typing import Any
 from hookd.agents.base import Adapter, Installation, Scope
 from hookd.bridge.agent_install import (
     AgentFileState,
+    AgentPlan,
     Relay,
     apply_plan,
     file_state,
@@ -109,7 +110,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     return _finish(plan, args)
 
 
-def _finish(plan: Plan, args: argparse.Namespace) -> int:
+def _finish(plan: AgentPlan, args: argparse.Namespace) -> int:
     """Print (dry run) or apply the plan, as ``hookctl claude`` does."""
     if args.dry_run:
         if args.json:
@@ -123,7 +124,11 @@ def _finish(plan: Plan, args: argparse.Namespace) -> int:
         for path in plan.removals:
             print(f"# would remove {path}")
         return EXIT_OK
-    written = apply_plan(plan)
+    try:
+        written = apply_plan(plan)
+    except (OSError, ValueError) as exc:  # a file that changed since planning, a full disk …
+        print(f"hookctl agents: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     if args.json:
         _print_json(plan, written, dry_run=False)
         return EXIT_OK

@@ -74,7 +74,11 @@ def _finish(
             print(f"# {check.line}")
         sys.stdout.write(plan.diff())
         return 0
-    written = apply_plan(plan)
+    try:
+        written = apply_plan(plan)
+    except (OSError, ValueError) as exc:  # a file that changed since planning, a full disk …
+        print(f"hookctl claude: {exc}", file=sys.stderr)
+        return 1
     check = door() if door is not None else None
     if args.json:
         _print_json(plan, written, check, dry_run=False)

@@ -73,7 +73,7 @@ def explain(
     for g_index, group in enumerate(config.groups_for(event)):
         for spec_ in group.hooks:
             hooks.append(_trace(config, spec_, group.matcher, g_index, event, field,
-                                canonical_tool, cwd, verdict.trusted))  # fmt: skip
+                                canonical_tool, verdict.trusted))  # fmt: skip
     can = [label for attr, label in _CAPS if getattr(spec.caps, attr)]
     cannot = [label for attr, label in _CAPS if not getattr(spec.caps, attr)]
     # One line per loss, with the hooks it concerns (the event's note is shown once, above).
@@ -116,7 +116,6 @@ def _trace(
     event: str,
     field: str | None,
     tool: str | None,
-    cwd: str,
     trusted: bool,
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
@@ -131,7 +130,7 @@ def _trace(
     }
     if isinstance(spec.handler, CommandHandler):
         row["start"] = launch_preview(spec.handler, os.environ, cwd)
-    if needs_trust(spec, cwd) and not trusted:
+    if needs_trust(spec) and not trusted:
         return {**row, "runs": "no", "why": "held back: the project is not trusted by hookd"}
     if not config.scope_allowed(spec.scope):
         return {

@@ -9,17 +9,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 
 import trio
 
 from hookd.cli.fire_io import held_back_line, print_fire_result, read_input
 from hookd.cli.style import Style
 from hookd.config.assemble import load_config, load_named_settings, named_settings_problems
+from hookd.config.loader import LoadedSource
 from hookd.config.model import HookConfig, HookSpec
 from hookd.config.sources import SourceLayout
 from hookd.daemon.options import command_runner, engine_settings, handler_options
 from hookd.daemon.settings import DaemonSettings, load_settings, source_layout
-from hookd.daemon.trust import TrustGate, TrustStore
+from hookd.daemon.trust import TrustGate, TrustStore, canonical
 from hookd.engine.claude_output import render_claude
 from hookd.engine.engine import Engine, SessionState
 from hookd.handlers.base import Invocation
@@ -60,6 +62,8 @@ async def _fire_local(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     layout = None if args.settings and not args.with_defaults else source_layout(DaemonSettings())
     project = os.environ.get("CLAUDE_PROJECT_DIR") or event.typed.cwd
+    if layout is not None:
+        named = [_found_in_project(source, project) for source in named]
     config = load_config(layout, project, named=named)
     for error in config.errors:
         print(f"hookctl: config: {error}", file=sys.stderr)
@@ -90,6 +94,19 @@ async def _fire_local(args: argparse.Namespace) -> int:
         return print_fire_result(
             result, args.format, claude, Style.for_stream(sys.stdout, args.color)
         )
+
+
+def _found_in_project(source: LoadedSource, project: str) -> LoadedSource:
+    """With ``--with-defaults``, a ``--settings`` file inside the project (by the path given
+    or the one it resolves to) is held back like the project's own files."""
+    path = str(source.spec.path)
+    if path.startswith("<"):  # inline JSON: typed by the caller
+        return source
+    roots = {d.rstrip("/") + "/" for d in (canonical(project), os.path.abspath(project))}
+    given = os.path.abspath(path)
+    if not any(p.startswith(r) for p in (given, canonical(given)) for r in roots):
+        return source
+    return replace(source, spec=replace(source.spec, project_dir=project))
 
 
 def _apply_trust(config: HookConfig, layout: SourceLayout, project: str) -> HookConfig:

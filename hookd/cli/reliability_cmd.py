@@ -27,7 +27,13 @@ import msgspec
 from hookd.config.sources import SourceLayout
 from hookd.daemon.audit import AuditEvent, AuditRecord, AuditRun, json_diff, read_records
 from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings, source_layout
-from hookd.daemon.trust import TrustGate, TrustStore, canonical
+from hookd.daemon.trust import (
+    TrustEntry,
+    TrustGate,
+    TrustStore,
+    canonical,
+    project_fingerprint,
+)
 from hookd_client.client import Client, DaemonError, DaemonUnavailable
 from hookd_client.results import FireResult
 
@@ -91,7 +97,24 @@ def cmd_trust(args: argparse.Namespace) -> int:
     print(f"trusted {entry.path} ({how})")
     for name in entry.files:
         print(f"    {name}")
+    _note_links_out(entry, layout)
     return EXIT_OK
+
+
+def _note_links_out(entry: TrustEntry, layout: SourceLayout) -> None:
+    """Name every hook file of the project that a symlink leads out of it: whoever can
+    write where it leads can change the project's hooks (a pin notices; plain trust
+    does not)."""
+    files = entry.files if entry.pinned else project_fingerprint(layout, entry.path)[1]
+    outside = [name for name in files if " -> /" in name]
+    for name in outside:
+        print(f"hookctl trust: note: {name} leads outside {entry.path}", file=sys.stderr)
+    if outside and not entry.pinned:
+        print(
+            "hookctl trust: whoever can write there can change this project's hooks;"
+            " hookctl trust --pin would notice",
+            file=sys.stderr,
+        )
 
 
 def cmd_untrust(args: argparse.Namespace) -> int:

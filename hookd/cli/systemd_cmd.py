@@ -21,6 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from hookd.safe_files import write_atomically
+
 __all__ = ["add_systemd_command", "render_unit", "unit_dir"]
 
 UNITS = ("hookd.socket", "hookd.service")
@@ -73,7 +75,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         old = path.read_text(encoding="utf-8") if path.exists() else None
         if old != text:
             target.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_atomically(path, text, 0o644)  # no temp name a link could be planted at
             written.append(str(path))
     if args.dry_run:
         return 0

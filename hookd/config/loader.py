@@ -24,6 +24,8 @@ empty); they are reported everywhere errors are, and change nothing.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import os
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -33,6 +35,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from hookd.config.files import read_source_file
 from hookd.config.handler_check import handler_problems, misspelt_keys
 from hookd.config.json_lines import line_of_path, value_lines
 from hookd.config.matching import compile_matcher
@@ -90,6 +93,10 @@ class LoadedSource:
     event name no agent sends (``PreToolUSe``)."""
     fatal: bool = False
     """The whole file could not be read (syntax error): nothing from it applies."""
+    digest: str | None = None
+    """sha256 of the bytes parsed (None: absent; ``"unreadable"``: there but not readable as
+    a config file).  A pinned trust is checked against the bytes that run, not against the
+    disk a moment later (hookd/daemon/trust.py)."""
 
     @property
     def ok(self) -> bool:
@@ -107,20 +114,29 @@ def applied(source: LoadedSource) -> LoadedSource:
     """
     if not source.errors:
         return source
-    return LoadedSource(spec=source.spec, exists=source.exists, errors=source.errors, fatal=True)
+    return LoadedSource(
+        spec=source.spec,
+        exists=source.exists,
+        errors=source.errors,
+        fatal=True,
+        digest=source.digest,
+    )
 
 
 def load_source(spec: SourceSpec) -> LoadedSource:
     """Read and parse one source file; a missing file is simply empty."""
+    digest = "unreadable"
     try:
-        text = spec.path.read_text(encoding="utf-8")
+        data = read_source_file(spec.path)
+        digest = hashlib.sha256(data).hexdigest()
+        text = data.decode("utf-8")
     except FileNotFoundError:
         return LoadedSource(spec=spec, exists=False)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         # ValueError: a NUL byte in the path (Python refuses it before the system call).
         err = ConfigError(str(spec.path), f"cannot read file: {exc}")
-        return LoadedSource(spec=spec, exists=True, errors=(err,), fatal=True)
-    return parse_source_text(spec, text)
+        return LoadedSource(spec=spec, exists=True, errors=(err,), fatal=True, digest=digest)
+    return replace(parse_source_text(spec, text), digest=digest)
 
 
 def parse_source_text(spec: SourceSpec, text: str) -> LoadedSource:
@@ -484,6 +500,7 @@ def _group_specs(source: LoadedSource) -> Iterable[GroupSpec]:
                 group_timeout=group.timeout,
                 plugin_root=source.spec.plugin_root,
                 skill_root=source.spec.skill_root,
+                project_dir=source.spec.project_dir,
             )
             for i, handler in enumerate(group.hooks)
         )
@@ -519,6 +536,11 @@ def build_config(
         ),
         errors=tuple(errors),
         sources=tuple(str(s.spec.path) for s in ordered),
+        project_digests=tuple(
+            (os.path.relpath(s.spec.path, s.spec.project_dir), s.digest)
+            for s in ordered
+            if s.spec.project_dir is not None
+        ),
         generation=generation,
         session_end_budget=session_end_budget(
             spec for group in per_event.get("SessionEnd", ()) for spec in group.hooks

@@ -70,6 +70,9 @@ class HookSpec:
     group_timeout: float | None = None
     plugin_root: str | None = None
     skill_root: str | None = None
+    project_dir: str | None = None
+    """Found among this project's files (``SourceSpec.project_dir``): project code, run only
+    once the project is trusted, wherever a symlink on its path leads."""
     hook_id: str = field(init=False, repr=False, compare=False)
     """Who this hook is, by content: its file, event, matcher and handler.
 
@@ -133,6 +136,9 @@ class HookConfig:
     http_hook_allowed_env_vars: tuple[str, ...] | None = None
     errors: tuple[ConfigError, ...] = ()
     sources: tuple[str, ...] = ()
+    project_digests: tuple[tuple[str, str | None], ...] = ()
+    """(path relative to the project, ``LoadedSource.digest``) of each project file this
+    generation was built from: what a pinned trust is checked against."""
     generation: int = 0
     session_end_budget: float = SESSION_END_BUDGET
     """What all SessionEnd hooks share (``hookd.config.timeouts.session_end_budget``)."""

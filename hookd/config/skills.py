@@ -12,21 +12,29 @@ first: a project skill shadows a user skill of the same name, as Claude Code
 shows project skills first).  The name is the frontmatter's ``name`` when it
 has one, else the directory's name.  The file is read on every invocation, so
 an edited skill applies from its next use without a reload.
+
+A skill found in a project skill directory is project code (:class:`FoundSkill`
+says which), whatever a symlink on its path leads to; the caller asks for trust.
+The name comes from the model's tool call, so it must be one path component:
+``../../elsewhere`` would otherwise name a ``SKILL.md`` outside every skill
+directory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from hookd.config.files import read_source_file
 from hookd.config.loader import LoadedSource, applied, build_config, load_source
 from hookd.config.model import GroupSpec, Scope
 from hookd.config.sources import SourceLayout, SourceSpec
 
-__all__ = ["find_skill", "invoked_skill", "load_skill"]
+__all__ = ["FoundSkill", "find_skill", "invoked_skill", "load_skill"]
 
 
 def invoked_skill(tool_input: Mapping[str, Any]) -> str | None:
@@ -41,7 +49,7 @@ def invoked_skill(tool_input: Mapping[str, Any]) -> str | None:
 
 def _frontmatter_name(path: Path) -> str | None:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_source_file(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     lines = text.splitlines()
@@ -58,18 +66,35 @@ def _frontmatter_name(path: Path) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def find_skill(layout: SourceLayout, project: str, name: str) -> Path | None:
+@dataclass(frozen=True, slots=True)
+class FoundSkill:
+    path: Path
+    """The ``SKILL.md`` as found (not resolved: a symlink on its path is not followed here)."""
+    in_project: bool
+    """Found in one of the project's skill directories: project code, which needs the project
+    trusted — decided on where it was found, whatever a symlink on its path points to."""
+
+
+def _plain_name(short: str) -> bool:
+    """A skill name is one path component: ``../../elsewhere`` or ``a/b`` would look outside
+    the skill directories (the name comes from the model's tool call)."""
+    return bool(short) and short not in (".", "..") and "/" not in short and "\0" not in short
+
+
+def find_skill(layout: SourceLayout, project: str, name: str) -> FoundSkill | None:
     """The ``SKILL.md`` of skill ``name`` for ``project``, or None."""
     short = name.rpartition(":")[2]
-    for directory in layout.skill_roots(project):
+    if not _plain_name(short):
+        return None
+    for directory, in_project in layout.skill_roots(project):
         direct = directory / short / "SKILL.md"
         if direct.is_file() and _frontmatter_name(direct) in (None, name, short):
-            return direct
+            return FoundSkill(direct, in_project)
         if not directory.is_dir():
             continue
         for candidate in sorted(directory.glob("*/SKILL.md")):
             if _frontmatter_name(candidate) in (name, short):
-                return candidate
+                return FoundSkill(candidate, in_project)
     return None
 
 

@@ -14,6 +14,10 @@ skill     ``<project>/.claude/skills/*/SKILL.md``, ``~/.claude/skills/*/SKILL.md
 
 With ``claude_settings`` on, the hooks inside Claude Code's own settings files
 are read too (for agents that are not Claude Code but share its config).
+
+Every file :meth:`SourceLayout.project_sources` lists carries the project it was
+found in (``SourceSpec.project_dir``): trust is decided on that, never on where a
+symlink on the file's path leads (hookd/daemon/trust.py).
 """
 
 from __future__ import annotations
@@ -39,6 +43,12 @@ class SourceSpec:
     skill_root: str | None = None
     order: int = 0
     """Position within its scope, so merging is deterministic."""
+    project_dir: str | None = None
+    """The project directory among whose files this one was *found* (None: a global
+    source).  Such a file is project code and needs the project trusted wherever its
+    bytes really live: a symlinked ``.claude/hooks.json``, ``.claude`` or plugin
+    directory is judged by the place the loader found it, not by the link's target
+    (hookd/daemon/trust.py)."""
 
 
 def _config_home() -> Path:
@@ -66,8 +76,19 @@ class SourceLayout:
     skill_dirs: tuple[str, ...] = ("{project}/.claude/skills", "~/.claude/skills")
     """Where skills (``<name>/SKILL.md``) are found, in lookup order (config/skills.py)."""
 
-    def skill_roots(self, project: str) -> list[Path]:
-        return [_fill(d, project) for d in self.skill_dirs]
+    def skill_roots(self, project: str) -> list[tuple[Path, bool]]:
+        """Each skill directory, in lookup order, with whether it belongs to the project
+        (a ``{project}`` template: its skills are project code)."""
+        return [(_fill(d, project), "{project}" in d) for d in self.skill_dirs]
+
+    def project_skill_files(self, project: str) -> list[Path]:
+        """Every ``<name>/SKILL.md`` in the project's skill directories: files that can bring
+        hooks into the project (a pinned trust's fingerprint covers them)."""
+        files: list[Path] = []
+        for base, in_project in self.skill_roots(project):
+            if in_project and base.is_dir():
+                files.extend(sorted(base.glob("*/SKILL.md")))
+        return files
 
     def user_files(self) -> tuple[str, ...]:
         if self.user:
@@ -109,13 +130,22 @@ class SourceLayout:
         """Sources inside one project directory."""
         specs: list[SourceSpec] = []
         for i, p in enumerate(self.project):
-            specs.append(SourceSpec(_fill(p, project), Scope.PROJECT, order=i))
+            path = _fill(p, project)
+            specs.append(
+                SourceSpec(path, Scope.PROJECT, kind=_kind(path), order=i, project_dir=project)
+            )
         for i, p in enumerate(self.local):
-            specs.append(SourceSpec(_fill(p, project), Scope.LOCAL, order=i))
+            path = _fill(p, project)
+            specs.append(
+                SourceSpec(path, Scope.LOCAL, kind=_kind(path), order=i, project_dir=project)
+            )
         if self.claude_settings:
             base = Path(project) / ".claude"
-            specs.append(SourceSpec(base / "settings.json", Scope.PROJECT, order=50))
-            specs.append(SourceSpec(base / "settings.local.json", Scope.LOCAL, order=50))
+            for name, scope in (
+                ("settings.json", Scope.PROJECT),
+                ("settings.local.json", Scope.LOCAL),
+            ):
+                specs.append(SourceSpec(base / name, scope, order=50, project_dir=project))
         specs.extend(self._plugins(project))
         return specs
 
@@ -129,7 +159,15 @@ class SourceLayout:
                 continue
             for j, hooks in enumerate(sorted(base.glob("*/hooks.json"))):
                 root = str(hooks.parent)
-                specs.append(SourceSpec(hooks, Scope.PLUGIN, plugin_root=root, order=i * 1000 + j))
+                specs.append(
+                    SourceSpec(
+                        hooks,
+                        Scope.PLUGIN,
+                        plugin_root=root,
+                        order=i * 1000 + j,
+                        project_dir=project,
+                    )
+                )
         return specs
 
 

@@ -31,6 +31,8 @@ from typing import Literal
 import msgspec
 import structlog
 
+from hookd.safe_files import open_append, write_atomically
+
 __all__ = ["AsyncEntry", "AsyncKind", "AsyncState", "AsyncStore"]
 
 log = structlog.get_logger("hookd.async.store")
@@ -172,15 +174,9 @@ class AsyncStore:
 
     def _rewrite(self, entries: list[AsyncEntry]) -> None:
         self.close()
-        tmp = self.path.with_suffix(".tmp")
         # Owner-only, like the appended journal: results may hold whatever a hook printed.
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
-            for entry in entries:
-                fh.write(_encoder.encode(_Put(entry)) + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
-        _fsync_dir(self.directory)
+        body = b"".join(_encoder.encode(_Put(entry)) + b"\n" for entry in entries)
+        write_atomically(self.path, body, 0o600)
         self.records = len(entries)
 
     def compact(self, live: list[AsyncEntry]) -> None:
@@ -192,7 +188,7 @@ class AsyncStore:
     def _open(self) -> int:
         if self._fd is None:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._fd = open_append(self.path, 0o600)
         return self._fd
 
     def _append(self, record: _Record, durable: bool) -> None:
@@ -220,11 +216,3 @@ class AsyncStore:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

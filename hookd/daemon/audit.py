@@ -40,6 +40,7 @@ from typing import Any
 import msgspec
 import structlog
 
+from hookd.safe_files import open_append
 from hookd_client.results import FireResult, HookRef, HookRun
 
 __all__ = [
@@ -415,7 +416,7 @@ class AuditLog:
 
     def _open(self) -> None:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._fd = open_append(self.path, 0o600)
         self._size = os.fstat(self._fd).st_size
 
     def _rotate(self) -> None:

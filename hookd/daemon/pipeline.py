@@ -21,6 +21,7 @@ It never touches a socket: what goes back to whom is the front door's job.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ from hookd.daemon.async_runner import AsyncRunner
 from hookd.daemon.audit import AuditLog, EventAudit
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import Session, SessionTable
-from hookd.daemon.trust import TrustGate, canonical
+from hookd.daemon.trust import TrustGate
 from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd.engine.engine import Engine, Plan, ProgressFn
 from hookd.engine.selection import IndexedGroup
@@ -317,17 +318,22 @@ class EventPipeline:
         name = invoked_skill(tool_input) if isinstance(tool_input, dict) else None
         if name is None:
             return
-        path = find_skill(self.registry.layout, session.project, name)
-        if path is None:
+        found = find_skill(self.registry.layout, session.project, name)
+        if found is None:
             log.debug("skill without a SKILL.md here", skill=name, project=session.project)
             return
-        root = canonical(session.project).rstrip("/") + "/"
-        if canonical(path).startswith(root):
-            verdict = self.trust.verdict(session.project)
+        path = found.path
+        loaded, groups = load_skill(path)
+        if found.in_project:
+            # Decided on where it was found: a symlinked skill directory or SKILL.md that
+            # leads out of the project is still the project's.  A pinned project's
+            # fingerprint (which covers its skills) is computed afresh, with the bytes
+            # just read standing for this skill's file: what is checked is what runs.
+            read = {os.path.relpath(path, session.project): loaded.digest}
+            verdict = self.trust.verdict(session.project, read=read)
             if not verdict.trusted:
                 log.warning("skill hooks held back", skill=name, reason=verdict.reason)
                 return
-        loaded, groups = load_skill(path)
         if loaded.errors:
             log.warning(
                 "skill hooks not applied", skill=name, errors=[str(e) for e in loaded.errors]

@@ -13,7 +13,7 @@ session has used them for ``project_idle_seconds``.
 
 from __future__ import annotations
 
-import hashlib
+import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -64,14 +64,34 @@ class _FileState:
 @dataclass
 class _Project:
     specs: list[SourceSpec]
+    skills: tuple[tuple[str, ...], ...] = ()
+    """:func:`_skills_stamp` when last read: a changed skill makes a new generation, so a
+    pinned trust (whose fingerprint covers skills) is checked again at once."""
+    behind_links: frozenset[Path] = frozenset()
+    """Where the source files a symlink leads to really are, as of the last read: watched
+    too (an edit there is an edit of the project's file).  Kept here, not worked out on
+    every ``watch_paths`` (the watcher asks twice a second)."""
     last_used: float = field(default_factory=time.monotonic)
 
+    def read_links(self) -> None:
+        real = {Path(os.path.realpath(spec.path)) for spec in self.specs}
+        self.behind_links = frozenset(real - {spec.path for spec in self.specs})
 
-def _digest(source: LoadedSource) -> str:
-    try:
-        return hashlib.sha256(source.spec.path.read_bytes()).hexdigest()
-    except OSError:
-        return ""
+
+def _skills_stamp(layout: SourceLayout, project: str) -> tuple[tuple[str, ...], ...]:
+    """Where each of the project's ``SKILL.md`` files leads and its stat (ctime included:
+    any write moves it).  Skills are not hook sources (they apply when invoked), but
+    they are files a repository brings hooks in by."""
+    stamp = []
+    for path in layout.project_skill_files(project):
+        real = os.path.realpath(path)
+        try:
+            st = os.stat(real)
+        except OSError:
+            continue
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        stamp.append((str(path), real, *map(str, key)))
+    return tuple(stamp)
 
 
 class ConfigRegistry:
@@ -96,7 +116,10 @@ class ConfigRegistry:
         """
         entry = self._projects.get(project)
         if entry is None:
-            entry = _Project(self.layout.project_sources(project))
+            entry = _Project(
+                self.layout.project_sources(project), _skills_stamp(self.layout, project)
+            )
+            entry.read_links()
             self._projects[project] = entry
             for spec in entry.specs:
                 self._refresh_file(spec)
@@ -113,14 +136,17 @@ class ConfigRegistry:
         return sorted(self._projects)
 
     def watch_paths(self) -> list[Path]:
-        """Every source file and plugin directory currently in use."""
+        """Every source file, plugin directory and project skill directory in use, and
+        where a project's linked source file really is (an edit behind a symlink is an
+        edit of the project's file)."""
         paths = {s.path for s in self._global}
         for p in self.layout.plugin_dirs:
             if "{project}" not in p:
                 paths.add(Path(p).expanduser())
         for project, entry in self._projects.items():
             paths.update(s.path for s in entry.specs)
-            for p in self.layout.plugin_dirs:
+            paths.update(entry.behind_links)
+            for p in (*self.layout.plugin_dirs, *self.layout.skill_dirs):
                 if "{project}" in p:
                     paths.add(Path(p.replace("{project}", project)).expanduser())
         return sorted(paths)
@@ -161,9 +187,14 @@ class ConfigRegistry:
             changed |= self._refresh_file(spec)
         for project, entry in self._projects.items():
             entry.specs = self.layout.project_sources(project)
+            entry.read_links()
             for spec in entry.specs:
                 wanted.add(spec.path)
                 changed |= self._refresh_file(spec)
+            skills = _skills_stamp(self.layout, project)
+            if skills != entry.skills:
+                entry.skills = skills
+                changed = True
         for path in [p for p in self._files if p not in wanted]:
             del self._files[path]  # e.g. a plugin directory that was removed
             changed = True
@@ -196,7 +227,7 @@ class ConfigRegistry:
     def _refresh_file(self, spec: SourceSpec) -> bool:
         """Load one file; keep its last good version when the new one is invalid."""
         fresh = load_source(spec)
-        digest = _digest(fresh)
+        digest = fresh.digest or ""
         state = self._files.get(spec.path)
         if state is not None and state.digest == digest and state.active.spec == spec:
             return False

@@ -280,6 +280,8 @@ class Daemon:
             max_connections=self.settings.http_max_connections,
             header_timeout=self.settings.http_header_timeout,
             body_timeout=self.settings.http_body_timeout,
+            max_unauthenticated=self.settings.http_max_unauthenticated,
+            first_request_timeout=self.settings.http_first_request_timeout,
         )
         if self.settings.http_port is not None:
             self.http_port = await start_http_endpoint(

@@ -57,7 +57,14 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Bytes all connections together may hold in frames still arriving; a large frame that
     does not fit is refused (error ``busy``) and its connection closed."""
     http_max_connections: int = 256
-    """Connections to the http endpoint open at once; more get ``503`` and are closed."""
+    """Authenticated connections to the http endpoint open at once (those whose request showed
+    the token, and the owner's on the Unix socket); a request beyond gets ``503`` and is closed."""
+    http_max_unauthenticated: int = 32
+    """Connections to the http port that have not shown the token yet, open at once; a new one
+    beyond evicts the oldest (another uid's first), so they can never crowd out the token's."""
+    http_first_request_timeout: float = 5.0
+    """Seconds a connection that has not shown the token yet has to send a whole request head,
+    from its accept (or its last answer); else ``408`` and closed."""
     http_header_timeout: float = 10.0
     """Seconds from a request's first byte to the end of its headers (else ``408``)."""
     http_body_timeout: float = 30.0

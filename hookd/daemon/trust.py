@@ -4,16 +4,19 @@ A committed ``.claude/hooks.json`` is arbitrary code execution for anyone
 whose agent opens the repository (reference §10.4).  Claude Code gates it
 behind the interactive trust dialog but runs it unasked in ``-p``/SDK runs;
 a daemon that serves every agent of the user, batch ones included, must not
-run unknown project hooks silently.  So hooks whose file lives in the
-project directory — the project, local and project-plugin scopes — run only
-once the directory is trusted (``hookctl trust DIR``).  Policy, user and
-user-plugin hooks, and hooks a client registered for its own session, need
-no trust: the user or the agent put them there.
+run unknown project hooks silently.  So hooks found among the project's
+files — the project, local and project-plugin scopes, and the project's
+skills — run only once the directory is trusted (``hookctl trust DIR``).
+*Found* is the word: trust is decided on where the loader found a file,
+never on where a symlink on its path leads (:func:`needs_trust`).  Policy,
+user and user-plugin hooks, and hooks a client registered for its own
+session, need no trust: the user or the agent put them there.
 
 Trust can be **pinned** (``hookctl trust --pin DIR``, Codex-style): the entry
-records a hash of the project's hook files, and any change to them — an
-edit, a new ``hooks.local.json``, a new plugin — makes the project untrusted
-again until it is re-trusted.  An unpinned entry trusts the directory and
+records a hash of every file that can bring hooks into the project, and any
+change to them — an edit, a new ``hooks.local.json``, a new plugin or skill,
+a link re-pointed — makes the project untrusted again until it is
+re-trusted.  An unpinned entry trusts the directory and
 every directory below it; a pinned one covers exactly its directory.
 
 An untrusted project's *settings* are ignored too, not only its hooks: its
@@ -35,16 +38,18 @@ import functools
 import hashlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import msgspec
 import structlog
 
+from hookd.config.files import read_source_file
 from hookd.config.loader import build_config, load_source
-from hookd.config.model import GroupSpec, HookConfig, HookSpec, Scope
+from hookd.config.model import GroupSpec, HookConfig, HookSpec
 from hookd.config.sources import SourceLayout
+from hookd.safe_files import write_atomically
 
 __all__ = [
     "TrustEntry",
@@ -58,9 +63,6 @@ __all__ = [
 
 log = structlog.get_logger("hookd.trust")
 
-TRUSTED_SCOPES = frozenset({Scope.PROJECT, Scope.LOCAL, Scope.PLUGIN})
-"""Scopes whose files may live in a repository (and then need trust)."""
-
 
 class TrustEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     path: str
@@ -68,9 +70,10 @@ class TrustEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     trusted_at: float
     pinned: bool = False
     fingerprint: str | None = None
-    """Pinned entries: sha256 over the project's hook files at trust time."""
+    """Pinned entries: :func:`project_fingerprint` at trust time."""
     files: list[str] = msgspec.field(default_factory=list)
-    """Pinned entries: the files the fingerprint covers (relative to ``path``)."""
+    """Pinned entries: the files present that the fingerprint covers (relative to ``path``;
+    ``name -> target`` for one reached through a symlink)."""
 
 
 class _TrustFile(msgspec.Struct, kw_only=True):
@@ -101,58 +104,108 @@ def canonical(directory: str | os.PathLike[str]) -> str:
     return _canonical(os.fspath(directory))
 
 
-def needs_trust(spec: HookSpec, project: str) -> bool:
-    """A hook needs trust when its scope is repository-like *and* its file is in the project."""
-    if spec.scope not in TRUSTED_SCOPES:
-        return False
-    root = canonical(project)
-    source = canonical(spec.source)
-    return source == root or source.startswith(root.rstrip("/") + "/")
+def needs_trust(spec: HookSpec) -> bool:
+    """A hook needs trust when it was found among a project's files.
+
+    Decided on where the loader *found* the file (``HookSpec.project_dir``), never
+    on where a symlink leads: a repository can carry ``.claude/hooks.json ->
+    ../../elsewhere.json`` or a ``.claude`` that links to a trusted directory, and
+    its hooks are its own either way.  Conversely a user-scope file (a user plugin,
+    ``~/.config/hookd/hooks.json``) that the user linked into some checkout stays the
+    user's.  The project root itself is resolved (``canonical``) when the store is
+    asked, so a project reached through a symlinked path (``/home -> /data/home``)
+    keeps its trust.
+    """
+    return spec.project_dir is not None
 
 
 # --- fingerprints ------------------------------------------------------------------
 
-_hash_cache: dict[str, tuple[tuple[int, int, int], str]] = {}
+_hash_cache: dict[str, tuple[tuple[int, ...], str]] = {}
+
+_RACY_NS = 2_000_000_000
+"""A digest is not cached while its file's ctime is this recent: two writes within one
+timestamp tick leave the same stat behind (git's "racy clean" problem)."""
 
 
-def _file_digest(path: Path) -> str | None:
-    """sha256 of a file's bytes, cached by (inode, size, mtime): events stat, not read."""
+def _stat_key(st: os.stat_result) -> tuple[int, ...]:
+    """Everything a content change moves: ``ctime`` included, which no unprivileged
+    process can set back (``cp -p`` / ``rsync -t`` restore the mtime, not the ctime)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _file_digest(path: str) -> str | None:
+    """sha256 of a file's bytes, cached by its stat: events stat, not read.
+
+    None when it is absent; ``"unreadable"`` when it is there but cannot be read as
+    a hook file (a link to ``/dev/zero``, a FIFO: :func:`read_source_file`), which
+    must not compare equal to an absent one."""
     try:
-        st = path.stat()
-    except OSError:
+        st = os.stat(path)
+    except FileNotFoundError:
         return None
-    key = (st.st_ino, st.st_size, st.st_mtime_ns)
-    cached = _hash_cache.get(str(path))
+    except OSError:  # a link loop, a directory on the way we may not search: as the loader
+        return "unreadable"
+    key = _stat_key(st)
+    cached = _hash_cache.get(path)
     if cached is not None and cached[0] == key:
         return cached[1]
     try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        digest = hashlib.sha256(read_source_file(path)).hexdigest()
+    except FileNotFoundError:
         return None
-    if len(_hash_cache) > 4096:
-        _hash_cache.clear()
-    _hash_cache[str(path)] = (key, digest)
+    except OSError:
+        return "unreadable"
+    if time.time_ns() - st.st_ctime_ns > _RACY_NS:
+        if len(_hash_cache) > 4096:
+            _hash_cache.clear()
+        _hash_cache[path] = (key, digest)
     return digest
 
 
-def project_fingerprint(layout: SourceLayout, project: str) -> tuple[str, list[str]]:
-    """One hash over every hook file the project contributes (absent files count as absent).
+def _shown(path: str, root: str) -> str:
+    """``path`` relative to ``root`` when it is inside, else absolute."""
+    inside = path == root or path.startswith(root.rstrip("/") + "/")
+    return os.path.relpath(path, root) if inside else path
+
+
+def project_fingerprint(
+    layout: SourceLayout, project: str, loaded: Mapping[str, str | None] | None = None
+) -> tuple[str, list[str]]:
+    """One hash over every file that can bring hooks into the project (absent ones count
+    as absent): its hook files, its plugins' and its skills' (``SKILL.md``).
 
     Returns the hash and the files present, relative to the project.  Adding a
-    file changes the hash as much as editing one: a new ``hooks.local.json``
-    with a hook in it must need re-trust too.
+    file changes the hash as much as editing one: a new ``hooks.local.json``, a new
+    plugin or a new skill with a hook in it must need re-trust too.  A file reached
+    through a symlink (itself or a directory on its path) is named where it was
+    found, and where it leads is part of the hash: re-pointing the link is a change
+    even when the bytes behind it are the same.
+
+    ``loaded``: the digests of the bytes a config generation was built from
+    (``HookConfig.project_digests``, by path relative to the project).  They stand in
+    for the disk's, and every file they name counts even when it is gone from the
+    disk: what is checked is what runs, so a file swapped back after a reload (or a
+    plugin removed again) cannot pass the check for the bytes that were loaded.
     """
     root = canonical(project)
     lines: list[str] = []
     present: list[str] = []
-    specs = sorted(layout.project_sources(root), key=lambda s: str(s.path))
-    for spec in specs:
-        path = Path(canonical(spec.path))
-        rel = os.path.relpath(path, root)
-        digest = _file_digest(path)
-        lines.append(f"{rel}\0{digest or '-'}\n")
+    found = {os.path.normpath(spec.path) for spec in layout.project_sources(root)}
+    found.update(os.path.normpath(path) for path in layout.project_skill_files(root))
+    if loaded is not None:
+        found.update(os.path.normpath(os.path.join(root, rel)) for rel in loaded)
+    for lexical in sorted(found):
+        rel = os.path.relpath(lexical, root)
+        real = os.path.realpath(lexical)
+        digest = loaded[rel] if loaded is not None and rel in loaded else _file_digest(real)
+        line, name = f"{rel}\0{digest or '-'}", rel
+        if real != lexical:
+            line += f"\0{_shown(real, root)}"
+            name = f"{rel} -> {_shown(real, root)}"
+        lines.append(line + "\n")
         if digest is not None:
-            present.append(rel)
+            present.append(name)
     return hashlib.sha256("".join(lines).encode()).hexdigest(), present
 
 
@@ -164,7 +217,7 @@ class TrustStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._stat: tuple[int, int, int] | None = None
+        self._stat: tuple[int, ...] | None = None
         self._entries: dict[str, TrustEntry] = {}
         self.version = 0
         """Goes up whenever the entries change: what callers key their own caches on."""
@@ -184,7 +237,7 @@ class TrustStore:
                 self._stat, self._entries = None, {}
                 self.version += 1
             return
-        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        key = _stat_key(st)
         if key == self._stat:
             return
         self._entries = {e.path: e for e in self._read()}
@@ -232,7 +285,7 @@ class TrustStore:
     def _locked(self) -> Iterator[dict[str, TrustEntry]]:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         lock_path = self.path.with_suffix(".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             entries = {e.path: e for e in self._read()}
@@ -242,14 +295,7 @@ class TrustStore:
                     _TrustFile(entries=sorted(entries.values(), key=lambda e: e.path))
                 )
             )
-            tmp = self.path.with_suffix(".tmp")
-            wfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(wfd, "wb") as fh:
-                fh.write(body + b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
+            write_atomically(self.path, body + b"\n", 0o600)
         finally:
             os.close(fd)
         self._stat = None
@@ -309,37 +355,53 @@ class TrustGate:
         self._globals: tuple[int, HookConfig] | None = None
         self._verdicts: dict[tuple[str, int], tuple[int, Verdict]] = {}
 
-    def verdict(self, project: str, generation: int | None = None) -> Verdict:
-        """Is ``project`` trusted?  ``generation``: the config generation the caller
-        holds; a pinned project's fingerprint is recomputed only when it changes
-        (every edit of a hook file makes a new generation).  With a generation the
-        answer is memoised until the store or the generation changes: this runs on
-        every event."""
+    def verdict(
+        self,
+        project: str,
+        config: HookConfig | None = None,
+        *,
+        read: Mapping[str, str | None] | None = None,
+    ) -> Verdict:
+        """Is ``project`` trusted?
+
+        ``config``: the generation the caller is about to run.  A pinned project is
+        then checked against the bytes that generation was built from (its
+        ``project_digests``), and only once per generation (every edit of a hook file
+        makes a new one; so does a change of the project's skills); the answer is
+        memoised until the store or the generation changes: this runs on every
+        event.  Without a config the files on disk are checked, afresh, but for the
+        ones in ``read``: the digests (``LoadedSource.digest``, by path relative to
+        the project) of files the caller read and is about to use — an invoked
+        skill's ``SKILL.md``."""
         if not self.required:
             return _NOT_REQUIRED
-        if generation is None:
-            return self._verdict(project, None)
+        if config is None:
+            return self._verdict(project, None, read)
         self.store.refresh()
-        key = (project, generation)
+        key = (project, config.generation)
         cached = self._verdicts.get(key)
         if cached is not None and cached[0] == self.store.version:
             return cached[1]
-        verdict = self._verdict(project, generation)
+        verdict = self._verdict(project, config, None)
         if len(self._verdicts) > 4096:
             self._verdicts.clear()
         self._verdicts[key] = (self.store.version, verdict)
         return verdict
 
-    def _verdict(self, project: str, generation: int | None) -> Verdict:
+    def _verdict(
+        self, project: str, config: HookConfig | None, read: Mapping[str, str | None] | None
+    ) -> Verdict:
         entry = self.store.lookup(project)
         if entry is None:
             return Verdict(False, f"{canonical(project)} is not trusted (hookctl trust DIR)")
         if entry.pinned:
+            generation = config.generation if config is not None else None
             key = (entry.path, entry.fingerprint, generation)
-            if generation is None or self._pins.get(entry.path, (None, None))[0] != key:
-                self._pins[entry.path] = (key, project_fingerprint(self.layout, entry.path)[0])
-            current = self._pins[entry.path][1]
-            if current != entry.fingerprint:
+            if config is None or self._pins.get(entry.path, (None, None))[0] != key:
+                loaded = dict(config.project_digests) if config is not None else read
+                current = project_fingerprint(self.layout, entry.path, loaded)[0]
+                self._pins[entry.path] = (key, current)
+            if self._pins[entry.path][1] != entry.fingerprint:
                 return Verdict(
                     False,
                     f"the hook files of {entry.path} changed since they were trusted "
@@ -350,7 +412,7 @@ class TrustGate:
 
     def apply(self, config: HookConfig, project: str) -> HookConfig:
         """``config`` without the project's hooks and settings when ``project`` is untrusted."""
-        verdict = self.verdict(project, config.generation)
+        verdict = self.verdict(project, config)
         if verdict.trusted:
             return config
         cached = self._cache.get(project)
@@ -366,7 +428,7 @@ class TrustGate:
         verdict = self.verdict(project)
         if verdict.trusted:
             return verdict, []
-        return verdict, [s for s in config.all_hooks() if needs_trust(s, project)]
+        return verdict, [s for s in config.all_hooks() if needs_trust(s)]
 
     def report(self, configs: dict[str, HookConfig]) -> list[UntrustedProject]:
         out = []
@@ -387,7 +449,7 @@ class TrustGate:
         for event, event_groups in config.groups.items():
             kept = []
             for group in event_groups:
-                hooks = tuple(h for h in group.hooks if not needs_trust(h, project))
+                hooks = tuple(h for h in group.hooks if not needs_trust(h))
                 if hooks:
                     kept.append(replace(group, hooks=hooks))
             if kept:

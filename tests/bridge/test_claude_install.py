@@ -165,12 +165,17 @@ def test_dry_run_prints_a_diff_and_writes_nothing(
 
 
 def test_uninstall_restores_the_users_hooks(home: Path) -> None:
-    original = _json(DATA / "claude-settings-user.json")
+    settings = home / ".claude" / "settings.json"
+    settings.chmod(0o644)
+    original = settings.read_bytes()
     assert hookctl(["claude", "install"]) == 0
+    assert settings.stat().st_mode & 0o777 == 0o600  # the literal token is in it
     assert hookctl(["claude", "uninstall"]) == 0
-    assert _json(home / ".claude" / "settings.json") == original
-    # hookd no longer runs them too.
-    assert "hooks" not in _json(home / ".config" / "hookd" / "hooks.json")
+    # Every byte back, the mode too, and nothing of hookd's left beside it.
+    assert settings.read_bytes() == original and settings.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
+    # hookd no longer runs them too: install made its config, and it is gone again.
+    assert not (home / ".config" / "hookd" / "hooks.json").exists()
 
 
 def test_uninstall_keeps_hookd_only_groups_in_hookd(home: Path) -> None:
@@ -221,15 +226,25 @@ def test_backups_and_new_files_are_owner_only(home: Path) -> None:
     assert (home / ".config" / "hookd" / "hooks.json").stat().st_mode & 0o777 == 0o600
 
 
-def test_uninstall_backs_up_the_token_owner_only(home: Path) -> None:
-    """No settings file before install, so uninstall makes the first backup: of the token."""
+def test_uninstall_removes_a_settings_file_install_created(home: Path) -> None:
+    """No settings file before install: none after uninstall, and no backup of the token."""
     (home / ".claude" / "settings.json").unlink()
     assert hookctl(["claude", "install"]) == 0
-    token = (home / ".config" / "hookd" / "http-token").read_text().strip()
     assert hookctl(["claude", "uninstall"]) == 0
-    backup = home / ".claude" / ("settings.json" + BACKUP_SUFFIX)
-    assert token in backup.read_text()
-    assert backup.stat().st_mode & 0o777 == 0o600
+    assert list((home / ".claude").iterdir()) == []
+
+
+def test_uninstall_after_an_edit_puts_the_groups_back_and_keeps_the_backup(home: Path) -> None:
+    original = _json(DATA / "claude-settings-user.json")
+    settings = home / ".claude" / "settings.json"
+    assert hookctl(["claude", "install"]) == 0
+    edited = _json(settings)
+    edited["theme"] = "dark"
+    settings.write_text(json.dumps(edited))
+    assert hookctl(["claude", "uninstall"]) == 0
+    assert _json(settings) == {**original, "theme": "dark"}
+    assert (home / ".claude" / ("settings.json" + BACKUP_SUFFIX)).exists()
+    assert not (home / ".claude" / ("settings.json" + MOVED_SUFFIX)).exists()
 
 
 def test_uninstall_moves_back_only_what_install_moved(home: Path) -> None:

@@ -10,9 +10,11 @@ and ``curl`` — and read the endpoint's own counters (``http_agent_lookups``,
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,9 +23,11 @@ from typing import Any
 import pytest
 import trio
 
+from hookd.agent_process import own_process
 from hookd.bridge import http_endpoint
 from hookd.bridge.tcp_peer import PeerFinder, _proc_net_inode, socket_owner
 from support.daemon import DaemonHandle, configure
+from support.http_door import attacker, python_for
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -172,4 +176,70 @@ async def test_peer_finder_finds_the_owner_and_tries_recent_peers_first() -> Non
             assert finder.lookups == 2
             assert proc.stdin is not None
             await proc.stdin.aclose()
+            conn.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="running as a second uid needs root")
+async def test_a_token_holder_of_another_uid_does_not_choose_the_hooks_environment(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """Issue 28, item 7: a process of another uid that has the token posts an event whose
+    hook runs ``cat``; its ``PATH`` leads to its own ``cat``.  The hook gets the daemon's
+    environment — the planted ``cat`` never runs as the daemon's user — and the foreign
+    process is not taken for the session's agent."""
+    handle: DaemonHandle = await daemon_factory(http_port=0)
+    port = handle.daemon.http_port
+    assert port
+    token = http_endpoint.load_or_create_token()
+    project = handle.project()
+    record, marker = tmp_path / "paths", tmp_path / "planted-cat-ran"
+    command = f"cat >/dev/null; printf '%s\\n' \"$PATH\" >> {record}"
+    configure(handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": command}]}]})
+    planted = Path(tempfile.mkdtemp(prefix="hookd-planted-"))
+    try:
+        planted.chmod(0o755)
+        cat = planted / "cat"
+        cat.write_text(f'#!/bin/sh\ntouch {marker}\nexec /bin/cat "$@"\n')
+        cat.chmod(0o755)
+        body = _event(tmp_path, "pre", "PreToolUse-Bash", "s-foreign", project).read_text()
+        uid = 62000 + os.getpid() % 1000
+        if python_for(uid) is None:
+            pytest.skip(f"uid {uid} can run no Python here")
+        env = {"PATH": f"{planted}:/usr/bin:/bin"}
+        async with attacker(uid, "post", port, token, "PreToolUse", body, env=env) as other:
+            assert await other.line() == "answer 200"
+            foreign_pid = int((await other.line()).split()[1])
+    finally:
+        shutil.rmtree(planted)
+    assert not marker.exists(), "the other uid's cat ran as the daemon's user"
+    assert record.read_text().split("\n")[:-1] == [os.environ["PATH"]]
+    session = handle.daemon.sessions.get("s-foreign")
+    assert session is not None and session.agent_pid is None, foreign_pid
+
+
+async def test_an_agent_process_is_read_only_while_it_holds_the_connection(
+    tmp_path: Path,
+) -> None:
+    """Pid reuse: the process found behind a connection is pinned by its ``/proc``
+    directory and must still hold the socket there; a process of the daemon's uid that
+    does not hold it, or one that has exited, supplies nothing."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        script = f"import socket, sys\ns = socket.create_connection(('127.0.0.1', {port}))\n"
+        script += "sys.stdin.read()\n"
+        proc = await trio.lowlevel.open_process(
+            [sys.executable, "-I", "-S", "-c", script], stdin=-1
+        )
+        async with _reaped(proc):
+            conn, _ = await trio.to_thread.run_sync(server.accept)
+            found = PeerFinder().find_peer(conn.getpeername(), conn.getsockname())
+            assert found is not None and found[0] == proc.pid
+            view = own_process(proc.pid, holding=found[1])
+            assert view is not None
+            with view:
+                assert view.environ() is not None
+                assert own_process(os.getpid(), holding=found[1]) is None  # not its socket
+                proc.kill()
+                await proc.wait()
+                assert view.environ() is None  # gone: never another process's by its number
             conn.close()

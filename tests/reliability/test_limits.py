@@ -22,7 +22,7 @@ import trio.testing
 from hookd.bridge import http_endpoint
 from hookd_client import protocol
 from reliability.helpers import event
-from support.http_door import exchange
+from support.http_door import HEALTH, exchange, hook_request, read_response
 
 MIB = 1024 * 1024
 
@@ -183,18 +183,28 @@ def _status_and_body(response: bytes) -> tuple[int, dict[str, Any]]:
 
 
 async def test_http_connections_over_the_cap_get_503(daemon_factory: Any) -> None:
+    """The cap counts connections that showed the token (issue 28): three kept-alive ones
+    fill it; a fourth request with the token gets 503, one without the token is no
+    connection of the cap's (a health check is still answered)."""
     _handle, port = await _http_daemon(daemon_factory, http_max_connections=3)
+    token = http_endpoint.load_or_create_token()
 
-    def run() -> bytes:
-        idle = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(3)]
+    def run() -> tuple[bytes, bytes]:
+        kept = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(3)]
         try:
-            return exchange(port, b"GET /health HTTP/1.1\r\nhost: x\r\n\r\n")
+            for conn in kept:
+                conn.sendall(hook_request(token, event(session_id="s-cap"), close=False))
+                assert read_response(conn)[0] == 200
+            fourth = exchange(port, hook_request(token, event(session_id="s-cap")))
+            return fourth, exchange(port, HEALTH)
         finally:
-            for conn in idle:
+            for conn in kept:
                 conn.close()
 
-    status, body = _status_and_body(await in_thread(run))
+    fourth, health = await in_thread(run)
+    status, body = _status_and_body(fourth)
     assert status == 503 and "http_max_connections = 3" in body["error"]
+    assert health.startswith(b"HTTP/1.1 200 ")
 
 
 async def test_http_headers_sent_byte_by_byte_time_out(daemon_factory: Any) -> None:

@@ -116,7 +116,7 @@ class ConfigRequests:
         why: str | None = None
         if not config.scope_allowed(spec.scope):
             why = "disabled by disableAllHooks or allowManagedHooksOnly"
-        elif not verdict.trusted and needs_trust(spec, project):
+        elif not verdict.trusted and needs_trust(spec):
             why = verdict.reason
         else:
             why = self.breaker.skip_reason(spec, session_id or "")
