@@ -73,7 +73,7 @@ def explain(
     for g_index, group in enumerate(config.groups_for(event)):
         for spec_ in group.hooks:
             hooks.append(_trace(config, spec_, group.matcher, g_index, event, field,
-                                canonical_tool, verdict.trusted))  # fmt: skip
+                                canonical_tool, verdict.trusted, cwd))  # fmt: skip
     can = [label for attr, label in _CAPS if getattr(spec.caps, attr)]
     cannot = [label for attr, label in _CAPS if not getattr(spec.caps, attr)]
     # One line per loss, with the hooks it concerns (the event's note is shown once, above).
@@ -117,6 +117,7 @@ def _trace(
     field: str | None,
     tool: str | None,
     trusted: bool,
+    cwd: str,
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
         "hook": handler_label(spec.handler),
