@@ -63,6 +63,9 @@ class HookRun(msgspec.Struct, kw_only=True, omit_defaults=True):
     paused: bool = False
     """The hook did not run: the circuit breaker paused it, and because its failures
     blocked (fail-closed) this run stands for it with a block (``block_message``)."""
+    launch: str | None = None
+    """How a command hook's process started: ``warm`` (a warm Python spare of its own
+    interpreter) or ``cold: <why not warm>``; None for other hook kinds."""
 
 
 class FireResult(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,9 +30,10 @@ from hookd.cli.style import Style
 from hookd.config.assemble import load_config
 from hookd.config.matching import compile_matcher, tool_aliases
 from hookd.config.model import HookConfig, HookSpec
-from hookd.config.schema import handler_label
+from hookd.config.schema import CommandHandler, handler_label
 from hookd.daemon.settings import SettingsError, load_settings, source_layout
 from hookd.daemon.trust import TrustGate, TrustStore, needs_trust
+from hookd.handlers.warm_python import launch_preview
 from hookd_client.events import EVENTS
 
 __all__ = ["add_explain_command", "cmd_explain", "explain"]
@@ -71,7 +73,7 @@ def explain(
     for g_index, group in enumerate(config.groups_for(event)):
         for spec_ in group.hooks:
             hooks.append(_trace(config, spec_, group.matcher, g_index, event, field,
-                                canonical_tool, verdict.trusted))  # fmt: skip
+                                canonical_tool, verdict.trusted, cwd))  # fmt: skip
     can = [label for attr, label in _CAPS if getattr(spec.caps, attr)]
     cannot = [label for attr, label in _CAPS if not getattr(spec.caps, attr)]
     # One line per loss, with the hooks it concerns (the event's note is shown once, above).
@@ -115,6 +117,7 @@ def _trace(
     field: str | None,
     tool: str | None,
     trusted: bool,
+    cwd: str,
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
         "hook": handler_label(spec.handler),
@@ -126,6 +129,8 @@ def _trace(
         "if": spec.handler.if_,
         "timeout": spec.timeout,
     }
+    if isinstance(spec.handler, CommandHandler):
+        row["start"] = launch_preview(spec.handler, os.environ, cwd)
     if needs_trust(spec) and not trusted:
         return {**row, "runs": "no", "why": "held back: the project is not trusted by hookd"}
     if not config.scope_allowed(spec.scope):
@@ -208,6 +213,8 @@ def _print(e: dict[str, Any], style: Style) -> None:
                 "depends": style.yellow("depends")}[h["runs"]]  # fmt: skip
         print(f"  {mark}    {h['hook']}  [{h['scope']}] {h['source']}")
         print(f"             {h['why']}")
+        if "start" in h:
+            print(f"             starts {h['start']}")
     for loss in e["losses"]:
         paint = style.yellow if loss["severity"] != "info" else style.dim
         print(f"  {paint('loses')}      {loss['message']} ({', '.join(loss['hooks'])})")

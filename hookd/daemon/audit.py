@@ -99,6 +99,8 @@ class AuditRun(msgspec.Struct, kw_only=True, omit_defaults=True, tag="run", tag_
     """The daemon could not start the hook (out of processes, memory or descriptors)."""
     paused: bool = False
     """Not run: paused by the circuit breaker, and fail-closed, so a block stood for it."""
+    launch: str | None = None
+    """A command hook: ``warm`` or ``cold: <why>`` (docs/performance.md, "Warm Python")."""
 
 
 class AuditEvent(msgspec.Struct, kw_only=True, omit_defaults=True, tag="event", tag_field="kind"):
@@ -314,6 +316,7 @@ class AuditLog:
         record.kill_reason = _kill_reason(run)
         record.error, record.truncated = run.error, run.truncated
         record.daemon_fault, record.paused = run.daemon_fault, run.paused
+        record.launch = run.launch
         line = _encoder.encode(record) + b"\n"
         if audit.pending is None:
             self._append(line)

@@ -21,19 +21,29 @@ from hookd.daemon.settings import DaemonSettings
 from hookd.engine.engine import EngineSettings
 from hookd.handlers.command import CommandRunner
 from hookd.handlers.registry import HandlerOptions
+from hookd.handlers.warm_python import WarmPool
 
 __all__ = ["command_runner", "engine_settings", "handler_options"]
 
 
-def command_runner(settings: DaemonSettings, *, input_file_dir: str | None = None) -> CommandRunner:
+def command_runner(
+    settings: DaemonSettings, *, input_file_dir: str | None = None, warm: bool = False
+) -> CommandRunner:
     """The command hook runner.  ``input_file_dir``: where hook input files are written
-    (None: the system's temporary directory)."""
+    (None: the system's temporary directory).  ``warm``: keep warm Python spares — the
+    daemon does; a one-shot process such as ``hookctl fire --local`` has no later event to
+    keep one for, and whoever keeps them must close them (``open_handlers`` does)."""
     return CommandRunner(
         output_cap=settings.output_cap,
         kill_grace=settings.kill_grace,
         pipe_grace=settings.pipe_grace,
         direct=settings.command_without_shell,
         input_file_dir=input_file_dir,
+        warm=(
+            WarmPool(limit=settings.warm_python_spares, idle=settings.warm_python_idle)
+            if warm and settings.warm_python and settings.warm_python_spares > 0
+            else None
+        ),
     )
 
 

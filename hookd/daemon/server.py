@@ -84,7 +84,7 @@ class Daemon:
         self.layout = layout or source_layout(settings)
         self.registry = ConfigRegistry(self.layout, settings.project_idle_seconds)
         self.sessions = SessionTable()
-        self.command_runner = command_runner(settings)
+        self.command_runner = command_runner(settings, warm=True)
         state = settings.state_path()
         self.engine_settings = engine_settings(settings, state=state)
         # Reliability (docs/reliability.md): trust gate, circuit breaker, audit log.

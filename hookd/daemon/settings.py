@@ -94,6 +94,15 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     background child holding them open does not stall the event longer than this."""
     command_without_shell: bool = True
     """Start simple shell-form commands (``cat``, ``python3 x.py``) directly, not via /bin/sh."""
+    warm_python: bool = True
+    """Start unchanged Python command hooks (``python3 x.py``, a venv's python, a
+    ``#!…python3`` script) in a warm spare of their own interpreter: the same run, without
+    the interpreter's start-up in the event (docs/performance.md, "Warm Python")."""
+    warm_python_spares: int = 8
+    """Warm Python spares kept at most, one per interpreter, flags, start-up environment
+    and working directory (each is a whole interpreter: ~10 MB)."""
+    warm_python_idle: float = 600.0
+    """Seconds an unused warm Python spare is kept before it exits."""
     stop_block_cap: int = 8
     """Consecutive Stop blocks after which the turn is allowed to end anyway."""
     tail_buffer: int = 500

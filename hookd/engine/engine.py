@@ -392,6 +392,7 @@ class Engine:
                 result = failed_with(f"handler error: {exc!r}", exc)
         duration = (time.perf_counter() - started) * 1000
         run = interpret(spec, inv.event_name, result, duration)
+        run.launch = inv.launch
         # The audit log has every run; the daemon's log keeps the runs that went wrong
         # (a rendered, flushed line per run cost more than a fast policy's whole call).
         quiet = run.outcome in _QUIET_OUTCOMES

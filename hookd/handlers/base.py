@@ -94,6 +94,8 @@ class Invocation:
     untrusted project: a user-level hook then must not import the repository's modules."""
     async_adopter: RunAdopter | None = None
     """Who takes a command hook that backgrounds itself (first stdout line ``{"async": true}``)."""
+    launch: str | None = None
+    """How a command hook started: ``warm`` (a warm Python spare) or ``cold: <why>``."""
 
 
 @dataclass(slots=True)

@@ -25,6 +25,7 @@ from hookd.handlers.process import (
     run_process_capped,
     working_directory,
 )
+from hookd.handlers.warm_python import WarmPool, plan
 from hookd.safe_names import file_name_for
 
 __all__ = ["ENV_FILE_EVENTS", "CommandRunner", "substitute_placeholders"]
@@ -57,6 +58,7 @@ class CommandRunner:
         pipe_grace: float,
         direct: bool,
         input_file_dir: str | None = None,
+        warm: WarmPool | None = None,
     ) -> None:
         self.output_cap = output_cap
         self.direct = direct
@@ -64,6 +66,8 @@ class CommandRunner:
         self.kill_grace = kill_grace
         self.pipe_grace = pipe_grace
         self.input_file_dir = input_file_dir
+        self.warm = warm
+        """Warm Python spares (None: every Python hook starts cold)."""
 
     def argv(self, handler: CommandHandler, values: dict[str, str]) -> list[str]:
         command = substitute_placeholders(handler.command, values)
@@ -157,17 +161,71 @@ class CommandRunner:
                 run_id=inv.run_id,
             )
 
-        direct = simple_argv(argv[2], env) if self.direct and argv[:2] == _SH_C else None
-        if direct is None:
+        shell = argv[:2] == _SH_C
+        direct = simple_argv(argv[2], env) if self.direct and shell else None
+        if shell and direct is None:
+            inv.launch = "cold: the command needs a shell"
             return await run(argv, env)
         cwd = working_directory(inv.cwd) or os.getcwd()
-        result = await run(direct, {**env, "PWD": shell_pwd(env, cwd)})
+        program, program_env = (
+            (argv, env) if direct is None else (direct, {**env, "PWD": shell_pwd(env, cwd)})
+        )
+        result = await self._warm(program, program_env, cwd, inv, stdin, adopter)
+        if result is None:
+            result = await run(program, program_env)
+        if direct is None:
+            return result
         if result.spawn_error is not None:
             # Not startable as is (not found, not executable, no #! line): the
             # shell says so in its own words, or runs it as a script.
             return await run(argv, env)
         report_as_shell(result)
         return result
+
+    async def _warm(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str,
+        inv: Invocation,
+        stdin: bytes,
+        adopter: AsyncAdopter | None,
+    ) -> ProcessResult | None:
+        """Run ``argv`` in a warm Python spare when it is a Python hook one is ready for
+        (:mod:`hookd.handlers.warm_python`); None: run it cold (``inv.launch`` says why)."""
+        if self.warm is None:
+            inv.launch = "cold: warm Python is off (warm_python = false)"
+            return None
+        target = plan(argv, env, cwd, self.warm.launchers)
+        if isinstance(target, str):
+            inv.launch = f"cold: {target}"
+            return None
+        env = target.environment(env)
+        spare, why = self.warm.take(target, env, cwd)
+        if spare is None:
+            inv.launch = f"cold: {why}"
+            return None
+        process = spare.become(target, {**env, "HOOKD_RUN_ID": spare.marker}, cwd)
+        if process is None:
+            self.warm.discard(spare)
+            inv.launch = "cold: its warm spare went away"
+            return None
+        inv.launch = "warm"
+        inv.run_id = spare.marker  # the marker its processes carry (async journal, kills)
+        return await run_process_capped(
+            argv,
+            stdin=stdin,
+            cwd=cwd,
+            env=env,
+            timeout=inv.timeout,
+            output_cap=self.output_cap,
+            kill_grace=self.kill_grace,
+            pipe_grace=self.pipe_grace,
+            on_spawn=lambda pid: setattr(inv, "pid", pid),
+            on_async_ack=adopter,
+            run_id=spare.marker,
+            started=process,
+        )
 
     async def run(self, handler: CommandHandler, inv: Invocation) -> HandlerResult:
         values = {"CLAUDE_PROJECT_DIR": inv.project_dir}

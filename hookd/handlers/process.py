@@ -353,10 +353,15 @@ async def run_process_capped(
     on_spawn: Callable[[int], None] | None = None,
     on_async_ack: AsyncAdopter | None = None,
     run_id: str | None = None,
+    started: HookProcess | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or ``timeout``; on timeout or cancellation kill its tree.
 
     ``run_id``: the ``HOOKD_RUN_ID`` marker to give the tree (default: a new one).
+
+    ``started``: a process already running this hook (a warm Python spare that was just
+    handed its request, :mod:`hookd.handlers.warm_python`), whose marker is ``run_id``;
+    ``argv``, ``cwd`` and ``env`` are then only what it was told.
 
     ``pipe_grace``: once the hook itself has exited, how long to keep reading
     from pipes that a background grandchild may still hold open.  Claude Code
@@ -373,8 +378,11 @@ async def run_process_capped(
     full_env["HOOKD_RUN_ID"] = run_id
     workdir = working_directory(cwd)
     try:
-        async with spawn_turn():
-            proc = spawn(argv, cwd=workdir, env=full_env)
+        if started is not None:
+            proc = started
+        else:
+            async with spawn_turn():
+                proc = spawn(argv, cwd=workdir, env=full_env)
     except OSError as exc:
         return ProcessResult(
             None, b"", b"", False, False, None, spawn_error=str(exc), spawn_exc=exc

@@ -48,6 +48,7 @@ from hookd.handlers.http_client import SharedHttpClient
 from hookd.handlers.messages_api import MessagesClient, MessagesConfig
 from hookd.handlers.prompt import PromptRunner
 from hookd.handlers.python import PythonRunner, PythonWorkerPool
+from hookd.handlers.warm_python import WarmPool
 
 __all__ = ["HandlerOptions", "HandlerTable", "Handlers", "handler_table", "open_handlers"]
 
@@ -154,9 +155,20 @@ async def open_handlers(
                 python=PythonRunner(pool, options.output_cap),
                 callback=callback,
             )
+            if command.warm is not None:
+                nursery.start_soon(_retire_idle_spares, command.warm)
             yield handlers
         finally:
+            if command.warm is not None:
+                command.warm.close()
             await pool.aclose()
             with trio.CancelScope(shield=True):
                 await client.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def _retire_idle_spares(warm: WarmPool) -> None:
+    """Warm Python spares unused for their idle time exit; retired ones are reaped."""
+    while True:
+        await trio.sleep(min(warm.idle, 30.0))
+        warm.retire_idle()

@@ -85,6 +85,28 @@ class HookProcess:
                 exited.set()
         return self._popen.returncode
 
+    def close_pipes(self) -> None:
+        """Close our ends of its pipes now (a retired warm spare: nothing more to say)."""
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+
+    def kill_now(self) -> None:
+        """SIGKILL it if it has not been reaped (shutdown: a spare that did not exit)."""
+        if self._popen.returncode is None:
+            try:
+                os.kill(self.pid, 9)
+            except ProcessLookupError:
+                pass
+
+    def reap_now(self) -> bool:
+        """Reap it without waiting; True once it is reaped."""
+        if self._popen.returncode is None and self._popen.poll() is None:
+            return False
+        SUBREAPER.waited(self.pid)
+        self._close_pidfd()
+        return True
+
     def _close_pidfd(self) -> None:
         if self._pidfd is not None:
             os.close(self._pidfd)
@@ -139,11 +161,13 @@ def spawn(
     *,
     cwd: str | None,
     env: Mapping[str, str],
+    pass_fds: Sequence[int] = (),
 ) -> HookProcess:
     """Start ``argv`` in a new session with piped stdin/stdout/stderr.
 
-    Raises OSError when it cannot start (missing program, bad cwd); no
-    descriptor is left open then.
+    ``pass_fds``: descriptors the child keeps, at the same numbers (a warm spare's
+    control socket). Raises OSError when it cannot start (missing program, bad cwd);
+    no descriptor is left open then.
     """
     fds: list[int] = []
     try:
@@ -161,6 +185,7 @@ def spawn(
             cwd=cwd,
             env=dict(env),
             start_new_session=True,
+            pass_fds=tuple(pass_fds),
         )
     except BaseException:
         for fd in fds:

@@ -1,0 +1,203 @@
+"""Warm Python (issue 29): an unchanged ``python3 policy.py`` hook, natively vs through hookd.
+
+Run by hand (not part of the test suite):
+
+    .venv/bin/python bench/warm_python.py [--runs 200] [--pace-ms 30]
+
+The hook is the one users write: read the event from stdin, ``json`` + ``re``, print a JSON
+deny for ``rm -rf``. It is timed, interleaved in one run (order rotated per iteration), as:
+
+* **native**: what the agent does — ``/bin/sh -c '<interpreter> policy.py'`` with the event on
+  stdin, spawn to exit, for each interpreter: the system one (``/usr/bin/python3``), a venv's
+  (``python -m venv``), when there is one a version manager's shim on PATH (pyenv), and
+  ``uv run --script`` (PEP 723) when uv is installed;
+* **through hookd, warm**: a client on a kept-alive connection fires the event at a real
+  ``hookd serve`` whose hook is that same command; event to reply;
+* **through hookd, cold**: the same against a second daemon with ``--no-warm-python``.
+
+``--pace-ms`` idles between iterations, as an agent does between tool calls (a warm spare is
+started right after each use and needs ~15 ms to be ready; events closer than that run cold,
+which the report counts from the audit log). Also reported: each warm spare's RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from hookd_client.client import Client
+
+ROOT = Path(__file__).resolve().parents[1]
+EVENT = json.loads((ROOT / "tests" / "data" / "cc-fixtures" / "PreToolUse-Bash.json").read_bytes())
+POLICY = """\
+import json, re, sys
+data = json.load(sys.stdin)
+if re.search(r"rm -rf", data.get("tool_input", {}).get("command", "")):
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+          "permissionDecision": "deny", "permissionDecisionReason": "no rm -rf"}}))
+"""
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def start_daemon(
+    base: Path, name: str, hooks: dict[str, str], *flags: str
+) -> subprocess.Popen[bytes]:
+    """``hookd serve`` in ``base/name`` with one PreToolUse hook per tool name."""
+    home = base / name
+    (home / "config" / "hookd").mkdir(parents=True)
+    groups = [
+        {"matcher": tool, "hooks": [{"type": "command", "command": command}]}
+        for tool, command in hooks.items()
+    ]
+    (home / "config" / "hookd" / "hooks.json").write_text(
+        json.dumps({"hooks": {"PreToolUse": groups}})
+    )
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_STATE_HOME": str(home / "state"),
+    }
+    sock = home / "hookd.sock"
+    daemon = subprocess.Popen(
+        [str(Path(sys.executable).parent / "hookd"), "serve", "--socket", str(sock),
+         "--no-watch", "--log-level", "warning", "--policy-file", str(base / "none.json"), *flags],
+        env=env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not sock.exists():
+        if time.monotonic() > deadline or daemon.poll() is not None:
+            raise SystemExit(f"hookd ({name}) did not start")
+        time.sleep(0.05)
+    return daemon
+
+
+def native(command: str, cwd: Path) -> Callable[[], None]:
+    payload = json.dumps({**EVENT, "cwd": str(cwd)}).encode()
+
+    def run() -> None:
+        subprocess.run(["/bin/sh", "-c", command], input=payload, cwd=cwd,
+                       stdout=subprocess.DEVNULL, check=False)  # fmt: skip
+
+    return run
+
+
+def through(client: Client, tool: str, cwd: Path) -> Callable[[], None]:
+    payload = {**EVENT, "cwd": str(cwd), "tool_name": tool, "tool_input": {"command": "rm -rf /"}}
+
+    def run() -> None:
+        reply = client.fire("PreToolUse", payload, env=dict(os.environ))
+        assert reply.result.decision == "deny", reply.result
+
+    return run
+
+
+def launches(base: Path, name: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    audit = base / name / "state" / "hookd" / "audit" / "audit.jsonl"
+    for line in audit.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("kind") == "run":
+            launch = str(record.get("launch", "?"))
+            key = "warm" if launch == "warm" else launch.split(":")[0]
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def spare_rss(daemon: subprocess.Popen[bytes]) -> list[int]:
+    """RSS (KiB) of the daemon's children that are warm spares (python ``-c`` bootstraps)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(next(x for x in status.splitlines() if x.startswith("PPid:")).split()[1])
+        if ppid == daemon.pid and b"What a warm Python" in cmdline:
+            rss = next(x for x in status.splitlines() if x.startswith("VmRSS:"))
+            found.append(int(rss.split()[1]))
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--pace-ms", type=float, default=30.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hkwarm", dir="/tmp") as tmp:
+        base = Path(tmp)
+        project = base / "project"
+        project.mkdir()
+        (project / "policy.py").write_text(POLICY)
+        venv = base / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        interpreters = {"system": "/usr/bin/python3", "venv": f"{venv}/bin/python"}
+        shim = shutil.which("python3")
+        if shim and "shims" in shim:
+            interpreters["pyenv shim"] = shim
+        commands = {tool: f"{path} policy.py" for tool, path in interpreters.items()}
+        uv = Path(sys.executable).parent / "uv"
+        if uv.exists():
+            (project / "uv_policy.py").write_text(
+                '# /// script\n# requires-python = ">=3.10"\n# dependencies = []\n# ///\n' + POLICY
+            )
+            commands["uv run --script"] = f"{uv} run --script uv_policy.py"
+        warm_daemon = start_daemon(base, "warm", commands)
+        cold_daemon = start_daemon(base, "cold", commands, "--no-warm-python")
+        try:
+            with (
+                Client(base / "warm" / "hookd.sock") as warm,
+                Client(base / "cold" / "hookd.sock") as cold,
+            ):
+                cases: dict[str, Callable[[], None]] = {}
+                for tool, command in commands.items():
+                    cases[f"{tool}: native (sh -c)"] = native(command, project)
+                    cases[f"{tool}: hookd warm"] = through(warm, tool, project)
+                    cases[f"{tool}: hookd cold"] = through(cold, tool, project)
+                names = list(cases)
+                samples: dict[str, list[float]] = {n: [] for n in names}
+                for i in range(args.runs + 5):
+                    shift = i % len(names)
+                    for name in names[shift:] + names[:shift]:
+                        time.sleep(args.pace_ms / 1000)
+                        start = time.perf_counter()
+                        cases[name]()
+                        if i >= 5:  # the first rounds start the spares
+                            samples[name].append((time.perf_counter() - start) * 1000)
+                rss = spare_rss(warm_daemon)
+        finally:
+            for daemon in (warm_daemon, cold_daemon):
+                daemon.terminate()
+                daemon.wait(timeout=15)
+        load = os.getloadavg()[0]
+        print(f"{args.runs} interleaved samples each, pace {args.pace_ms} ms, load {load:.1f}")
+        for name in names:
+            s = samples[name]
+            print(f"  {name:<28} p50 {pct(s, 0.5):7.2f} ms  p99 {pct(s, 0.99):7.2f} ms")
+        for tool in commands:
+            ratio = pct(samples[f"{tool}: hookd warm"], 0.5) / pct(
+                samples[f"{tool}: native (sh -c)"], 0.5
+            )
+            print(f"  {tool}: hookd warm / native = {ratio:.3f} (p50)")
+        print(f"  warm daemon's runs: {launches(base, 'warm')}")
+        print(f"  warm spares' RSS: {sorted(rss)} KiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""What a warm Python interpreter runs: wait for one hook, then become it.
+
+This file is not imported by hookd. :mod:`hookd.handlers.warm_python` reads its text and
+starts the *hook's own* interpreter as ``<interpreter> <the hook's flags> -c <this text> 3``:
+the same binary, path, flags and start-up environment a cold ``python3 hook.py`` would have,
+with the hook's stdin, stdout and stderr pipes already in place, in the hook's own session and
+process group. So everything the interpreter decides at start-up — ``sys.flags``,
+``sys.executable``, ``sys.prefix`` of a virtual environment, ``sys.path``, the stdio objects'
+encodings and buffering, signal dispositions, the hash seed — is what the cold run would decide,
+because it *is* a cold start, paid before the event instead of during it.
+
+Then it imports a few standard-library modules hooks commonly use, says ``R`` on the control
+descriptor, and blocks there. The daemon sends one request (JSON: the hook's argv as a cold run
+would have it, the script, cwd, environment). The interpreter then turns itself into the cold
+run: working directory, environment, ``sys.argv``/``sys.orig_argv``, ``sys.path[0]``, a fresh
+``__main__`` with the globals CPython gives a script, modules a sibling file would shadow
+forgotten, and the script compiled and executed at the top level of this program, so that a
+normal end, ``SystemExit`` in every form, ``atexit``, non-daemon threads and the final flush go
+through CPython's own finalisation. An uncaught exception is printed by ``sys.excepthook`` with
+a traceback that starts at the script's own frame, as CPython prints it.
+
+Each warm interpreter serves exactly one hook and exits with it: nothing of one run can reach
+the next. Written for CPython 3.10 and newer (``sys.orig_argv``); older ones answer ``U``.
+"""
+
+import sys
+
+# Before anything else is imported: what a cold start had loaded by the script's first line.
+_baseline = set(sys.modules)
+_initial_main = list(globals().items())[:7]  # __name__ … __builtins__, as CPython made them
+
+import _frozen_importlib_external  # noqa: E402 - likewise; its SourceFileLoader runs scripts
+import os  # noqa: E402 - always loaded at start-up (so in the baseline)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_control = int(sys.argv[1])
+
+
+def _say(message: bytes) -> None:
+    try:
+        os.write(_control, message)
+    except OSError:
+        os._exit(0)
+
+
+if sys.version_info < (3, 10) or sys.implementation.name != "cpython":
+    _say(b"U")
+    os._exit(0)
+
+# ``-c`` put the current directory first on sys.path; a script run puts its own directory
+# there. Neither may serve the preloads: they come from the interpreter's own paths.
+_safe_path = bool(getattr(sys.flags, "safe_path", False)) or bool(sys.flags.isolated)
+if not _safe_path and sys.path and sys.path[0] == "":
+    del sys.path[0]
+sys.path_importer_cache.pop("", None)
+
+for _name in ("json", "re", "pathlib", "shlex", "subprocess", "datetime", "typing", "fnmatch"):
+    try:
+        __import__(_name)
+    except Exception:  # a preload is an optimisation; the script imports its own
+        pass
+
+import importlib  # noqa: E402 - what the run needs, held before any purge or new sys.path[0]
+import json  # noqa: E402
+
+_say(b"R")
+
+
+def _read_request() -> "dict[str, Any]":
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(_control, 65536)
+        except InterruptedError:
+            continue
+        if not chunk:
+            break
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    if not data:
+        os._exit(0)  # the daemon retired this interpreter
+    request: dict[str, Any] = json.loads(data)
+    return request
+
+
+_request = _read_request()
+os.close(_control)
+
+
+def _shadowed(directory: str) -> bool:
+    """Whether ``directory`` holds a module that one this interpreter preloaded would hide."""
+    preloaded = {name.partition(".")[0] for name in sys.modules if name not in _baseline}
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return False
+    return any(entry.partition(".")[0] in preloaded for entry in entries)
+
+
+def _become(request: "dict[str, Any]") -> "tuple[str, dict[str, Any]]":
+    """What a cold ``python [flags] script args`` has before the script's first line."""
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    script = request["script"]
+    file = os.path.join(os.getcwd(), script)
+    sys.argv[:] = request["argv"]
+    sys.orig_argv[:] = request["orig_argv"]
+    if not _safe_path:
+        directory = os.path.dirname(os.path.realpath(file))
+        if _shadowed(directory):
+            # A sibling named like a preloaded module: the cold run would import the
+            # sibling. Forget every preload, as if none had happened.
+            for name in [n for n in sys.modules if n not in _baseline]:
+                del sys.modules[name]
+        sys.path.insert(0, directory)
+    importlib.invalidate_caches()
+    main = type(sys)("__main__")
+    namespace = main.__dict__
+    namespace.clear()
+    namespace.update(_initial_main)
+    namespace["__doc__"] = None  # not this program's own docstring
+    namespace["__annotations__"] = {}  # nor its annotations
+    namespace["__loader__"] = _frozen_importlib_external.SourceFileLoader("__main__", file)
+    namespace["__file__"] = file
+    namespace["__cached__"] = None
+    sys.modules["__main__"] = main
+    return file, namespace
+
+
+_file, _namespace = _become(_request)
+del _request
+try:
+    with open(_file, "rb") as _source:
+        _code_object = compile(_source.read(), _file, "exec", dont_inherit=True)
+except OSError as _error:
+    sys.stderr.write(
+        f"{sys.orig_argv[0]}: can't open file {_file!r}: [Errno {_error.errno}] {_error.strerror}\n"
+    )
+    sys.stderr.flush()
+    os._exit(2)
+except SyntaxError as _error:
+    _error.__traceback__ = None  # CPython's parser error has none: no "Traceback" header
+    sys.last_type, sys.last_value, sys.last_traceback = type(_error), _error, None
+    sys.excepthook(type(_error), _error, None)
+    raise SystemExit(1) from None
+
+
+def _exit_code(exit: SystemExit) -> int | None:
+    """The status ``SystemExit`` ends the process with, when it says nothing (else None)."""
+    code = exit.code
+    if code is None:
+        return 0
+    if isinstance(code, int) and -(2**31) <= code < 2**31:
+        return int(code)
+    return None  # a message to print, or a value CPython converts its own way
+
+
+def _finish(code: int, *, interrupted: bool = False) -> None:
+    """End as CPython's finalisation would, without tearing every module down.
+
+    The steps a hook can observe, in CPython's order: non-daemon threads joined,
+    ``atexit`` callbacks, stdout and stderr flushed, the script's globals released
+    (their ``__del__`` run), and the exit status — or, after an unhandled
+    ``KeyboardInterrupt``, death by SIGINT as CPython ends then. Returns (and lets CPython
+    finalise for real) only when a flush fails: its message and status 120 are its own.
+    """
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading._shutdown()
+    import atexit
+
+    atexit._run_exitfuncs()
+    if not _flushed():
+        return
+    _namespace.clear()
+    if not _flushed():
+        return
+    if interrupted:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(code)
+
+
+def _flushed() -> bool:
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None or getattr(stream, "closed", False):
+            continue
+        try:
+            stream.flush()
+        except Exception:  # CPython reports it at its finalisation
+            return False
+    return True
+
+
+_failure: BaseException | None = None
+_code = 0
+try:
+    exec(_code_object, _namespace)
+except SystemExit as _exit:
+    _status = _exit_code(_exit)
+    if _status is None:
+        raise
+    _code = _status
+    del _exit
+except BaseException as _error:  # printed below exactly as CPython prints it
+    _failure = _error
+if _failure is not None:
+    _traceback = _failure.__traceback__.tb_next if _failure.__traceback__ else None
+    _failure.__traceback__ = _traceback
+    sys.last_type, sys.last_value, sys.last_traceback = type(_failure), _failure, _traceback
+    sys.excepthook(type(_failure), _failure, _traceback)
+    _interrupted = isinstance(_failure, KeyboardInterrupt)
+    del _failure, _traceback
+    _code = 1
+    _finish(_code, interrupted=_interrupted)
+_finish(_code)
+raise SystemExit(_code)

@@ -1,0 +1,489 @@
+"""Warm Python for unchanged command hooks: the interpreter's start-up paid before the event.
+
+A command hook such as ``python3 check.py``, ``/repo/.venv/bin/python hook.py --strict`` or an
+executable ``./hook.py`` with a ``#!/usr/bin/env python3`` line spends most of its time starting
+CPython (~10–15 ms here with the system interpreter, far more behind a version manager) and
+importing ``json`` and ``re``. hookd keeps, per interpreter, a *spare*: that same interpreter,
+started the way the cold run would start it — same executable path as ``argv[0]``, same flags,
+same start-up environment, same working directory, the hook's pipes as its stdio, its own
+session and process group — which has already imported a few common modules and waits on a
+control socket (:mod:`hookd.handlers.warm_bootstrap`). When the hook's event comes, the spare
+is handed the hook's argv, environment and script and becomes the cold run; a new spare is
+started at once for the next event.
+
+Why spares and not a fork server: a forked child would inherit one interpreter's hash seed,
+its ``/proc`` identity and its parent, and hookd's process nets (process group, run marker,
+subreaper, reaping by the daemon) would need a second path. A spare is an ordinary hook
+process of the daemon's, spawned through :func:`hookd.handlers.spawn.spawn`: timeouts, tree
+kills, output caps and the subreaper treat it exactly as a cold hook, and it serves one run.
+
+What is warm, decided on the command alone (:func:`plan`), everything else runs cold:
+
+- ``<python> [flags] script.py args``, where ``<python>`` is an ELF executable named
+  ``python``, ``python3`` or ``python3.N`` (a venv's ``bin/python`` is one), looked up as the
+  cold exec would look it up, and the flags are ones whose effect a spare started with the same
+  flags reproduces (``-u -I -E -s -S -B -O -OO -P -b -bb -q -R``, ``-W arg``);
+- an executable script whose ``#!`` line names such an interpreter, directly or through
+  ``/usr/bin/env python3``, with at most one such flag.
+
+Not warm, and why is recorded on the run (``hookctl tail``, the audit log): ``-c``/``-m``/``-X``
+and combined flags, launcher scripts (a pyenv shim is a shell script, not an interpreter),
+other interpreters, a script that is not a regular file. The first run of each interpreter
+and working directory is cold (it starts the spare), as is a run that finds its spare still
+starting. What a warm run cannot reproduce is listed in docs/configuration.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import stat
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+import structlog
+
+from hookd.config.schema import CommandHandler
+from hookd.handlers.direct_exec import simple_argv
+from hookd.handlers.python_launchers import (
+    Delta,
+    Launched,
+    LauncherResolver,
+    is_pyenv_shim,
+    is_uv_script,
+    startup_environment,
+)
+from hookd.handlers.spawn import HookProcess, spawn
+
+__all__ = [
+    "BOOTSTRAP",
+    "Spare",
+    "WarmPool",
+    "WarmTarget",
+    "launch_preview",
+    "plan",
+]
+
+log = structlog.get_logger("hookd.warm_python")
+
+BOOTSTRAP = (Path(__file__).with_name("warm_bootstrap.py")).read_text(encoding="utf-8")
+"""The program a spare runs (``-c``); read once, at import."""
+
+_INTERPRETER_NAME = re.compile(r"python(3(\.\d+)?)?")
+_SIMPLE_FLAGS = frozenset(
+    {"-u", "-I", "-E", "-s", "-S", "-B", "-O", "-OO", "-P", "-b", "-bb", "-q", "-R"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WarmTarget:
+    """How the cold run would start, and so how its spare must start."""
+
+    interpreter: str
+    """``argv[0]`` of the interpreter as the cold exec gives it (``python3``, a path)."""
+    flags: tuple[str, ...]
+    script: str
+    """The script as the interpreter is handed it (``sys.argv[0]``)."""
+    args: tuple[str, ...]
+    identity: tuple[str, int, int, int]
+    """The interpreter file (real path, device, inode, mtime): a new build is a new spare."""
+    env_delta: Delta = ()
+    """What a launcher (a pyenv shim, ``uv run --script``) changes in the environment before
+    it starts the interpreter — a value, or None for a variable it removes
+    (:mod:`hookd.handlers.python_launchers`); empty for an interpreter named directly."""
+
+    def orig_argv(self) -> list[str]:
+        return [self.interpreter, *self.flags, self.script, *self.args]
+
+    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+        """The environment the cold run's interpreter would start with."""
+        changed = dict(env)
+        for name, value in self.env_delta:
+            if value is None:
+                changed.pop(name, None)
+            else:
+                changed[name] = value
+        return changed
+
+
+def _which(program: str, env: Mapping[str, str], cwd: str) -> str | None:
+    """The file ``execvp`` would run for ``program`` (None: it would not find one)."""
+    if "/" in program:
+        path = os.path.join(cwd, program)
+        return path if os.access(path, os.X_OK) else None
+    for directory in env.get("PATH", "").split(os.pathsep):
+        candidate = os.path.join(directory or ".", program)
+        if not os.path.isabs(candidate):
+            candidate = os.path.join(cwd, candidate)
+        try:
+            st = os.stat(candidate)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _interpreter_identity(path: str) -> tuple[str, int, int, int] | str:
+    """The real interpreter behind ``path``, or why it is not one hookd can start warm."""
+    real = os.path.realpath(path)
+    if not _INTERPRETER_NAME.fullmatch(os.path.basename(real)):
+        return f"{real} is not a CPython interpreter (python, python3, python3.N)"
+    try:
+        with open(real, "rb") as fh:
+            magic = fh.read(4)
+        st = os.stat(real)
+    except OSError as exc:
+        return f"{real}: {exc.strerror}"
+    if magic != b"\x7fELF":
+        return f"{real} is a launcher script (a version manager's shim?), not an interpreter"
+    return (real, st.st_dev, st.st_ino, st.st_mtime_ns)
+
+
+def _split_flags(words: Sequence[str]) -> tuple[tuple[str, ...], int] | str:
+    """The interpreter's flags before the script, and the script's index; or why not warm."""
+    flags: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in _SIMPLE_FLAGS:
+            flags.append(word)
+        elif word == "-W" and i + 1 < len(words):
+            flags += (word, words[i + 1])
+            i += 1
+        elif word.startswith("-W") and len(word) > 2:
+            flags.append(word)
+        elif word in ("-", "--") or word.startswith("-"):
+            return f"interpreter option {word!r} is not one a warm start reproduces"
+        else:
+            return tuple(flags), i
+        i += 1
+    return "no script to run"
+
+
+def _shebang(path: str) -> tuple[str, str | None] | None:
+    """A script's ``#!`` interpreter and its one optional argument (as Linux splits them)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(256)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:].split(b"\n", 1)[0].strip(b" \t\r")
+    try:
+        text = line.decode()
+    except UnicodeDecodeError:
+        return None
+    interpreter, _, argument = text.partition(" ")
+    argument = argument.strip(" \t")
+    return interpreter, (argument or None)
+
+
+def plan(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str,
+    launchers: LauncherResolver | None = None,
+) -> WarmTarget | str:
+    """How ``argv`` (as it would be exec'd) runs warm, or why it runs cold.
+
+    ``launchers``: where pyenv shims and ``uv run --script`` are resolved (None: they
+    run cold)."""
+    if not argv:
+        return "empty command"
+    program = _which(argv[0], env, cwd)
+    if program is None:
+        return f"{argv[0]} not found"
+    if is_uv_script(argv):
+        if launchers is None:
+            return "uv run --script is resolved by the daemon only"
+        return _launched(launchers.uv_script(program, argv, env, cwd), cwd)
+    if _INTERPRETER_NAME.fullmatch(os.path.basename(argv[0])):
+        split = _split_flags(argv[1:])
+        if isinstance(split, str):
+            return split
+        flags, index = split
+        script, args = argv[1 + index], tuple(argv[2 + index :])
+        if launchers is not None and is_pyenv_shim(program):
+            return _through_shim(launchers, program, env, cwd, flags, script, args)
+        identity = _interpreter_identity(program)
+        if isinstance(identity, str):
+            return identity
+        return _target(argv[0], flags, script, args, identity, cwd)
+    shebang = _shebang(program)
+    if shebang is None:
+        return "not a Python command"
+    interpreter, argument = shebang
+    shebang_flags: tuple[str, ...] = ()
+    if os.path.basename(interpreter) == "env":
+        if argument is None or " " in argument or argument.startswith("-"):
+            return f"#!{interpreter} {argument or ''}: not a plain `env python3` line"
+        interpreter, argument = argument, None
+        resolved = _which(interpreter, env, cwd)
+    else:
+        resolved = interpreter if os.path.isabs(interpreter) else None
+    if argument is not None:
+        if argument not in _SIMPLE_FLAGS:
+            return f"#! argument {argument!r} is not one a warm start reproduces"
+        shebang_flags = (argument,)
+    if resolved is None or not _INTERPRETER_NAME.fullmatch(os.path.basename(interpreter)):
+        return f"#!{interpreter}: not a CPython interpreter hookd can find"
+    # The kernel hands the interpreter the path the script was exec'd by.
+    script = argv[0] if "/" in argv[0] else program
+    if launchers is not None and is_pyenv_shim(resolved):
+        return _through_shim(launchers, resolved, env, cwd, shebang_flags, script, tuple(argv[1:]))
+    identity = _interpreter_identity(resolved)
+    if isinstance(identity, str):
+        return identity
+    return _target(interpreter, shebang_flags, script, tuple(argv[1:]), identity, cwd)
+
+
+def _through_shim(
+    launchers: LauncherResolver,
+    shim: str,
+    env: Mapping[str, str],
+    cwd: str,
+    flags: tuple[str, ...],
+    script: str,
+    args: tuple[str, ...],
+) -> WarmTarget | str:
+    """The interpreter a pyenv shim execs (its path as ``argv[0]``, as ``pyenv exec`` gives
+    it), with the variables the shim changes."""
+    found = launchers.pyenv(shim, env, cwd)
+    if isinstance(found, str):
+        return found
+    interpreter = found.orig_argv[0]
+    identity = _interpreter_identity(interpreter)
+    if isinstance(identity, str):
+        return identity
+    target = _target(interpreter, flags, script, args, identity, cwd)
+    if isinstance(target, str):
+        return target
+    return WarmTarget(interpreter, flags, script, args, identity, found.env_delta)
+
+
+def _launched(found: Launched | str, cwd: str) -> WarmTarget | str:
+    """A warm start of what ``uv run --script`` started: its interpreter, argv, variables."""
+    if isinstance(found, str):
+        return found
+    interpreter, *rest = found.orig_argv
+    identity = _interpreter_identity(interpreter)
+    if isinstance(identity, str):
+        return identity
+    split = _split_flags(rest)
+    if isinstance(split, str):
+        return split
+    flags, index = split
+    target = _target(interpreter, flags, rest[index], tuple(rest[index + 1 :]), identity, cwd)
+    if isinstance(target, str):
+        return target
+    return WarmTarget(
+        interpreter, flags, rest[index], tuple(rest[index + 1 :]), identity, found.env_delta
+    )
+
+
+def launch_preview(handler: CommandHandler, env: Mapping[str, str], cwd: str) -> str:
+    """How a command hook would start in ``cwd`` under ``env`` (``hookctl explain``):
+    ``warm Python (<interpreter>)`` once its spare is up, or ``cold: <why>``."""
+    values = {"CLAUDE_PROJECT_DIR": env.get("CLAUDE_PROJECT_DIR", cwd)}
+    command = handler.command
+    for key, value in values.items():
+        command = command.replace("${" + key + "}", value)
+    if handler.shell == "powershell":
+        return "cold: a PowerShell command"
+    if handler.args is not None:
+        argv: list[str] | None = [command, *handler.args]
+    else:
+        argv = simple_argv(command, {**values, **env})
+    if argv is None:
+        return "cold: the command needs a shell"
+    target = plan(argv, env, cwd)
+    if isinstance(target, str):
+        return f"cold: {target}"
+    return f"warm Python ({target.identity[0]}), from its second run on"
+
+
+def _target(
+    interpreter: str,
+    flags: tuple[str, ...],
+    script: str,
+    args: tuple[str, ...],
+    identity: tuple[str, int, int, int],
+    cwd: str,
+) -> WarmTarget | str:
+    try:
+        st = os.stat(os.path.join(cwd, script))
+    except OSError:
+        return f"script {script} not found"
+    if not stat.S_ISREG(st.st_mode):
+        return f"script {script} is not a regular file"
+    return WarmTarget(interpreter, flags, script, args, identity)
+
+
+class _Request(msgspec.Struct):
+    """What a spare is told to become (read by warm_bootstrap.py with ``json``)."""
+
+    cwd: str
+    env: dict[str, str]
+    script: str
+    argv: list[str]
+    orig_argv: list[str]
+
+
+_encode_request = msgspec.json.Encoder().encode
+
+
+_Key = tuple[object, ...]
+SpareState = Literal["ready", "starting", "unsupported", "gone"]
+
+
+@dataclass(eq=False, slots=True)
+class Spare:
+    """A started interpreter waiting for its hook; serves exactly one run."""
+
+    process: HookProcess
+    control: socket.socket
+    marker: str
+    """Its ``HOOKD_RUN_ID``: set at start, it becomes the run's marker."""
+    started: float
+    ready: bool = False
+
+    def state(self) -> SpareState:
+        """``ready`` when it waits for a request, ``starting``, ``unsupported`` (the
+        interpreter said it cannot run the bootstrap) or ``gone`` (its socket is at EOF)."""
+        flags = socket.MSG_DONTWAIT | (socket.MSG_PEEK if self.ready else 0)
+        try:
+            said = self.control.recv(1, flags)
+        except BlockingIOError:
+            return "ready" if self.ready else "starting"
+        except OSError:
+            return "gone"
+        if said == b"R" and not self.ready:
+            self.ready = True
+            return "ready"
+        return "unsupported" if said == b"U" else "gone"
+
+    def become(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> HookProcess | None:
+        """Send the request; from here on the process is the hook's run (None: it died
+        between the readiness check and the request — the caller runs the hook cold)."""
+        request = _Request(
+            cwd=cwd,
+            env=dict(env),
+            script=target.script,
+            argv=[target.script, *target.args],
+            orig_argv=target.orig_argv(),
+        )
+        try:
+            self.control.sendall(_encode_request(request))
+        except OSError as exc:
+            log.info("warm python spare went away", pid=self.process.pid, error=str(exc))
+            return None
+        finally:
+            self.control.close()
+        return self.process
+
+
+@dataclass(slots=True)
+class WarmPool:
+    """Spares by interpreter, flags, start-up environment and working directory.
+
+    Bounded: at most ``limit`` spares at once (the oldest idle one retires first), and a
+    spare unused for ``idle`` seconds retires (:meth:`retire_idle`, from the daemon's sweep).
+    Owned by the command runner; :meth:`close` retires them all at shutdown.
+    """
+
+    limit: int = 8
+    idle: float = 600.0
+    spares: dict[_Key, Spare] = field(default_factory=dict)
+    unusable: set[_Key] = field(default_factory=set)
+    """Interpreters that said they cannot run the bootstrap (older than 3.10, not CPython)."""
+    retired: list[HookProcess] = field(default_factory=list)
+    launchers: LauncherResolver = field(default_factory=lambda: LauncherResolver())
+
+    def take(
+        self, target: WarmTarget, env: Mapping[str, str], cwd: str
+    ) -> tuple[Spare | None, str]:
+        """A ready spare for ``target`` (and a new one started behind it), or why not."""
+        key = _key(target, env, cwd)
+        self._reap_retired()
+        if key in self.unusable:
+            return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
+        spare = self.spares.pop(key, None)
+        state = spare.state() if spare is not None else "gone"
+        if spare is not None and state == "starting":
+            self.spares[key] = spare
+            return None, "its warm spare is still starting"
+        if spare is not None and state != "ready":
+            self._retire(spare)
+        if state == "unsupported":
+            self.unusable.add(key)
+            return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
+        self._start(key, target, env, cwd)
+        if spare is None:
+            return None, "first run of this interpreter here: its warm spare is starting"
+        if state == "gone":
+            return None, "its warm spare had exited: a new one is starting"
+        return spare, ""
+
+    def _start(self, key: _Key, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
+        while len(self.spares) >= self.limit:
+            oldest = min(self.spares, key=lambda k: self.spares[k].started)
+            self._retire(self.spares.pop(oldest))
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        marker = os.urandom(16).hex()
+        argv = [target.interpreter, *target.flags, "-c", BOOTSTRAP, str(theirs.fileno())]
+        try:
+            process = spawn(
+                argv,
+                cwd=cwd,
+                env={**env, "HOOKD_RUN_ID": marker},
+                pass_fds=(theirs.fileno(),),
+            )
+        except OSError as exc:
+            ours.close()
+            log.info("warm python spare did not start", argv0=target.interpreter, error=str(exc))
+            return
+        finally:
+            theirs.close()
+        self.spares[key] = Spare(process, ours, marker, time.monotonic())
+
+    def retire_idle(self, now: float | None = None) -> int:
+        """Retire spares unused for ``idle`` seconds; how many."""
+        now = time.monotonic() if now is None else now
+        stale = [k for k, s in self.spares.items() if now - s.started >= self.idle]
+        for key in stale:
+            self._retire(self.spares.pop(key))
+        self._reap_retired()
+        return len(stale)
+
+    def close(self) -> None:
+        self.launchers.close()
+        for spare in self.spares.values():
+            self._retire(spare)
+        self.spares.clear()
+        for process in self.retired:
+            process.kill_now()
+        self._reap_retired()
+
+    def discard(self, spare: Spare) -> None:
+        """A spare taken but unusable: reap it once it is gone."""
+        self._retire(spare)
+
+    def _retire(self, spare: Spare) -> None:
+        """Closing its control socket ends a waiting spare (it exits 0, silently)."""
+        spare.control.close()
+        spare.process.close_pipes()
+        self.retired.append(spare.process)
+
+    def _reap_retired(self) -> None:
+        self.retired = [p for p in self.retired if not p.reap_now()]
+
+
+def _key(target: WarmTarget, env: Mapping[str, str], cwd: str) -> _Key:
+    return (target.interpreter, target.identity, target.flags, startup_environment(env), cwd)

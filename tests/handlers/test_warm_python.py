@@ -1,0 +1,496 @@
+"""Warm Python: an unchanged ``python3 hook.py`` run warm is byte-identical to a cold run.
+
+Every probe below is a real script run through the real engine twice — once with warm
+Python off (the interpreter started for the event, as an agent would start it) and once
+from a warm spare (``launch == "warm"``) — and stdout, stderr, exit code and outcome must
+be the same bytes. The probes print what the issue lists a hook must not be able to tell
+apart: argv, ``sys.orig_argv``, ``sys.path[0]``, ``__file__`` and the rest of a fresh
+``__main__``, ``sys.flags`` under ``-u``/``-I``/``-W``, signal dispositions and mask, the
+stdio objects, environment and cwd, every way to exit, ``atexit``, non-daemon threads,
+the warnings format, a sibling module, and a sibling named like a preloaded module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from hookd.config.loader import build_config, load_source
+from hookd.config.model import Scope
+from hookd.config.sources import SourceSpec
+from hookd.daemon.options import command_runner, engine_settings
+from hookd.daemon.settings import DaemonSettings
+from hookd.engine.engine import Engine
+from hookd.handlers.registry import handler_table
+from hookd.handlers.warm_python import plan
+from hookd_client.events import decode_event
+from hookd_client.results import HookRun
+from support.daemon import configure
+
+PYTHON = os.path.realpath(sys.executable)
+"""A real CPython binary (the suite's own interpreter, behind the venv's link)."""
+
+PROBE_COMMON = """\
+import json, os, signal, sys
+def show(label, value):
+    print(label, json.dumps(value, sort_keys=True, default=repr))
+"""
+
+PROBES: dict[str, str] = {
+    "identity": PROBE_COMMON
+    + """\
+import __main__
+show("argv", sys.argv)
+show("orig_argv", sys.orig_argv)
+show("path0", sys.path[0])
+show("path", sys.path)
+show("file", __file__)
+show("main_keys", list(globals())[:9])
+show("main_is_module", __main__.__dict__ is globals())
+show("spec_cached", [__spec__, __cached__, __name__, __package__, __doc__])
+show("loader", [type(__loader__).__name__, __loader__.name, __loader__.path])
+show("annotations", __annotations__)
+show("executable", [sys.executable, sys.prefix, sys.base_prefix])
+show("flags", list(sys.flags))
+show("cwd", os.getcwd())
+skip = ("HOOKD_RUN_ID", "HOOK_INPUT_FILE")
+show("env", sorted((k, v) for k, v in os.environ.items() if k not in skip))
+show("modules_json", "json" in sys.modules)
+""",
+    "signals": PROBE_COMMON
+    + """\
+show("handlers", {s.name: repr(signal.getsignal(s)) for s in signal.Signals
+                  if s not in (signal.SIGKILL, signal.SIGSTOP)})
+show("mask", sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+""",
+    "stdio": PROBE_COMMON
+    + """\
+for name in ("stdin", "stdout", "stderr"):
+    s = getattr(sys, name)
+    show(name, [s.encoding, s.errors, s.line_buffering, s.write_through, s.isatty(),
+                type(s.buffer).__name__, s.name, s is getattr(sys, "__" + name + "__")])
+show("stdin_data", json.load(sys.stdin)["hook_event_name"])
+""",
+    "exit3": "print('out'); import sys; sys.exit(3)\n",
+    "exit_message": "print('out'); import sys; sys.exit('a message')\n",
+    "exit_none": "raise SystemExit(None)\n",
+    "exit_wraps": "import sys; sys.exit(256 + 7)\n",
+    "exit_bool": "import sys; sys.exit(True)\n",
+    "uncaught": """\
+def inner():
+    try:
+        {}["missing"]
+    except KeyError as exc:
+        raise ValueError("wrapped") from exc
+def outer():
+    inner()
+print("before")
+outer()
+""",
+    "interrupt": "print('before', flush=True)\nraise KeyboardInterrupt\n",
+    "os_exit": "import os\nprint('lost in the buffer')\nos._exit(5)\n",
+    "atexit_thread_del": """\
+import atexit, threading, time
+class Loud:
+    def __del__(self):
+        print("del ran")
+keep = Loud()
+atexit.register(lambda: print("atexit ran"))
+def late():
+    time.sleep(0.05)
+    print("thread ran")
+threading.Thread(target=late).start()
+print("main ended")
+""",
+    "warnings": (
+        "import warnings\nwarnings.warn('careful')\nwarnings.warn('gone', DeprecationWarning)\n"
+    ),
+    "sibling": "import helper_mod\nprint(helper_mod.VALUE)\n",
+    "shadow": "import json\nprint(json.MARK)\n",
+    "syntax_error": "def broken(:\n    pass\n",
+    "policy": """\
+import json, re, sys
+data = json.load(sys.stdin)
+if re.search(r"rm -rf", data["tool_input"]["command"]):
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+          "permissionDecision": "deny", "permissionDecisionReason": "no rm -rf"}}))
+""",
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    hooks = root / "hooks"
+    hooks.mkdir(parents=True)
+    for name, text in PROBES.items():
+        (hooks / f"{name}.py").write_text(text)
+    (hooks / "helper_mod.py").write_text("VALUE = 'sibling imported'\n")
+    shadow = root / "shadowing"
+    shadow.mkdir()
+    (shadow / "shadow.py").write_text(PROBES["shadow"])
+    (shadow / "json.py").write_text("MARK = 'the local json, not the standard one'\n")
+    return root
+
+
+class Pair:
+    """A warm engine and a cold one over the same hooks."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.warm_runner = command_runner(DaemonSettings(kill_grace=0.2), warm=True)
+        cold = command_runner(DaemonSettings(kill_grace=0.2, warm_python=False), warm=True)
+        assert self.warm_runner.warm is not None and cold.warm is None
+        settings = engine_settings(DaemonSettings(), state=tmp / "state")
+        self.warm = Engine(handler_table(self.warm_runner), settings)
+        self.cold = Engine(handler_table(cold), settings)
+
+    def close(self) -> None:
+        assert self.warm_runner.warm is not None
+        self.warm_runner.warm.close()
+
+    async def fire(
+        self, engine: Engine, command: str, cwd: Path, env: dict[str, str], timeout: int = 30
+    ) -> HookRun:
+        settings = self.tmp / "hooks.json"
+        hook = {"type": "command", "command": command, "timeout": timeout}
+        settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [hook]}]}}))
+        config = build_config([load_source(SourceSpec(settings, Scope.USER))])
+        event = decode_event(
+            {
+                "session_id": "warm-probe",
+                "transcript_path": "/dev/null",
+                "cwd": str(cwd),
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "rm -rf /tmp/nothing"},
+            }
+        )
+        result = await engine.fire(config, event, env=env)
+        [run] = result.hooks
+        return run
+
+    async def warm_run(self, command: str, cwd: Path, env: dict[str, str]) -> HookRun:
+        """Fire until a spare was ready (the first run starts it): the warm run."""
+        with trio.fail_after(30):
+            while True:
+                run = await self.fire(self.warm, command, cwd, env)
+                if run.launch == "warm":
+                    return run
+                assert run.launch is not None and run.launch.startswith("cold: ")
+                await trio.sleep(0.01)  # let the spare's start-up run
+
+
+@pytest.fixture
+async def pair(tmp_path: Path) -> AsyncIterator[Pair]:
+    engines = Pair(tmp_path)
+    try:
+        yield engines
+    finally:
+        engines.close()
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {
+        "PATH": f"{os.path.dirname(PYTHON)}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "LANG": "C.UTF-8",
+        "AGENT_VALUE": "from the agent",
+    }
+
+
+def _comparable(run: HookRun) -> tuple[Any, ...]:
+    return run.outcome, run.exit_code, run.stdout, run.stderr, run.output, run.block_message
+
+
+async def _same(pair: Pair, command: str, cwd: Path, env: dict[str, str]) -> HookRun:
+    cold = await pair.fire(pair.cold, command, cwd, env)
+    assert cold.launch == "cold: warm Python is off (warm_python = false)"
+    warm = await pair.warm_run(command, cwd, env)
+    if _comparable(warm) != _comparable(cold):
+        import difflib
+
+        diff = difflib.unified_diff(
+            (cold.stdout + cold.stderr).splitlines(), (warm.stdout + warm.stderr).splitlines()
+        )
+        print("\n".join(diff))
+    assert _comparable(warm) == _comparable(cold)
+    return warm
+
+
+@pytest.mark.parametrize("probe", sorted(set(PROBES) - {"shadow"}))
+async def test_a_warm_run_is_byte_identical_to_a_cold_one(
+    pair: Pair, project: Path, tmp_path: Path, probe: str
+) -> None:
+    await _same(pair, f"python3 hooks/{probe}.py an-argument", project, _env(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "flags", ["-u", "-I", "-E -s", "-B -O", "-W error::UserWarning", "-Wignore", "-S", "-P"]
+)
+@pytest.mark.parametrize("probe", ["identity", "stdio", "warnings", "sibling"])
+async def test_interpreter_flags_are_the_cold_runs(
+    pair: Pair, project: Path, tmp_path: Path, flags: str, probe: str
+) -> None:
+    await _same(pair, f"{PYTHON} {flags} hooks/{probe}.py", project, _env(tmp_path))
+
+
+async def test_a_sibling_named_like_a_preloaded_module_is_imported(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    run = await _same(pair, "python3 shadowing/shadow.py", project, _env(tmp_path))
+    assert run.stdout == "the local json, not the standard one\n"
+
+
+def _executable(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+@pytest.mark.parametrize("shebang", ["#!/usr/bin/env python3", f"#!{PYTHON}", f"#!{PYTHON} -u"])
+async def test_a_script_with_a_python_shebang_runs_warm(
+    pair: Pair, project: Path, tmp_path: Path, shebang: str
+) -> None:
+    _executable(project / "hooks" / "shebang.py", shebang + "\n" + PROBES["identity"])
+    await _same(pair, "./hooks/shebang.py x", project, _env(tmp_path))
+    await _same(pair, f"{project}/hooks/shebang.py y", tmp_path, _env(tmp_path))
+
+
+async def test_a_virtual_environments_interpreter_is_its_own(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    venv = tmp_path / "venv"
+    proc = await trio.run_process([PYTHON, "-m", "venv", "--without-pip", str(venv)])
+    assert proc.returncode == 0
+    run = await _same(pair, f"{venv}/bin/python hooks/identity.py", project, _env(tmp_path))
+    assert f'"{venv}"' in run.stdout  # sys.prefix is the venv's
+
+
+async def test_the_first_run_is_cold_and_says_why(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    run = await pair.fire(pair.warm, "python3 hooks/exit3.py", project, _env(tmp_path))
+    assert run.launch == "cold: first run of this interpreter here: its warm spare is starting"
+    assert run.exit_code == 3
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("python3 -c 'print(1)'", "cold: the command needs a shell"),
+        ("python3 -c pass", "cold: interpreter option '-c' is not one a warm start reproduces"),
+        ("python3 -m json.tool", "cold: interpreter option '-m' is not one a warm start"),
+        ("python3 -X dev hooks/exit3.py", "cold: interpreter option '-X'"),
+        ("python3 -uB hooks/exit3.py", "cold: interpreter option '-uB'"),
+        ("cat", "cold: not a Python command"),
+        ("python3 hooks/missing.py", "cold: script hooks/missing.py not found"),
+        ("python3 hooks", "cold: script hooks is not a regular file"),
+    ],
+)
+async def test_what_stays_cold_says_why(
+    pair: Pair, project: Path, tmp_path: Path, command: str, why: str
+) -> None:
+    run = await pair.fire(pair.warm, command, project, _env(tmp_path))
+    assert run.launch is not None and run.launch.startswith(why)
+
+
+def test_a_launcher_script_is_not_an_interpreter(tmp_path: Path) -> None:
+    shim = _executable(tmp_path / "python3", '#!/bin/sh\nexec /usr/bin/python3 "$@"\n')
+    (tmp_path / "x.py").write_text("pass\n")
+    why = plan(["python3", "x.py"], {"PATH": str(tmp_path)}, str(tmp_path))
+    assert isinstance(why, str) and "launcher script" in why
+    assert shim.exists()
+
+
+async def test_a_warm_runs_timeout_kills_its_whole_tree(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    pids = tmp_path / "pids"
+    _executable(
+        project / "hooks" / "tree.py",
+        f"""\
+import os, subprocess, sys, time
+child = subprocess.Popen(["sleep", "300"], start_new_session=True)
+with open({str(pids)!r}, "a") as fh:
+    fh.write(f"{{os.getpid()}} {{child.pid}}\\n")
+print("started", flush=True)
+time.sleep(300)
+""",
+    )
+    env = _env(tmp_path)
+    with trio.fail_after(60):
+        while True:
+            run = await pair.fire(pair.warm, "python3 hooks/tree.py", project, env, timeout=1)
+            assert run.timed_out
+            if run.launch == "warm":
+                break
+    for line in pids.read_text().splitlines():
+        for pid in map(int, line.split()):
+            assert not _alive(pid), f"{pid} outlived its run"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+async def test_nothing_of_one_warm_run_reaches_the_next(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    _executable(
+        project / "hooks" / "stateful.py",
+        "import json\nprint(getattr(json, 'SEEN', 'fresh'))\njson.SEEN = 'polluted'\n",
+    )
+    env = _env(tmp_path)
+    first = await pair.warm_run("python3 hooks/stateful.py", project, env)
+    second = await pair.warm_run("python3 hooks/stateful.py", project, env)
+    assert first.stdout == second.stdout == "fresh\n"
+
+
+async def test_a_spare_that_died_while_idle_is_replaced(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    env = _env(tmp_path)
+    await pair.warm_run("python3 hooks/exit3.py", project, env)  # leaves a new spare behind
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    [spare] = pool.spares.values()
+    with trio.fail_after(30):
+        while spare.state() == "starting":
+            await trio.sleep(0.01)
+    os.kill(spare.process.pid, 9)
+    with trio.fail_after(30):
+        while spare.state() != "gone":
+            await trio.sleep(0.01)
+    run = await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
+    assert run.launch == "cold: its warm spare had exited: a new one is starting"
+    assert run.exit_code == 3
+    assert (await pair.warm_run("python3 hooks/exit3.py", project, env)).exit_code == 3
+
+
+async def test_the_daemon_runs_an_unchanged_python_hook_warm_and_audits_how(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """Through a real daemon on its socket: the same hook, the same answer, cold then warm;
+    the audit log says which way each run started and why."""
+    from hookd.daemon.audit import AuditRun, read_records
+    from hookd_client.client import Client
+
+    policy = tmp_path / "policy.py"
+    policy.write_text(PROBES["policy"])
+    handle = await daemon_factory()
+    configure(
+        handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": f"python3 {policy}"}]}]}
+    )
+    payload = {
+        "session_id": "warm-daemon",
+        "transcript_path": "/dev/null",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf /"},
+    }
+
+    def fire() -> str | None:
+        with Client(handle.socket) as client:
+            return client.fire("PreToolUse", payload, env=_env(tmp_path)).result.decision
+
+    def launches() -> list[str | None]:
+        found = read_records(handle.daemon.settings.state_path() / "audit").records
+        return [r.launch for r in found if isinstance(r, AuditRun)]
+
+    with trio.fail_after(30):
+        while "warm" not in launches():
+            assert await trio.to_thread.run_sync(fire) == "deny"
+            await trio.sleep(0.01)
+    first, *_ = launches()
+    assert first == "cold: first run of this interpreter here: its warm spare is starting"
+
+
+FAKE_SHIM = """\
+#!/usr/bin/env bash
+set -e
+program="${0##*/}"
+export PYENV_ROOT="@ROOT@"
+exec "@ROOT@/libexec/pyenv" exec "$program" "$@"
+"""
+FAKE_PYENV = """\
+#!/usr/bin/env bash
+# What `pyenv exec` does: pick the version, change PATH, export PYENV_*, exec it.
+shift  # "exec"
+program="$1"; shift
+version="$(cat .python-version 2>/dev/null || cat "$PYENV_ROOT/version")"
+export PYENV_VERSION="$version" PYENV_DIR="$PWD"
+unset AGENT_VALUE  # a shim may remove a variable too
+export PATH="$PYENV_ROOT/versions/$version/bin:$PATH"
+exec "$PYENV_ROOT/versions/$version/bin/$program" "$@"
+"""
+
+
+@pytest.fixture
+def pyenv(tmp_path: Path) -> Path:
+    """A pyenv-shaped installation: a shim, ``pyenv exec``, two "versions" (links to real
+    interpreters), a global ``version`` file."""
+    root = tmp_path / "pyenv"
+    (root / "shims").mkdir(parents=True)
+    (root / "libexec").mkdir()
+    _executable(root / "shims" / "python3", FAKE_SHIM.replace("@ROOT@", str(root)))
+    _executable(root / "libexec" / "pyenv", FAKE_PYENV)
+    for version in ("one", "two"):
+        (root / "versions" / version / "bin").mkdir(parents=True)
+        (root / "versions" / version / "bin" / "python3").symlink_to(PYTHON)
+    (root / "version").write_text("one\n")
+    return root
+
+
+async def test_a_version_managers_shim_runs_warm_as_the_shim_would_run_it(
+    pair: Pair, project: Path, tmp_path: Path, pyenv: Path
+) -> None:
+    env = {**_env(tmp_path), "PATH": f"{pyenv}/shims:/usr/bin:/bin"}
+    cold = await pair.fire(pair.warm, "python3 hooks/identity.py", project, env)
+    assert cold.launch is not None and "shim is being resolved" in cold.launch
+    warm = await _same(pair, "python3 hooks/identity.py", project, env)
+    assert f"{pyenv}/versions/one/bin/python3" in warm.stdout  # orig_argv[0], as pyenv execs it
+    assert '"PYENV_VERSION", "one"' in warm.stdout
+    assert "AGENT_VALUE" not in warm.stdout
+    # A .python-version in the project picks another version: resolved again, then warm.
+    (project / ".python-version").write_text("two\n")
+    warm = await _same(pair, "python3 hooks/identity.py", project, env)
+    assert f"{pyenv}/versions/two/bin/python3" in warm.stdout
+
+
+UV = Path(sys.executable).parent / "uv"
+
+
+@pytest.mark.skipif(not UV.exists(), reason="uv is a dev dependency: pip install -e '.[dev]'")
+async def test_a_uv_script_runs_warm_in_its_own_environment(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """``uv run --script`` (PEP 723): the script's environment is resolved once, then its
+    interpreter starts warm with uv's variables, as ``uv run`` would start it."""
+    (project / "hooks" / "uv_probe.py").write_text(
+        '# /// script\n# requires-python = ">=3.10"\n# dependencies = []\n# ///\n'
+        + PROBES["identity"]
+    )
+    env = {
+        **_env(tmp_path),
+        "PATH": f"{UV.parent}:{os.path.dirname(PYTHON)}:/usr/bin:/bin",
+        "UV_NO_PROGRESS": "1",
+    }
+    command = "uv run --script hooks/uv_probe.py an-argument"
+    settle = await pair.fire(pair.cold, command, project, env)  # uv makes the environment
+    assert settle.exit_code == 0, settle.stderr
+    warm = await _same(pair, command, project, env)
+    assert '"VIRTUAL_ENV"' in warm.stdout and "environments" in warm.stdout
