@@ -205,22 +205,43 @@ def plan(
             return "uv run --script is resolved by the daemon only"
         return _launched(launchers.uv_script(program, argv, env, cwd), cwd)
     if _INTERPRETER_NAME.fullmatch(os.path.basename(argv[0])):
-        split = _split_flags(argv[1:])
-        if isinstance(split, str):
-            return split
-        flags, index = split
-        script, args = argv[1 + index], tuple(argv[2 + index :])
-        if launchers is not None and is_pyenv_shim(program):
-            return _through_shim(launchers, program, env, cwd, flags, script, args)
-        identity = _interpreter_identity(program)
-        if isinstance(identity, str):
-            return identity
-        return _target(argv[0], flags, script, args, identity, cwd)
+        return _interpreter_command(argv, program, env, cwd, launchers)
+    return _script_command(argv, program, env, cwd, launchers)
+
+
+def _interpreter_command(
+    argv: Sequence[str],
+    program: str,
+    env: Mapping[str, str],
+    cwd: str,
+    launchers: LauncherResolver | None,
+) -> WarmTarget | str:
+    """``<python> [flags] script args``."""
+    split = _split_flags(argv[1:])
+    if isinstance(split, str):
+        return split
+    flags, index = split
+    script, args = argv[1 + index], tuple(argv[2 + index :])
+    if launchers is not None and is_pyenv_shim(program):
+        return _through_shim(launchers, program, env, cwd, flags, script, args)
+    identity = _interpreter_identity(program)
+    if isinstance(identity, str):
+        return identity
+    return _target(argv[0], flags, script, args, identity, cwd)
+
+
+def _script_command(
+    argv: Sequence[str],
+    program: str,
+    env: Mapping[str, str],
+    cwd: str,
+    launchers: LauncherResolver | None,
+) -> WarmTarget | str:
+    """An executable script whose ``#!`` line names a Python interpreter."""
     shebang = _shebang(program)
     if shebang is None:
         return "not a Python command"
     interpreter, argument = shebang
-    shebang_flags: tuple[str, ...] = ()
     if os.path.basename(interpreter) == "env":
         if argument is None or " " in argument or argument.startswith("-"):
             return f"#!{interpreter} {argument or ''}: not a plain `env python3` line"
@@ -228,20 +249,19 @@ def plan(
         resolved = _which(interpreter, env, cwd)
     else:
         resolved = interpreter if os.path.isabs(interpreter) else None
-    if argument is not None:
-        if argument not in _SIMPLE_FLAGS:
-            return f"#! argument {argument!r} is not one a warm start reproduces"
-        shebang_flags = (argument,)
+    if argument is not None and argument not in _SIMPLE_FLAGS:
+        return f"#! argument {argument!r} is not one a warm start reproduces"
+    flags = (argument,) if argument is not None else ()
     if resolved is None or not _INTERPRETER_NAME.fullmatch(os.path.basename(interpreter)):
         return f"#!{interpreter}: not a CPython interpreter hookd can find"
     # The kernel hands the interpreter the path the script was exec'd by.
-    script = argv[0] if "/" in argv[0] else program
+    script, args = (argv[0] if "/" in argv[0] else program), tuple(argv[1:])
     if launchers is not None and is_pyenv_shim(resolved):
-        return _through_shim(launchers, resolved, env, cwd, shebang_flags, script, tuple(argv[1:]))
+        return _through_shim(launchers, resolved, env, cwd, flags, script, args)
     identity = _interpreter_identity(resolved)
     if isinstance(identity, str):
         return identity
-    return _target(interpreter, shebang_flags, script, tuple(argv[1:]), identity, cwd)
+    return _target(interpreter, flags, script, args, identity, cwd)
 
 
 def _through_shim(
