@@ -148,6 +148,7 @@ async def start_http_endpoint(
     limits: HttpLimits = HttpLimits(),
     serve_under: Callable[..., Awaitable[None]] | None = None,
     counters: Counter[str] | None = None,
+    listeners: list[trio.SocketListener] | None = None,
 ) -> int:
     """The daemon's hook: serve http hooks in its nursery; returns the bound port.
 
@@ -159,9 +160,12 @@ async def start_http_endpoint(
     allowed to stop the daemon), called as ``serve_under(serve_http, *args)``.
     ``counters``: where the endpoint counts its connections and agent lookups
     (the daemon's activity counters, shown by ``hookctl status``).
+    ``listeners``: already bound to ``port`` (the daemon binds before it serves, so a
+    taken port is one clear error, not a task failing in its nursery).
     """
     token = load_or_create_token()
-    listeners = await open_http_listeners(port)
+    if listeners is None:
+        listeners = await open_http_listeners(port)
     args = (listeners, fire, token, limits, counters)
     if serve_under is None:
         await nursery.start(serve_http, *args)
@@ -834,7 +838,7 @@ async def _dispatch(
 ) -> tuple[int, bytes | None]:
     target = request.target.decode("latin-1").split("?", 1)[0]
     if target == "/health" and request.method in (b"GET", b"HEAD"):
-        return 200, b'{"ok":true}'
+        return _health(request, token)
     prefix, _, event = target[1:].partition("/")
     if prefix not in ("hooks", "mod") or not event:
         raise _HttpError(
@@ -883,6 +887,19 @@ async def _dispatch(
     tool_name = tool if isinstance(tool, str) else None
     rendered = render_http(result, tool_name)
     return 200, render_mod(rendered, event, tool_name) if for_mod else rendered
+
+
+def _health(request: _Request, token: bytes | None) -> tuple[int, bytes]:
+    """``GET /health``: ``{"ok":true}``; with the token (or on the owner-only socket) also
+    the daemon's pid, so ``hookctl doctor`` can tell that the port a wiring names is
+    served by *this* daemon with *that* token.  A wrong token is a 401, as on a hook."""
+    if token is None:
+        return 200, b'{"ok":true,"pid":%d}' % os.getpid()
+    if _header(request, b"x-hookd-token") is None and _header(request, b"authorization") is None:
+        return 200, b'{"ok":true}'
+    if not _authorized(request, token):
+        raise _HttpError(401, "missing or wrong hookd token")
+    return 200, b'{"ok":true,"pid":%d}' % os.getpid()
 
 
 def _decode_json(body: bytes) -> Any:
