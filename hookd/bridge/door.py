@@ -135,14 +135,19 @@ def _configure(port: int, dry_run: bool) -> Path | None:
 
 def _serving_after_reload(client: Client, port: int, timeout: float = 10.0) -> dict[str, Any]:
     """Have the daemon re-read its settings (``hookd.toml``'s ``http_port``), then wait for
-    its door to open the port — or to say why it cannot (``http_error``)."""
+    its door to open the port — or to say why it cannot: the settings unreadable, another
+    port wanted (a flag beats the file), the port not bound (``http_error``)."""
     client.reload()
     deadline = time.monotonic() + timeout
     while True:
         status = client.status()
-        if status.get("http_port") == port or status.get("http_error"):
-            return status
-        if time.monotonic() > deadline:
+        settled = (
+            status.get("http_port") == port
+            or status.get("settings_error")
+            or status.get("http_wanted") != port
+            or status.get("http_error")
+        )
+        if settled or time.monotonic() > deadline:
             return status
         time.sleep(0.02)
 
@@ -177,6 +182,14 @@ def check_door(port: int, socket: str | None, *, dry_run: bool = False) -> DoorC
     if serving == port:
         return DoorCheck(
             "serving", f"hookd (pid {pid}) serves {url}: Claude Code's hooks run through it", pid
+        )
+    if status.get("settings_error"):
+        return DoorCheck(
+            "failed",
+            f"hookd (pid {pid}) cannot read {status['settings_error']}: fix it, then "
+            "`hookctl reload`; until then Claude Code's hooks fail open",
+            pid,
+            configured,
         )
     if status.get("http_error"):
         return DoorCheck(

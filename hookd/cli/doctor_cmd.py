@@ -63,6 +63,19 @@ def _wired_files(adapter: Adapter, home: Path, project: Path) -> list[tuple[Path
     return found
 
 
+def _doors(adapter: Adapter, home: Path, project: Path) -> list[Wiring]:
+    """Every door hookd's entries in the agent's hook files name — wholly wired or not
+    (Claude Code's http transport, or a file wired for some events only)."""
+    found: list[Wiring] = []
+    for scope in ("user", "project"):
+        for path in adapter.hook_files(scope, home, project):
+            try:
+                found += find_wirings(adapter.name, path, path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                continue
+    return found
+
+
 def collect(agents: list[Adapter], home: Path, project: Path) -> list[dict[str, Any]]:
     """Every finding, each with the agent it concerns ("hookd" for hookd's own config)."""
     rows: list[dict[str, Any]] = []
@@ -102,12 +115,11 @@ def collect(agents: list[Adapter], home: Path, project: Path) -> list[dict[str, 
         )
     hooks = gate.apply(config, str(project)).all_hooks()
     fail_closed = {h.event for h in hooks if getattr(h.handler, "onFailure", None) == "block"}
-    wirings: list[Wiring] = []
+    wirings = [w for adapter in agents for w in _doors(adapter, home, project)]
     for adapter in agents:
         if not _wired(adapter, home, project):
             continue
         for path, text in _wired_files(adapter, home, project):
-            wirings += find_wirings(adapter.name, path, text)
             for finding in fail_closed_findings(adapter, path, text, fail_closed):
                 add(adapter.name, finding)
         for entry in report(adapter, hooks):

@@ -126,11 +126,13 @@ def _from_dict(agent: str, path: Path, item: dict[str, Any]) -> Iterator[Wiring]
         port = int(match.group(1))
         yield Wiring(agent, path, "http", f"http://127.0.0.1:{port}", port, _token(item))
     command = item.get("command")
-    if isinstance(command, str) and _is_relay(command):
-        args = item.get("args")
-        extra = [str(a) for a in args] if isinstance(args, list) else []
+    args = item.get("args")
+    extra = [str(a) for a in args] if isinstance(args, list) else []
+    if isinstance(command, str) and _is_relay(" ".join([command, *extra])):
         try:
-            wiring = _relay(agent, path, [*shlex.split(command), *extra])
+            # Exec form (``args`` given): the command is the program itself.
+            argv = [command, *extra] if isinstance(args, list) else shlex.split(command)
+            wiring = _relay(agent, path, argv)
         except ValueError:
             wiring = None
         if wiring is not None:
@@ -150,6 +152,9 @@ def find_wirings(agent: str, path: Path, text: str) -> list[Wiring]:
                 found[wiring] = found.get(wiring, 0) + 1
             if isinstance(item.get("command"), str):
                 commands_seen.add(id(item["command"]))
+                args = item.get("args")
+                if isinstance(args, list):
+                    commands_seen.update(id(a) for a in args)
         elif isinstance(item, str) and id(item) not in commands_seen and _is_relay(item):
             try:
                 relay = _relay(agent, path, shlex.split(item))
@@ -203,8 +208,13 @@ def _ask_daemon(sock: str | None) -> _Daemon:
     try:
         with Client(sock, name="hookctl-doctor", retries=0, timeout=5.0) as client:
             return _Daemon(path, client.status(), None)
-    except DaemonUnavailable as exc:
-        return _Daemon(path, None, f"hookd is not running ({exc})")
+    except DaemonUnavailable:
+        return _Daemon(
+            path,
+            None,
+            "hookd is not running (nobody answers there; start it: `hookd serve`, or "
+            "`hookctl systemd install`)",
+        )
     except (DaemonError, OSError) as exc:
         return _Daemon(path, None, f"hookd did not answer: {exc}")
 
@@ -310,7 +320,7 @@ def _http_problem(w: Wiring, daemon: _Daemon) -> str | None:
 
 def _serves(daemon: _Daemon) -> str:
     if daemon.status is None:
-        return ""
+        return " (hookd is not running)"
     port = daemon.status.get("http_port")
     error = daemon.status.get("http_error")
     now = f"serves port {port}" if port is not None else "serves no http port"

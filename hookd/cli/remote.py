@@ -154,6 +154,8 @@ def _door_errors(st: dict[str, Any]) -> list[str]:
         except (OSError, UnicodeDecodeError):
             continue
     lines = unserved(wirings, st)
+    if st.get("settings_error"):
+        lines.append(f"cannot read {st['settings_error']} (the running settings stay)")
     if st.get("http_error") and not any(w.kind == "http" for w in wirings):
         lines.append(f"http_port: {st['http_error']}")
     return lines

@@ -122,6 +122,8 @@ class Daemon:
         self.faults = FaultLog(settings.inject_faults)
         """Failures of long-lived tasks (watcher, sweeps, reload): status shows them."""
         self.started = time.time()
+        self.settings_error: str | None = None
+        """Why the last reload could not re-read ``source`` (status shows it)."""
         self.http_door = HttpDoor(self._start_http_port, settings.http_port)
         """The loopback endpoint, following ``http_port`` across reloads."""
         self.http_socket: Path | None = None
@@ -139,6 +141,11 @@ class Daemon:
         """The http endpoint's bound port while it listens (``hookctl claude install`` and
         ``doctor`` check it)."""
         return self.http_door.port
+
+    @property
+    def http_wanted(self) -> int | None:
+        """The port the settings ask for (flags, else hookd.toml as last re-read)."""
+        return self.http_door.wanted
 
     @property
     def http_error(self) -> str | None:
@@ -222,8 +229,10 @@ class Daemon:
         try:
             fresh = self.settings_source.load()
         except SettingsError as exc:
+            self.settings_error = str(exc)
             log.error("daemon settings not re-read; the running ones stay", error=str(exc))
             return
+        self.settings_error = None
         self.http_door.want(fresh.http_port)
         later = [
             name
