@@ -206,6 +206,7 @@ async def test_install_fails_when_the_daemon_serves_no_http_socket(
     code, out = await _install_against(home, handle.socket)
     assert code == 1, out  # written, but the mod's events would fail open: an error
     assert (
-        f"error: hookd (pid {os.getpid()}) serves no http socket, not {handle.socket.parent / 'http.sock'}: set "
+        f"error: hookd (pid {os.getpid()}) serves no http socket, "
+        f"not {handle.socket.parent / 'http.sock'}: set "
         "http_socket_path (or http_socket = true) in hookd.toml and restart it"
     ) in out
