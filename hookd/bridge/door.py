@@ -30,6 +30,7 @@ __all__ = [
     "check_socket_door",
     "configured_port",
     "default_http_socket",
+    "served_port",
     "settings_file",
 ]
 
@@ -106,6 +107,18 @@ def check_socket_door(http_socket: str, socket: str | None) -> DoorCheck:
     )
 
 
+def served_port(socket: str | None) -> int | None:
+    """The http port the running daemon serves (None: none, or no daemon): what install
+    wires when neither ``--port`` nor ``hookd.toml`` names one — a daemon started with
+    ``--http-port`` is then used as it is, not asked for another port its flag forbids."""
+    try:
+        with Client(socket, name="hookctl", retries=0, timeout=5.0) as client:
+            port = client.status().get("http_port")
+    except (DaemonUnavailable, DaemonError, OSError):
+        return None
+    return port if isinstance(port, int) and port > 0 else None
+
+
 def _configure(port: int, dry_run: bool) -> Path | None:
     """Put ``http_port = PORT`` into hookd.toml unless it already says so.
 
@@ -160,9 +173,10 @@ def check_door(port: int, socket: str | None, *, dry_run: bool = False) -> DoorC
     try:
         with Client(socket, name="hookctl", retries=0, timeout=5.0) as client:
             status = client.status()
-            configured = None
+            # Also when the port is served now (by a --http-port flag, say): the next
+            # start must serve it too, or the wiring breaks at the first restart.
+            configured = _configure(port, dry_run)
             if status.get("http_port") != port:
-                configured = _configure(port, dry_run)
                 if dry_run:
                     return _would_open(status, port, url)
                 status = _serving_after_reload(client, port)

@@ -36,6 +36,7 @@ from hookd.bridge.door import (
     check_socket_door,
     configured_port,
     default_http_socket,
+    served_port,
 )
 
 __all__ = ["add_claude_command"]
@@ -168,7 +169,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"hookctl claude install: token: {exc}", file=sys.stderr)
         return 1
-    port: int = args.port or configured_port() or DEFAULT_HTTP_PORT
+    port: int = args.port or configured_port() or served_port(args.socket) or DEFAULT_HTTP_PORT
     binary = relay_binary(args)
     if binary is False:
         return 1
@@ -241,8 +242,8 @@ def add_claude_command(sub: Any) -> None:
     install.add_argument(
         "--port",
         type=int,
-        help=f"hookd's http endpoint port (default: http_port in hookd.toml, else "
-        f"{DEFAULT_HTTP_PORT})",
+        help=f"hookd's http endpoint port (default: http_port in hookd.toml, else the port "
+        f"the running hookd serves, else {DEFAULT_HTTP_PORT})",
     )
     install.add_argument("--socket", help="daemon socket for the relay (default: its own search)")
     install.add_argument(

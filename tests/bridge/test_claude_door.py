@@ -141,7 +141,8 @@ async def test_daemon_serving_the_port_is_confirmed(daemon_factory: Any, home: P
     assert data["daemon"]["message"].endswith(
         f"serves http://127.0.0.1:{port}: Claude Code's hooks run through it"
     )
-    assert not (home / ".config" / "hookd" / "hookd.toml").exists()
+    # Written although served now: the next start (without the flag) serves it too.
+    assert _toml(home) == {"http_port": port}
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     url = settings["hooks"]["PreToolUse"][0]["hooks"][0]["url"]
     assert url == f"http://127.0.0.1:{port}/hooks/PreToolUse"
@@ -155,3 +156,18 @@ async def test_port_defaults_to_the_one_in_hookd_toml(home: Path, tmp_path: Path
     assert code == 0, out
     assert out.startswith("# would: create ")
     assert '"url": "http://127.0.0.1:47555/hooks/PreToolUse"' in out
+
+
+async def test_without_port_or_hookd_toml_install_wires_the_port_the_daemon_serves(
+    daemon_factory: Any, home: Path
+) -> None:
+    """``hookd serve --http-port P`` and nothing in hookd.toml: install wires P (asking for
+    47470 instead would be refused by the daemon's own flag)."""
+    handle = await daemon_factory(settings_file=_settings_file(home), http_port=0)
+    port = handle.daemon.http_port
+    code, out = await _install(home, handle.socket)
+    assert code == 0, out
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    url = settings["hooks"]["PreToolUse"][0]["hooks"][0]["url"]
+    assert url == f"http://127.0.0.1:{port}/hooks/PreToolUse"
+    assert _toml(home)["http_port"] == port  # unless a flag says otherwise, so does the next start
