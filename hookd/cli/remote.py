@@ -148,7 +148,11 @@ def _door_errors(st: dict[str, Any]) -> list[str]:
     """Claude Code's wired doors (the user's settings and the current project's) that this
     daemon does not serve, and an http port it was asked for and could not bind."""
     wirings: list[Wiring] = []
-    for path in claude_files(Path.home(), Path.cwd()):
+    try:
+        project: Path | None = Path.cwd()
+    except OSError:  # a directory removed under the shell
+        project = None
+    for path in claude_files(Path.home(), project):
         try:
             wirings += find_wirings("claude", path, path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError):
