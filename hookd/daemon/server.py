@@ -124,6 +124,7 @@ class Daemon:
         self.started = time.time()
         self.settings_error: str | None = None
         """Why the last reload could not re-read ``source`` (status shows it)."""
+        self._settings_read = settings
         self.http_door = HttpDoor(self._start_http_port, settings.http_port)
         """The loopback endpoint, following ``http_port`` across reloads."""
         self.http_socket: Path | None = None
@@ -234,6 +235,9 @@ class Daemon:
             return
         self.settings_error = None
         self.http_door.want(fresh.http_port)
+        if fresh == self._settings_read:
+            return  # a hook file's reload: nothing new to say about the settings
+        self._settings_read = fresh
         later = [
             name
             for name in DaemonSettings.__struct_fields__
