@@ -67,12 +67,12 @@ def _doors(adapter: Adapter, home: Path, project: Path) -> list[Wiring]:
     """Every door hookd's entries in the agent's hook files name — wholly wired or not
     (Claude Code's http transport, or a file wired for some events only)."""
     found: list[Wiring] = []
-    for scope in ("user", "project"):
-        for path in adapter.hook_files(scope, home, project):
-            try:
-                found += find_wirings(adapter.name, path, path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError):
-                continue
+    paths = [p for scope in ("user", "project") for p in adapter.hook_files(scope, home, project)]
+    for path in dict.fromkeys(paths):  # the project may be HOME itself
+        try:
+            found += find_wirings(adapter.name, path, path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
     return found
 
 

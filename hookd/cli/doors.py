@@ -64,7 +64,7 @@ def claude_files(home: Path, project: Path | None) -> list[Path]:
     if project is not None:
         base = project / ".claude"
         files += [base / "settings.json", base / "settings.local.json"]
-    return files
+    return list(dict.fromkeys(files))  # the project may be HOME itself
 
 
 def _parsed(text: str) -> Any:

@@ -37,6 +37,7 @@ def test_a_wired_port_the_daemon_does_not_serve_is_an_error(
         assert hookctl("claude", "install", "--user", "--port", str(port), env=env).returncode == 1
         done = hookctl("status", env=env, cwd=tmp_path)
         as_json = hookctl("status", "--json", env=env, cwd=tmp_path)
+        in_home = hookctl("status", "--json", env=env, cwd=Path(env["HOME"]))
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[3] == "doors not served (their hooks fail open):", done.stdout
@@ -47,6 +48,8 @@ def test_a_wired_port_the_daemon_does_not_serve_is_an_error(
     assert lines[4].endswith("serves no http port: they fail open (hookctl doctor)")
     assert as_json.returncode == 1
     assert json.loads(as_json.stdout)["door_errors"] == [lines[4].strip()]
+    # HOME as the project: its settings file is the user's, said once.
+    assert json.loads(in_home.stdout)["door_errors"] == [lines[4].strip()]
 
 
 def test_a_served_door_is_no_error(env: dict[str, str], tmp_path: Path) -> None:
