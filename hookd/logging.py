@@ -1,5 +1,7 @@
 """structlog setup: JSON lines when not a TTY (journald-friendly), readable when it is.
 
+Readable lines are coloured only on a terminal and never with ``NO_COLOR``.
+
 Logs always go to stderr: stdout belongs to command output (``hookctl fire
 --format claude`` prints exactly what Claude Code must read).  No secret ever
 goes in a log line: handlers log labels (:func:`hookd.config.schema.handler_label`),
@@ -9,12 +11,13 @@ never header values or environments.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import Literal
 
 import structlog
 
-__all__ = ["configure_logging", "debug_enabled"]
+__all__ = ["colour_wanted", "configure_logging", "debug_enabled"]
 
 LogFormat = Literal["auto", "json", "console"]
 
@@ -30,7 +33,7 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
     renderer: structlog.types.Processor = (
         structlog.processors.JSONRenderer()
         if as_json
-        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        else structlog.dev.ConsoleRenderer(colors=colour_wanted())
     )
     structlog.configure(
         processors=[
@@ -44,6 +47,15 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+
+
+def colour_wanted() -> bool:
+    """Console lines are coloured only on a terminal, never with ``NO_COLOR`` set
+    (https://no-color.org: any non-empty value), nor on a ``TERM=dumb`` one — the
+    rule of hookctl's output (:mod:`hookd.cli.style`)."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stderr.isatty()
 
 
 def debug_enabled() -> bool:

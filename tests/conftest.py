@@ -57,12 +57,12 @@ async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[DaemonFactory]:
     """
     from hookd.config.sources import SourceLayout
     from hookd.daemon.server import Daemon
-    from hookd.daemon.settings import DaemonSettings
+    from hookd.daemon.settings import DaemonSettings, SettingsSource
 
     roots: list[Path] = []
     running: list[tuple[trio.CancelScope, trio.Event]] = []
 
-    async def start(**overrides: Any) -> DaemonHandle:
+    async def start(settings_file: Path | None = None, **overrides: Any) -> DaemonHandle:
         root = Path(tempfile.mkdtemp(prefix="hk", dir="/tmp"))
         roots.append(root)
         home = root / "home"
@@ -88,7 +88,10 @@ async def daemon_factory(nursery: trio.Nursery) -> AsyncIterator[DaemonFactory]:
             plugin_dirs=("{project}/.claude/plugins", str(home / ".claude" / "plugins")),
             skill_dirs=("{project}/.claude/skills", str(home / ".claude" / "skills")),
         )
-        daemon = Daemon(settings, layout)
+        # settings_file: read again at each reload, as `hookd serve` does with hookd.toml
+        # (the values here act as its flags).
+        source = None if settings_file is None else SettingsSource(settings_file, values)
+        daemon = Daemon(settings, layout, source)
         scope = trio.CancelScope()
         done = trio.Event()
         running.append((scope, done))

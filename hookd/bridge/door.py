@@ -3,17 +3,22 @@
 Installing points Claude Code's http hooks at ``127.0.0.1:PORT``; if nothing
 listens there, every hook silently fails open — the worst outcome of an
 install, because nothing looks wrong.  So install asks the running daemon
-which port it serves, and when that is not the wired one it makes the next
-start serve it (``http_port`` in ``hookd.toml``: the systemd unit and a plain
-``hookd serve`` both read it) and says, in one line, what is left to do.
+which port it serves, and when that is not the wired one it puts ``http_port``
+into ``hookd.toml`` (the systemd unit and a plain ``hookd serve`` both read it)
+and has the running daemon re-read it: the daemon opens the port at once
+(:mod:`hookd.daemon.http_door`), no restart.  Whatever still leaves the door
+unserved — no daemon, a port taken by another process, a ``--http-port`` flag
+that overrides the file — is one line saying what to do, and an error.
 """
 
 from __future__ import annotations
 
+import os
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from hookd.dirs import config_dir
 from hookd.safe_files import write_atomically, write_destination
@@ -26,10 +31,11 @@ __all__ = [
     "check_socket_door",
     "configured_port",
     "default_http_socket",
+    "served_port",
     "settings_file",
 ]
 
-DoorState = Literal["serving", "not_running", "other_port", "unknown"]
+DoorState = Literal["serving", "not_running", "other_port", "failed", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,18 @@ def check_socket_door(http_socket: str, socket: str | None) -> DoorCheck:
     )
 
 
+def served_port(socket: str | None) -> int | None:
+    """The http port the running daemon serves (None: none, or no daemon): what install
+    wires when neither ``--port`` nor ``hookd.toml`` names one — a daemon started with
+    ``--http-port`` is then used as it is, not asked for another port its flag forbids."""
+    try:
+        with Client(socket, name="hookctl", retries=0, timeout=5.0) as client:
+            port = client.status().get("http_port")
+    except (DaemonUnavailable, DaemonError, OSError):
+        return None
+    return port if isinstance(port, int) and port > 0 else None
+
+
 def _configure(port: int, dry_run: bool) -> Path | None:
     """Put ``http_port = PORT`` into hookd.toml unless it already says so.
 
@@ -126,19 +144,47 @@ def _configure(port: int, dry_run: bool) -> Path | None:
     return path
 
 
+def _serving_after_reload(client: Client, port: int, timeout: float = 10.0) -> dict[str, Any]:
+    """Have the daemon re-read its settings (``hookd.toml``'s ``http_port``), then wait for
+    its door to open the port — or to say why it cannot: the settings unreadable, another
+    port wanted (a flag beats the file), the port not bound (``http_error``)."""
+    client.reload()
+    deadline = time.monotonic() + timeout
+    while True:
+        status = client.status()
+        settled = (
+            status.get("http_port") == port
+            or status.get("settings_error")
+            or status.get("http_wanted") != port
+            or status.get("http_error")
+        )
+        if settled or time.monotonic() > deadline:
+            return status
+        time.sleep(0.02)
+
+
 def check_door(port: int, socket: str | None, *, dry_run: bool = False) -> DoorCheck:
-    """Ask the daemon which http port it serves; configure the next start if need be."""
+    """Ask the daemon which http port it serves; when it is not ``port``, put ``port``
+    into ``hookd.toml`` and have the running daemon re-read it (it opens the port without
+    a restart).  Anything but "serving" means Claude Code's hooks fail open: an error."""
     url = f"http://127.0.0.1:{port}"
     try:
         with Client(socket, name="hookctl", retries=0, timeout=5.0) as client:
             status = client.status()
+            # Also when the port is served now (by a --http-port flag, say): the next
+            # start must serve it too, or the wiring breaks at the first restart.
+            configured = _configure(port, dry_run)
+            if status.get("http_port") != port:
+                if dry_run:
+                    return _would_open(status, port, url)
+                status = _serving_after_reload(client, port)
     except DaemonUnavailable:
         configured = _configure(port, dry_run)
         where = f"http_port = {port} in {settings_file()}"
         return DoorCheck(
             "not_running",
-            f"hookd is not running: start it (`hookd serve`) — it will serve {url} "
-            f"({where}); until then Claude Code's hooks fail open",
+            f"hookd is not running, so Claude Code's hooks fail open until it is: start it "
+            f"(`hookd serve`, or `hookctl systemd install`) — it will serve {url} ({where})",
             configured=configured,
         )
     except (DaemonError, OSError) as exc:
@@ -149,15 +195,45 @@ def check_door(port: int, socket: str | None, *, dry_run: bool = False) -> DoorC
         return DoorCheck(
             "serving", f"hookd (pid {pid}) serves {url}: Claude Code's hooks run through it", pid
         )
-    configured = _configure(port, dry_run)
+    if status.get("settings_error"):
+        return DoorCheck(
+            "failed",
+            f"hookd (pid {pid}) cannot read {status['settings_error']}: fix it, then "
+            "`hookctl reload`; until then Claude Code's hooks fail open",
+            pid,
+            configured,
+        )
+    if status.get("http_error"):
+        return DoorCheck(
+            "failed",
+            f"hookd (pid {pid}) {status['http_error']}: Claude Code's hooks fail open until it "
+            f"can (free the port, then `hookctl reload`; or install with --port)",
+            pid,
+            configured,
+        )
     now = "no http endpoint" if serving is None else f"port {serving}"
-    fix = f"http_port = {port} is in {settings_file()}"
-    if configured is None and configured_port() not in (None, port):
+    if configured_port() not in (None, port):
         fix = f"{settings_file()} sets http_port = {configured_port()}: make it {port}"
+    else:
+        fix = (
+            "it was started with --http-port or --config, which hookd.toml does not "
+            "override: restart it without (`hookctl stop`, then `hookd serve`)"
+        )
     return DoorCheck(
         "other_port",
-        f"hookd (pid {pid}) serves {now}, not {url}: restart it "
-        f"(`hookctl stop`, then `hookd serve`; {fix})",
+        f"hookd (pid {pid}) serves {now}, not {url}, so Claude Code's hooks fail open: {fix}",
         pid,
         configured,
+    )
+
+
+def _would_open(status: dict[str, Any], port: int, url: str) -> DoorCheck:
+    pid = status.get("pid")
+    serving = status.get("http_port")
+    now = "no http endpoint" if serving is None else f"port {serving}"
+    return DoorCheck(
+        "other_port",
+        f"hookd (pid {pid}) serves {now}: install will put http_port = {port} into "
+        f"{settings_file()} and have it open {url}",
+        pid,
     )

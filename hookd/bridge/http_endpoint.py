@@ -165,6 +165,7 @@ async def start_http_endpoint(
     limits: HttpLimits = HttpLimits(),
     serve_under: Callable[..., Awaitable[None]] | None = None,
     counters: Counter[str] | None = None,
+    listeners: list[trio.SocketListener] | None = None,
 ) -> int:
     """The daemon's hook: serve http hooks in its nursery; returns the bound port.
 
@@ -176,9 +177,12 @@ async def start_http_endpoint(
     allowed to stop the daemon), called as ``serve_under(serve_http, *args)``.
     ``counters``: where the endpoint counts its connections and agent lookups
     (the daemon's activity counters, shown by ``hookctl status``).
+    ``listeners``: already bound to ``port`` (the daemon binds before it serves, so a
+    taken port is one clear error, not a task failing in its nursery).
     """
     token = load_or_create_token()
-    listeners = await open_http_listeners(port)
+    if listeners is None:
+        listeners = await open_http_listeners(port)
     args = (listeners, fire, token, limits, counters)
     if serve_under is None:
         await nursery.start(serve_http, *args)
@@ -1001,7 +1005,7 @@ async def _dispatch(
     """Fire a request's event (routed and authorized at its head: :meth:`_Wire.check_head`)."""
     event = request.event
     if event is None:
-        return 200, b'{"ok":true}'
+        return _health(request, wire.token)
     for_mod = request.for_mod
     prefix = "mod" if for_mod else "hooks"
     raw = _decode_json(body)
@@ -1040,6 +1044,19 @@ async def _dispatch(
     tool_name = tool if isinstance(tool, str) else None
     rendered = render_http(result, tool_name)
     return 200, render_mod(rendered, event, tool_name) if for_mod else rendered
+
+
+def _health(request: _Request, token: bytes | None) -> tuple[int, bytes]:
+    """``GET /health``: ``{"ok":true}``; with the token (or on the owner-only socket) also
+    the daemon's pid, so ``hookctl doctor`` can tell that the port a wiring names is
+    served by *this* daemon with *that* token.  A wrong token is a 401, as on a hook."""
+    if token is None:
+        return 200, b'{"ok":true,"pid":%d}' % os.getpid()
+    if _header(request, b"x-hookd-token") is None and _header(request, b"authorization") is None:
+        return 200, b'{"ok":true}'
+    if not _authorized(request, token):
+        raise _HttpError(401, "missing or wrong hookd token")
+    return 200, b'{"ok":true,"pid":%d}' % os.getpid()
 
 
 def _decode_json(body: bytes) -> Any:

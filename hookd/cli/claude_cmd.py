@@ -3,7 +3,9 @@
 The planning lives in :mod:`hookd.bridge.claude_settings`; this module only
 parses flags, prints the plan (a one-line summary, then a unified diff with
 ``--dry-run``) and applies it.  ``install`` then checks that the daemon serves
-the http port it wired (:mod:`hookd.bridge.door`) and says so in one line.
+the http port it wired — having the running daemon open it when it does not
+(:mod:`hookd.bridge.door`) — and says so in one line; a door left unserved is
+an error (exit 3 without a daemon, else 1): the hooks would fail open.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from hookd.bridge.door import (
     check_socket_door,
     configured_port,
     default_http_socket,
+    served_port,
 )
 
 __all__ = ["add_claude_command"]
@@ -58,10 +61,23 @@ def summary(plan: Plan) -> str:
     return "; ".join(parts)
 
 
+EXIT_OK, EXIT_ERROR, EXIT_NO_DAEMON = 0, 1, 3
+
+
+def _door_exit(check: DoorCheck | None) -> int:
+    """Files written but the door not served: Claude Code's hooks fail open — an error
+    (3 when hookd is not running, as for every hookctl command; else 1)."""
+    if check is None or check.ok:
+        return EXIT_OK
+    return EXIT_NO_DAEMON if check.state == "not_running" else EXIT_ERROR
+
+
 def _finish(
     plan: Plan, args: argparse.Namespace, door: Callable[[], DoorCheck] | None = None
 ) -> int:
-    """Print (dry run) or apply the plan; ``door`` runs after the files are written."""
+    """Print (dry run) or apply the plan; ``door`` runs after the files are written.
+
+    A dry run exits 0 whatever the door: it only shows what would happen."""
     if args.dry_run:
         check = door() if door is not None else None
         if args.json:
@@ -82,7 +98,7 @@ def _finish(
     check = door() if door is not None else None
     if args.json:
         _print_json(plan, written, check, dry_run=False)
-        return 0
+        return _door_exit(check)
     for path in written:
         print(f"wrote {path}")
     for path in plan.removals:
@@ -91,9 +107,12 @@ def _finish(
         print("nothing to change")
     for note in plan.notes:
         print(note)
-    if check is not None:
+    if check is not None and check.ok:
         print(check.line)
-    return 0
+    elif check is not None:
+        sys.stdout.flush()
+        print(f"hookctl claude install: error: {check.line}", file=sys.stderr)
+    return _door_exit(check)
 
 
 def _print_json(plan: Plan, written: list[Path], door: DoorCheck | None, *, dry_run: bool) -> None:
@@ -167,7 +186,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"hookctl claude install: token: {exc}", file=sys.stderr)
         return 1
-    port: int = args.port or configured_port() or DEFAULT_HTTP_PORT
+    port: int = args.port or configured_port() or served_port(args.socket) or DEFAULT_HTTP_PORT
     binary = relay_binary(args)
     if binary is False:
         return 1
@@ -241,8 +260,8 @@ def add_claude_command(sub: Any) -> None:
     install.add_argument(
         "--port",
         type=int,
-        help=f"hookd's http endpoint port (default: http_port in hookd.toml, else "
-        f"{DEFAULT_HTTP_PORT})",
+        help=f"hookd's http endpoint port (default: http_port in hookd.toml, else the port "
+        f"the running hookd serves, else {DEFAULT_HTTP_PORT})",
     )
     install.add_argument("--socket", help="daemon socket for the relay (default: its own search)")
     install.add_argument(

@@ -6,7 +6,10 @@ needs the daemon's settings: hookd's own config files as the daemon loads them
 hold a project's hooks back until ``hookctl trust``, and — for every agent
 wired to hookd — what that agent does with each configured hook
 (:func:`hookd.agents.capabilities.report`: an event it never fires, a
-before-event it only has as an after-event, a stop it cannot continue).
+before-event it only has as an after-event, a stop it cannot continue) and
+whether each door its files name reaches this user's hookd
+(:mod:`hookd.cli.doors`: the daemon on its socket, the relay program, the
+http port with the file's token, the mod's socket).
 
 Exit 1 when anything is an error (hooks that will not run as written), else 0.
 """
@@ -24,6 +27,7 @@ from hookd.agents.capabilities import report
 from hookd.agents.registry import ADAPTERS, UnknownAgent, adapter_for
 from hookd.bridge.agent_doctor import fail_closed_findings, hookd_config_findings, lint_agent
 from hookd.bridge.agent_install import hookd_config_path
+from hookd.cli.doors import Wiring, check_doors, find_wirings
 from hookd.cli.style import Style
 from hookd.config.assemble import load_config
 from hookd.daemon.settings import SettingsError, load_settings, source_layout
@@ -56,6 +60,19 @@ def _wired_files(adapter: Adapter, home: Path, project: Path) -> list[tuple[Path
                     found.append((path, text))
             except (OSError, ValueError):
                 continue
+    return found
+
+
+def _doors(adapter: Adapter, home: Path, project: Path) -> list[Wiring]:
+    """Every door hookd's entries in the agent's hook files name — wholly wired or not
+    (Claude Code's http transport, or a file wired for some events only)."""
+    found: list[Wiring] = []
+    paths = [p for scope in ("user", "project") for p in adapter.hook_files(scope, home, project)]
+    for path in dict.fromkeys(paths):  # the project may be HOME itself
+        try:
+            found += find_wirings(adapter.name, path, path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
     return found
 
 
@@ -98,6 +115,7 @@ def collect(agents: list[Adapter], home: Path, project: Path) -> list[dict[str, 
         )
     hooks = gate.apply(config, str(project)).all_hooks()
     fail_closed = {h.event for h in hooks if getattr(h.handler, "onFailure", None) == "block"}
+    wirings = [w for adapter in agents for w in _doors(adapter, home, project)]
     for adapter in agents:
         if not _wired(adapter, home, project):
             continue
@@ -113,6 +131,16 @@ def collect(agents: list[Adapter], home: Path, project: Path) -> list[dict[str, 
                     path=entry.source,
                 ),
             )
+    for wiring, problem in check_doors(wirings):
+        what = "the mod's events" if wiring.kind == "mod" else f"{wiring.events} event(s)"
+        add(
+            wiring.agent,
+            Finding(
+                severity="error",
+                message=f"{what} will not reach hookd, and fail open: {problem}",
+                path=str(wiring.path),
+            ),
+        )
     rows.sort(key=lambda r: (_ORDER[r["severity"]], r["agent"], r["path"]))
     return rows
 
@@ -142,7 +170,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     style = Style.for_stream(sys.stdout, getattr(args, "color", "auto"))
     paint = {"error": style.red, "warning": style.yellow, "info": style.dim}
     if not rows:
-        print("no silent failures found in the hook files of: " + ", ".join(a.name for a in agents))
+        print(
+            "no silent failures found in the hook files and doors of: "
+            + ", ".join(a.name for a in agents)
+        )
     for r in rows:
         where = f" ({r['where']})" if r["where"] else ""
         place = f"{r['path']}{where}: " if r["path"] else ""
@@ -155,11 +186,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def add_doctor_command(sub: Any) -> None:
     doctor = sub.add_parser(
         "doctor",
-        help="lint every agent's hook files for silent failures",
+        help="check every agent's hook files and doors for silent failures",
         description="Check every agent's hook files (or --agent's) for what makes hooks not run "
         "without a word: a file the agent cannot parse, hooks switched off, hooks it will not "
         "trust, timeouts in the wrong unit, matchers that never meet its tool names; hookd's "
-        "own config and trust; what each wired agent does with each hook. Exit 1 on errors.",
+        "own config and trust; what each wired agent does with each hook; and whether each "
+        "door a wired file names reaches hookd (the daemon on its socket, the relay program, "
+        "the http port with the file's token, the mod's socket). Exit 1 on errors.",
     )
     doctor.add_argument("--agent", help="one agent (default: every agent hookd knows)")
     doctor.add_argument("--project-dir", default=".", help="project root (default: .)")

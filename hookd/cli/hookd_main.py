@@ -14,15 +14,21 @@ import re
 import sys
 import textwrap
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import trio
 
 import hookd
-from hookd.daemon.server import AlreadyRunning, Daemon, UnsafeSocketPath
-from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings
+from hookd.daemon.server import AlreadyRunning, Daemon, HttpPortTaken, UnsafeSocketPath
+from hookd.daemon.settings import (
+    CLEARED,
+    DaemonSettings,
+    SettingsError,
+    SettingsSource,
+    settings_path,
+)
 from hookd.logging import configure_logging
 
 __all__ = ["main"]
@@ -95,7 +101,20 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, dest=name, choices=args, help=f"{doc} (default: {default})")
         else:
             base = next((a for a in args if a is not type(None)), hint) if args else hint
+            if type(None) in args:
+                base = _or_none(base)
             parser.add_argument(flag, dest=name, type=base, help=f"{doc} (default: {default!r})")
+
+
+def _or_none(base: Any) -> Callable[[str], Any]:
+    """A flag of an optional setting: ``None`` sets it to None (over hookd.toml), as its
+    help says (``--http-port None`` turns the endpoint off); anything else is ``base``'s."""
+
+    def convert(text: str) -> Any:
+        return CLEARED if text in ("None", "none") else base(text)
+
+    convert.__name__ = getattr(base, "__name__", "value")  # argparse names it in errors
+    return convert
 
 
 def _key_count(text: str) -> tuple[str, int]:
@@ -142,16 +161,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, value in overrides.items():
         if isinstance(value, list) and value and isinstance(value[0], tuple):
             overrides[name] = dict(value)  # NAME=N pairs of a mapping setting
+    source = SettingsSource(getattr(args, "config", None) or settings_path(), overrides)
     try:
-        settings = load_settings(getattr(args, "config", None), overrides)
+        settings = source.load()
     except SettingsError as exc:
         print(f"hookd: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_format, settings.log_level)
-    daemon = Daemon(settings)
+    daemon = Daemon(settings, source=source)
     try:
         trio.run(daemon.run)
-    except (AlreadyRunning, UnsafeSocketPath) as exc:
+    except (AlreadyRunning, UnsafeSocketPath, HttpPortTaken) as exc:
         print(f"hookd: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -13,10 +13,12 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from hookd.cli.doors import Wiring, claude_files, find_wirings, unserved
 from hookd.cli.fire_io import InputError, read_json_object
 from hookd.cli.style import Style
 from hookd_client import protocol
@@ -101,6 +103,7 @@ def render_status(st: dict[str, Any]) -> str:
         "",
     ]
     for section in (
+        _status_doors,
         _status_faults,
         _status_sources,
         _status_untrusted,
@@ -150,6 +153,38 @@ def _status_sources(st: dict[str, Any]) -> list[str]:
     if warnings:
         out += ["", "config warnings:", *(f"  {w}" for w in warnings)]
     return out
+
+
+_DOORS_TITLE = "doors not served (their hooks fail open):"
+
+
+def _door_errors(st: dict[str, Any]) -> list[str]:
+    """Claude Code's wired doors (the user's settings and the current project's) that this
+    daemon does not serve, and an http port it was asked for and could not bind."""
+    wirings: list[Wiring] = []
+    try:
+        project: Path | None = Path.cwd()
+    except OSError:  # a directory removed under the shell
+        project = None
+    for path in claude_files(Path.home(), project):
+        try:
+            wirings += find_wirings("claude", path, path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+    lines = unserved(wirings, st)
+    if st.get("settings_error"):
+        lines.append(f"cannot read {st['settings_error']} (the running settings stay)")
+    if st.get("http_error") and not any(w.kind == "http" for w in wirings):
+        lines.append(f"http_port: {st['http_error']}")
+    return lines
+
+
+def _status_doors(st: dict[str, Any]) -> list[str]:
+    """Doors an agent is wired to and nobody serves: first, because their hooks fail open."""
+    errors = st.get("door_errors") or []
+    if not errors:
+        return []
+    return [_DOORS_TITLE, *(f"  {e}" for e in errors), ""]
 
 
 def _status_faults(st: dict[str, Any]) -> list[str]:
@@ -272,7 +307,7 @@ def _coloured(text: str, style: Style) -> str:
         if line and not line.startswith(" ") and line.endswith(":"):
             section = line
             out.append(style.bold(line))
-        elif line.startswith("  ") and section == "config errors:":
+        elif line.startswith("  ") and section in ("config errors:", _DOORS_TITLE):
             out.append(style.red(line))
         elif line.startswith("  ") and section == "config warnings:":
             out.append(style.yellow(line))
@@ -285,12 +320,14 @@ def _coloured(text: str, style: Style) -> str:
 def cmd_status(args: argparse.Namespace) -> int:
     with _client(args) as client:
         status = client.status()
+    status["door_errors"] = _door_errors(status)
     if args.json:
         _print_json(status)
     else:
         print(_coloured(render_status(status), Style.for_stream(sys.stdout, args.color)))
-    # Like `systemctl status` of a failed unit: scripts can tell a broken config apart.
-    return EXIT_ERROR if status.get("config_errors") else EXIT_OK
+    # Like `systemctl status` of a failed unit: scripts can tell a broken config apart,
+    # and a door an agent is wired to that nobody serves (its hooks fail open).
+    return EXIT_ERROR if status.get("config_errors") or status["door_errors"] else EXIT_OK
 
 
 @_guard

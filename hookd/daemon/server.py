@@ -41,6 +41,7 @@ from hookd.daemon.async_store import AsyncStore
 from hookd.daemon.audit import AuditLog
 from hookd.daemon.connection import Connection, PeerCred, peer_credentials
 from hookd.daemon.faults import FaultLog, supervise
+from hookd.daemon.http_door import HttpDoor, HttpPortTaken, bind
 from hookd.daemon.lifecycle import Lifecycle
 from hookd.daemon.limits import BufferBudget, ConnectionLimits
 from hookd.daemon.options import command_runner, engine_settings, handler_options
@@ -52,7 +53,7 @@ from hookd.daemon.requests.dispatch import Dispatcher
 from hookd.daemon.requests.events import EventRequests
 from hookd.daemon.requests.inspection import InspectionRequests
 from hookd.daemon.sessions import SessionTable
-from hookd.daemon.settings import DaemonSettings, source_layout
+from hookd.daemon.settings import DaemonSettings, SettingsError, SettingsSource, source_layout
 from hookd.daemon.status import StatusSources
 from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.daemon.watcher import watch_sources
@@ -65,7 +66,7 @@ from hookd.subreaper import SUBREAPER, SWEEP_INTERVAL
 from hookd.unix_sockets import answers
 from hookd_client import protocol, sockpath
 
-__all__ = ["AlreadyRunning", "Daemon"]
+__all__ = ["AlreadyRunning", "Daemon", "HttpPortTaken", "UnsafeSocketPath"]
 
 log = structlog.get_logger("hookd.server")
 
@@ -79,8 +80,16 @@ class UnsafeSocketPath(RuntimeError):
 
 
 class Daemon:
-    def __init__(self, settings: DaemonSettings, layout: SourceLayout | None = None) -> None:
+    def __init__(
+        self,
+        settings: DaemonSettings,
+        layout: SourceLayout | None = None,
+        source: SettingsSource | None = None,
+    ) -> None:
         self.settings = settings
+        self.settings_source = source
+        """Where ``settings`` came from: each reload reads it again for ``http_port``
+        (None: the settings were given, not read — nothing to re-read)."""
         self.layout = layout or source_layout(settings)
         self.registry = ConfigRegistry(self.layout, settings.project_idle_seconds)
         self.sessions = SessionTable()
@@ -113,8 +122,11 @@ class Daemon:
         self.faults = FaultLog(settings.inject_faults)
         """Failures of long-lived tasks (watcher, sweeps, reload): status shows them."""
         self.started = time.time()
-        self.http_port: int | None = None
-        """The http endpoint's bound port once it listens (``hookctl claude install`` checks it)."""
+        self.settings_error: str | None = None
+        """Why the last reload could not re-read ``source`` (status shows it)."""
+        self._settings_read = settings
+        self.http_door = HttpDoor(self._start_http_port, settings.http_port)
+        """The loopback endpoint, following ``http_port`` across reloads."""
         self.http_socket: Path | None = None
         """The http API's Unix socket once it listens (the Claude Code mod's door)."""
         self.connections: set[Connection] = set()
@@ -124,6 +136,22 @@ class Daemon:
     pipeline: EventPipeline
     """Built by :meth:`run` once the handlers' resources are open (the engine is
     constructed with its handler table)."""
+
+    @property
+    def http_port(self) -> int | None:
+        """The http endpoint's bound port while it listens (``hookctl claude install`` and
+        ``doctor`` check it)."""
+        return self.http_door.port
+
+    @property
+    def http_wanted(self) -> int | None:
+        """The port the settings ask for (flags, else hookd.toml as last re-read)."""
+        return self.http_door.wanted
+
+    @property
+    def http_error(self) -> str | None:
+        """Why the wanted http port is not served, when it is not."""
+        return self.http_door.error
 
     @property
     def stop_requested(self) -> trio.Event:
@@ -187,12 +215,36 @@ class Daemon:
             changed = self.registry.reload()
             if changed:
                 self.pipeline.prune_breakers()
+            self._reread_settings()
             return changed
         except Exception as exc:
             self.faults.record("reload", exc)
             return False
         finally:
             systemd.notify("READY=1")
+
+    def _reread_settings(self) -> None:
+        """Apply ``hookd.toml``'s ``http_port`` (flags still win); say what waits for a restart."""
+        if self.settings_source is None:
+            return
+        try:
+            fresh = self.settings_source.load()
+        except SettingsError as exc:
+            self.settings_error = str(exc)
+            log.error("daemon settings not re-read; the running ones stay", error=str(exc))
+            return
+        self.settings_error = None
+        self.http_door.want(fresh.http_port)
+        if fresh == self._settings_read:
+            return  # a hook file's reload: nothing new to say about the settings
+        self._settings_read = fresh
+        later = [
+            name
+            for name in DaemonSettings.__struct_fields__
+            if name != "http_port" and getattr(fresh, name) != getattr(self.settings, name)
+        ]
+        if later:
+            log.warning("daemon settings changed; they apply at the next start", settings=later)
 
     # --- serving -----------------------------------------------------------------
 
@@ -201,6 +253,9 @@ class Daemon:
         options = handler_options(self.settings)
         subreaping = False
         try:
+            # Bound before anything starts: a taken port is one line (HttpPortTaken).
+            wanted = self.settings.http_port
+            first_http = None if wanted is None else await bind(wanted)
             # The handlers' shared resources (http client, python workers) outlive
             # every task that may use them, so they are entered first.
             async with (
@@ -221,7 +276,7 @@ class Daemon:
                             supervise,
                             "watcher",
                             self.faults,
-                            watch_sources,
+                            functools.partial(watch_sources, also=self._settings_files()),
                             self.registry,
                             self.settings.watch_debounce_ms,
                             self,
@@ -249,7 +304,8 @@ class Daemon:
                         clients_done.set()
 
                 nursery.start_soon(serve_clients)
-                await self._start_http(nursery)
+                await nursery.start(self.http_door.run, first_http)
+                await self._start_http_socket(nursery)
                 log.info(
                     "hookd serving",
                     socket=str(self.socket_path),
@@ -272,26 +328,35 @@ class Daemon:
             listener.close()
             self._unlink_socket()
 
-    async def _start_http(self, nursery: trio.Nursery) -> None:
-        """The http hook API: on the loopback port (with the token) when ``http_port`` is
-        set, and on the owner-only Unix socket unless ``http_socket`` is off — one app,
-        two listeners, each under its own supervisor."""
-        limits = HttpLimits(
+    def _settings_files(self) -> tuple[Path, ...]:
+        return () if self.settings_source is None else (self.settings_source.path,)
+
+    def _http_limits(self) -> HttpLimits:
+        return HttpLimits(
             max_connections=self.settings.http_max_connections,
             header_timeout=self.settings.http_header_timeout,
             body_timeout=self.settings.http_body_timeout,
             max_unauthenticated=self.settings.http_max_unauthenticated,
             first_request_timeout=self.settings.http_first_request_timeout,
         )
-        if self.settings.http_port is not None:
-            self.http_port = await start_http_endpoint(
-                self.settings.http_port,
-                self.pipeline.fire,
-                nursery,
-                limits,
-                serve_under=functools.partial(supervise, "http", self.faults, takes_status=True),
-                counters=self.activity.counters,
-            )
+
+    async def _start_http_port(
+        self, port: int, listeners: list[trio.SocketListener], nursery: trio.Nursery
+    ) -> int:
+        """The http hook API on the loopback port (with the token): the door's start."""
+        return await start_http_endpoint(
+            port,
+            self.pipeline.fire,
+            nursery,
+            self._http_limits(),
+            serve_under=functools.partial(supervise, "http", self.faults, takes_status=True),
+            counters=self.activity.counters,
+            listeners=listeners,
+        )
+
+    async def _start_http_socket(self, nursery: trio.Nursery) -> None:
+        """The same http API on the owner-only Unix socket unless ``http_socket`` is off —
+        one app, two listeners, each under its own supervisor."""
         if self.settings.http_socket:
             path = self.settings.http_socket_file(self.socket_path)
             try:
@@ -299,7 +364,7 @@ class Daemon:
                     path,
                     self.pipeline.fire,
                     nursery,
-                    limits,
+                    self._http_limits(),
                     serve_under=functools.partial(
                         supervise, "http-socket", self.faults, takes_status=True
                     ),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,7 +20,16 @@ from hookd.config.sources import SourceLayout
 from hookd.dirs import config_dir
 from hookd_client import sockpath
 
-__all__ = ["DaemonSettings", "SettingsError", "load_settings", "source_layout", "state_dir"]
+__all__ = [
+    "CLEARED",
+    "DaemonSettings",
+    "SettingsError",
+    "SettingsSource",
+    "load_settings",
+    "settings_path",
+    "source_layout",
+    "state_dir",
+]
 
 
 class SettingsError(ValueError):
@@ -122,7 +132,8 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     http_hook_max_connections: int = 100
     """Connections the shared http client (http hooks, Messages API) keeps at most."""
     http_port: int | None = None
-    """Loopback port of the Claude Code http-hook endpoint; None disables it."""
+    """Loopback port of the Claude Code http-hook endpoint; None disables it.  Applied
+    while the daemon runs: a saved hookd.toml (or a reload) opens, moves or closes it."""
     http_socket: bool = True
     """Serve the same http hook API on an owner-only Unix socket too (no token: the
     socket's mode is the authentication): the door of the Claude Code mod."""
@@ -203,19 +214,58 @@ def source_layout(settings: DaemonSettings) -> SourceLayout:
     )
 
 
+class _Cleared:
+    """The value of a flag given as ``None`` (``--http-port None``): unlike a flag not
+    given at all (``None`` in the overrides), it sets the setting to None over the file."""
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+CLEARED: Any = _Cleared()
+
+
+def settings_path() -> Path:
+    """``$XDG_CONFIG_HOME/hookd/hookd.toml`` (default ``~/.config/hookd/hookd.toml``)."""
+    return config_dir() / "hookd.toml"
+
+
 def load_settings(
     path: Path | None = None, overrides: dict[str, Any] | None = None
 ) -> DaemonSettings:
-    """Defaults ← ``hookd.toml`` ← flags.  A bad file is an error naming file and field."""
-    path = path or config_dir() / "hookd.toml"
+    """Defaults ← ``hookd.toml`` ← flags.  A bad file is an error naming file and field.
+
+    An override of None means "flag not given"; :data:`CLEARED` means the flag set
+    the setting to None."""
+    path = path or settings_path()
     data: dict[str, Any] = {}
     if path.exists():
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise SettingsError(f"{path}: {exc}") from None
-    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        except OSError as exc:
+            raise SettingsError(f"{path}: {exc.strerror or exc}") from None
+    for name, value in (overrides or {}).items():
+        if value is CLEARED:
+            data[name] = None
+        elif value is not None:
+            data[name] = value
     try:
         return msgspec.convert(data, DaemonSettings)
     except msgspec.ValidationError as exc:
         raise SettingsError(f"{path}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class SettingsSource:
+    """Where a running daemon's settings came from — the file and the flags — so that a
+    reload reads them again the same way (flags still override the file).  Only
+    ``http_port`` is applied live (:mod:`hookd.daemon.http_door`); the rest at the next
+    start."""
+
+    path: Path
+    overrides: dict[str, Any]
+
+    def load(self) -> DaemonSettings:
+        return load_settings(self.path, self.overrides)

@@ -54,6 +54,13 @@ class DaemonStatus(msgspec.Struct, kw_only=True):
     """The Claude Code http endpoint's port; None when it is off."""
     http_socket: str | None = None
     """The http API's owner-only Unix socket (the Claude Code mod's door); None when off."""
+    http_wanted: int | None = None
+    """The port the daemon's settings ask for (flags, else hookd.toml as last re-read)."""
+    http_error: str | None = None
+    """Why the http port the settings ask for is not served (taken, say); None when it is."""
+    settings_error: str | None = None
+    """Why the last reload could not re-read the daemon's settings file (the running
+    settings stay); None when it could."""
     faults: list[Fault] = msgspec.field(default_factory=list)
     """Long-lived tasks that raised and were restarted (hookd/daemon/faults.py)."""
     subreaper: SubreaperStatus | None = None
@@ -85,6 +92,15 @@ class ServerFacts(Protocol):
 
     @property
     def http_socket(self) -> Path | None: ...
+
+    @property
+    def http_wanted(self) -> int | None: ...
+
+    @property
+    def http_error(self) -> str | None: ...
+
+    @property
+    def settings_error(self) -> str | None: ...
 
 
 class AgentConnection(Protocol):
@@ -130,6 +146,9 @@ def build_status(parts: StatusSources) -> DaemonStatus:
         breakers=parts.breaker.states(),
         http_port=parts.server.http_port,
         http_socket=None if parts.server.http_socket is None else str(parts.server.http_socket),
+        http_wanted=parts.server.http_wanted,
+        http_error=parts.server.http_error,
+        settings_error=parts.server.settings_error,
         faults=parts.faults.all(),
         subreaper=SubreaperStatus(
             adopted=SUBREAPER.adopted,

@@ -15,6 +15,7 @@ lost.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -95,11 +96,13 @@ async def _watch(
 
 
 async def _watch_for_new_roots(
-    registry: ConfigRegistry, roots: tuple[frozenset[Path], frozenset[Path]], stop: trio.Event
+    wanted: Callable[[], list[Path]],
+    roots: tuple[frozenset[Path], frozenset[Path]],
+    stop: trio.Event,
 ) -> None:
     while not stop.is_set():
         await trio.sleep(0.5)
-        if _roots(registry.watch_paths()) != roots:
+        if _roots(wanted()) != roots:
             stop.set()
 
 
@@ -108,18 +111,25 @@ async def watch_sources(
     debounce_ms: int,
     reloader: _Reloader,
     *,
+    also: tuple[Path, ...] = (),
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
+    """Watch the registry's sources and ``also`` (the daemon's ``hookd.toml``, whose
+    ``http_port`` a reload applies); any relevant change reloads."""
     started = False
+
+    def watched() -> list[Path]:
+        return [*registry.watch_paths(), *also]
+
     while True:
-        wanted = registry.watch_paths()
+        wanted = watched()
         deep, flat = _roots(wanted)
         log.debug("watching", deep=sorted(map(str, deep)), flat=sorted(map(str, flat)))
         stop = trio.Event()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_watch, deep, True, wanted, debounce_ms, reloader, stop)
             nursery.start_soon(_watch, flat, False, wanted, debounce_ms, reloader, stop)
-            nursery.start_soon(_watch_for_new_roots, registry, (deep, flat), stop)
+            nursery.start_soon(_watch_for_new_roots, watched, (deep, flat), stop)
             # awatch needs a moment to install its watches before edits are seen.
             await trio.sleep(0.05)
             if not started:

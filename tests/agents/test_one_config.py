@@ -151,7 +151,8 @@ async def run_door(
 
 
 async def test_one_hooks_json_for_every_agent(daemon_factory: Any) -> None:
-    handle: DaemonHandle = await daemon_factory()
+    # Serving the http port Claude Code gets wired to (an unserved one is install's error).
+    handle: DaemonHandle = await daemon_factory(http_port=0)
     handle.user_config.unlink(missing_ok=True)  # a new user: hookd has no config yet
     env = {
         "HOME": str(handle.home),
@@ -163,7 +164,7 @@ async def test_one_hooks_json_for_every_agent(daemon_factory: Any) -> None:
     originals = each_agents_own_file(handle.home, guard("no rm here"))
     for agent in originals:
         argv = ["agents", "install", agent, "--python-relay"]
-        argv += ["--port", "47999"] if agent == "claude" else []
+        argv += ["--port", str(handle.daemon.http_port)] if agent == "claude" else []
         done = await trio.to_thread.run_sync(functools.partial(hookctl, *argv, env=env))
         assert done.returncode == 0, (agent, done.stderr)
 

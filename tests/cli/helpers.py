@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+
+from hookd_client.client import Client
 
 ROOT = Path(__file__).resolve().parents[2]
 CC_FIXTURES = ROOT / "tests" / "data" / "cc-fixtures"
@@ -41,3 +44,29 @@ def hookctl(
         timeout=timeout,
         check=False,
     )
+
+
+@contextmanager
+def serving(
+    socket: Path, *flags: str, env: Mapping[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """A real ``hookd serve --socket SOCKET FLAGS`` with this test's environment (HOME,
+    XDG directories), ready once it answers ``status``; stopped (and waited for) after."""
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "hookd", "serve", "--socket", str(socket), *flags],
+        env=cli_env(env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with Client(socket, retries=100, backoff=0.05, max_backoff=0.5) as client:
+            client.status()
+        yield daemon
+    finally:
+        daemon.terminate()
+        try:
+            daemon.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.communicate()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hookd.cli.hookctl import main as hookctl
+
+from .helpers import serving
 
 
 @pytest.fixture
@@ -20,6 +23,13 @@ def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
     monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
     return home
+
+
+@pytest.fixture
+def daemon(home: Path, tmp_path: Path) -> Iterator[None]:
+    """hookd serving the socket the wired agents' relays reach (doctor follows them)."""
+    with serving(tmp_path / "none.sock", "--no-watch", "--log-level", "error"):
+        yield
 
 
 @pytest.fixture
@@ -85,7 +95,7 @@ def test_the_silent_failures_are_found_with_file_and_place(
 
 
 def test_for_a_wired_agent_doctor_says_what_it_does_with_each_hook(
-    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+    home: Path, project: Path, daemon: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write(home / ".config" / "hookd" / "hooks.json", {"hooks": {"Stop": [
         {"hooks": [cmd("./keep-going.sh")]}]}})  # fmt: skip
@@ -166,7 +176,7 @@ def test_explain_an_event_the_agent_does_not_have(
 
 
 def test_doctor_finds_an_entry_that_fails_open_where_a_hook_asks_to_fail_closed(
-    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+    home: Path, project: Path, daemon: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A hook given onFailure: block after install: the agent's entry still fails open."""
     config = home / ".config" / "hookd" / "hooks.json"

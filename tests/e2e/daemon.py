@@ -28,6 +28,9 @@ import trio
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
+NOT_RUNNING = 3
+"""hookctl's exit code when the daemon is not running (docs/cli.md): what ``claude install``
+says when it wired Claude Code before the daemon started (its hooks fail open until then)."""
 
 
 @dataclass

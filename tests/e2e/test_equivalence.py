@@ -27,7 +27,14 @@ from typing import Any
 import pytest
 import trio
 
-from e2e.daemon import VENV_BIN, DaemonEnvironment, RunningDaemon, daemon_paths, hookd_daemon
+from e2e.daemon import (
+    NOT_RUNNING,
+    VENV_BIN,
+    DaemonEnvironment,
+    RunningDaemon,
+    daemon_paths,
+    hookd_daemon,
+)
 from e2e.fake_api import Turn
 from e2e.harness import ClaudeRun, claude_available, run_claude
 from e2e.normalise import comparable, diff
@@ -106,7 +113,9 @@ async def _run_side(
         *("claude", "install", "--user"),
         *("--port", str(daemon.port), "--socket", str(daemon.socket)),
     ]
-    await trio.run_process(install, env=daemon.env(), capture_stdout=True)
+    # Before the daemon starts: install writes the files and says it is not running (exit 3).
+    done = await trio.run_process(install, env=daemon.env(), capture_stdout=True, check=False)
+    assert done.returncode == NOT_RUNNING, done
     async with hookd_daemon(daemon, environment):
         run = await run_claude(
             prompt=PROMPT, turns=turns, home=home, project=project, env=AGENT_ENV

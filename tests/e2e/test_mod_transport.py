@@ -31,7 +31,7 @@ from typing import Any, Literal
 import pytest
 import trio
 
-from e2e.daemon import VENV_BIN, RunningDaemon, daemon_paths, hookd_daemon
+from e2e.daemon import NOT_RUNNING, VENV_BIN, RunningDaemon, daemon_paths, hookd_daemon
 from e2e.fake_api import Turn
 from e2e.harness import ClaudeRun, claude_available, run_claude
 from e2e.normalise import comparable
@@ -97,7 +97,9 @@ async def _install(daemon: RunningDaemon, transport: str) -> None:
         *("claude", "install", "--user", "--transport", transport),
         *("--port", str(daemon.port), "--socket", str(daemon.socket)),
     ]
-    await trio.run_process(args, env=daemon.env(), capture_stdout=True)
+    # Before the daemon starts: install writes the files and says it is not running (exit 3).
+    done = await trio.run_process(args, env=daemon.env(), capture_stdout=True, check=False)
+    assert done.returncode == NOT_RUNNING, done
 
 
 async def _run(

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import pytest
 import trio
 
-from e2e.daemon import VENV_BIN, RunningDaemon, daemon_paths, hookd_daemon
+from e2e.daemon import NOT_RUNNING, VENV_BIN, RunningDaemon, daemon_paths, hookd_daemon
 from e2e.fake_api import Side, Turn
 from e2e.harness import ClaudeRun, claude_available, run_claude
 from e2e.normalise import comparable, diff
@@ -114,10 +114,18 @@ def _write_settings(path: Path, hooks: dict[str, Any]) -> None:
     path.write_text(json.dumps({"hooks": hooks}, indent=2), encoding="utf-8")
 
 
-async def _hookctl(daemon: RunningDaemon, *args: str, cwd: Path | None = None) -> None:
-    await trio.run_process(
-        [str(VENV_BIN / "hookctl"), *args], env=daemon.env(), cwd=cwd, capture_stdout=True
+async def _hookctl(
+    daemon: RunningDaemon, *args: str, cwd: Path | None = None, exit_code: int = 0
+) -> None:
+    done = await trio.run_process(
+        [str(VENV_BIN / "hookctl"), *args],
+        env=daemon.env(),
+        cwd=cwd,
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
     )
+    assert done.returncode == exit_code, done
 
 
 async def _run_side(
@@ -147,7 +155,10 @@ async def _run_side(
             ("--local", scenario.local),
         ):
             if hooks:
-                await _hookctl(daemon, "claude", "install", scope, *where, cwd=project)
+                # Before the daemon starts: written, and "not running" (exit 3).
+                await _hookctl(
+                    daemon, "claude", "install", scope, *where, cwd=project, exit_code=NOT_RUNNING
+                )
         if scenario.project and scenario.trusted:
             await _hookctl(daemon, "trust", str(project))
         # --project writes `Bearer $HOOKD_HTTP_TOKEN` (project settings get committed).

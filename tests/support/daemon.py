@@ -33,9 +33,13 @@ class DaemonHandle:
 
 
 class DaemonFactory(Protocol):
-    """``handle = await daemon_factory(**settings_overrides)``."""
+    """``handle = await daemon_factory(**settings_overrides)``; with ``settings_file``, a
+    daemon that re-reads that file at each reload (``hookd serve``'s hookd.toml), the
+    overrides acting as its flags."""
 
-    async def __call__(self, **overrides: Any) -> DaemonHandle: ...
+    async def __call__(
+        self, settings_file: Path | None = None, **overrides: Any
+    ) -> DaemonHandle: ...
 
 
 def configure(
