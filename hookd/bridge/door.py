@@ -13,7 +13,6 @@ that overrides the file — is one line saying what to do, and an error.
 
 from __future__ import annotations
 
-import os
 import time
 import tomllib
 from dataclasses import dataclass
