@@ -40,16 +40,18 @@ def test_a_wired_port_the_daemon_does_not_serve_is_an_error(
         in_home = hookctl("status", "--json", env=env, cwd=Path(env["HOME"]))
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[3] == "doors not served (their hooks fail open):", done.stdout
+    # The first section after the header (daemon, config, http endpoint lines, a blank).
+    first = lines.index("") + 1
+    assert lines[first] == "doors not served (their hooks fail open):", done.stdout
     settings = Path(env["HOME"]) / ".claude" / "settings.json"
-    assert lines[4].startswith(
+    assert lines[first + 1].startswith(
         f"  {settings}: 26 event(s) post to http://127.0.0.1:{port}, but hookd (pid "
     )
-    assert lines[4].endswith("serves no http port: they fail open (hookctl doctor)")
+    assert lines[first + 1].endswith("serves no http port: they fail open (hookctl doctor)")
     assert as_json.returncode == 1
-    assert json.loads(as_json.stdout)["door_errors"] == [lines[4].strip()]
+    assert json.loads(as_json.stdout)["door_errors"] == [lines[first + 1].strip()]
     # HOME as the project: its settings file is the user's, said once.
-    assert json.loads(in_home.stdout)["door_errors"] == [lines[4].strip()]
+    assert json.loads(in_home.stdout)["door_errors"] == [lines[first + 1].strip()]
 
 
 def test_a_served_door_is_no_error(env: dict[str, str], tmp_path: Path) -> None:
