@@ -263,13 +263,16 @@ class Connection:
             frames.feed(chunk)
 
     async def _read_by(self, frame_started: float, mid_frame: bool, want: int) -> bytes:
-        """Read, or raise :class:`LimitExceeded` when the peer's deadline passes first."""
-        if mid_frame:
+        """Read, or raise :class:`LimitExceeded` when the peer's deadline passes first.
+
+        Until ``hello`` the whole handshake has one deadline, counted from the
+        connection's start: a hello trickled a byte at a time is a frame under way,
+        and must not earn the (longer) frame deadline in its place."""
+        deadline, setting = self._opened + self.hello_timeout, "hello_timeout"
+        what = f"no `hello` within {self.hello_timeout:g} s"
+        if mid_frame and (self.greeted or frame_started + self.frame_timeout < deadline):
             deadline, setting = frame_started + self.frame_timeout, "frame_timeout"
             what = f"a frame was not completed within {self.frame_timeout:g} s"
-        else:
-            deadline, setting = self._opened + self.hello_timeout, "hello_timeout"
-            what = f"no `hello` within {self.hello_timeout:g} s"
         with trio.move_on_at(deadline):
             return await read_when_ready(self._fd, want)
         raise LimitExceeded("timeout", f"{what} (setting {setting})")

@@ -216,6 +216,12 @@ class EventPipeline:
         agent's event when it is not Claude Code (``event_name`` and ``raw`` are then
         already the canonical event its adapter decoded)."""
         event = decode_event(raw, event_name)
+        # The same rule as every path a request names (hookd_client/paths.py): a
+        # relative cwd would be resolved against the daemon's own directory — the
+        # hooks' working directory and, without CLAUDE_PROJECT_DIR, the project.
+        problem = path_problem(event.typed.cwd, absolute=True)
+        if problem is not None:
+            raise EventInputError(f"{event_name} input: `cwd` {problem}")
         known = self.sessions.get(event.typed.session_id)
         # A known session keeps the project it started in (the table ignores
         # another); the check below then looks at the project actually used.
@@ -223,7 +229,7 @@ class EventPipeline:
             known.project if known is not None else event.typed.cwd
         )
         if known is None or project != known.project:  # a known one was checked already
-            problem = path_problem(project)
+            problem = path_problem(project, absolute=True)
             if problem is not None:
                 raise EventInputError(f"{event_name}: the project directory {problem}")
         session = self.sessions.touch(event.typed.session_id, project, agent_pid, client, agent)
