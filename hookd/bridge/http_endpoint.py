@@ -122,6 +122,24 @@ class HttpLimits:
     max_connections: int | None = None
     header_timeout: float = math.inf
     body_timeout: float = math.inf
+    budget: MemoryBudget | None = None
+    """The daemon's buffer budget, shared with its Unix socket: a body over 64 KiB is
+    charged from its head until its answer is sent, and one that does not fit is
+    answered ``503``."""
+
+
+class MemoryBudget(Protocol):
+    """What the endpoint asks of the daemon's buffer budget (hookd/daemon/limits.py)."""
+
+    async def hold(self, size: int) -> int: ...
+
+    def give(self, size: int) -> None: ...
+
+    def refusal(self, size: int) -> str: ...
+
+
+_SMALL_BODY = 65536
+"""Bodies up to this size are not charged to the budget (the connection cap bounds them)."""
 
 
 class FireFn(Protocol):
@@ -539,28 +557,37 @@ async def _serve_connection(
     first_heads: http_wire.HeadMemo | None = None,
 ) -> None:
     wire = _Wire(conn, limits, first_heads)
-    while True:
-        try:
-            request, body = await wire.read_request()
-        except _HttpError as exc:
-            await wire.send_error(exc.status, exc.message)
-            await _linger(wire.stream)
-            return
-        except h11.RemoteProtocolError as exc:
-            await wire.send_error(exc.error_status_hint, f"bad HTTP request: {exc}")
-            await _linger(wire.stream)
-            return
-        if request is None:
-            return
-        try:
-            status, payload = await _dispatch(wire, request, body, fire, token, agent)
-        except _HttpError as exc:
-            status, payload = exc.status, _error_body(exc.message)
-        if payload is None:  # the client left while the hooks ran; nobody to answer
-            return
-        await wire.send(status, payload)
-        if not wire.next_cycle():
-            return
+    try:
+        while await _serve_one(wire, fire, token, agent):
+            pass
+    finally:
+        wire.release()
+
+
+async def _serve_one(wire: _Wire, fire: FireFn, token: bytes | None, agent: _HttpAgent) -> bool:
+    """One request and its answer; False when the connection is done."""
+    try:
+        request, body = await wire.read_request()
+    except _HttpError as exc:
+        await wire.send_error(exc.status, exc.message)
+        await _linger(wire.stream)
+        return False
+    except h11.RemoteProtocolError as exc:
+        await wire.send_error(exc.error_status_hint, f"bad HTTP request: {exc}")
+        await _linger(wire.stream)
+        return False
+    if request is None:
+        return False
+    try:
+        status, payload = await _dispatch(wire, request, body, fire, token, agent)
+    except _HttpError as exc:
+        status, payload = exc.status, _error_body(exc.message)
+    del body  # the event is answered: its input is held no longer
+    if payload is None:  # the client left while the hooks ran; nobody to answer
+        return False
+    await wire.send(status, payload)
+    wire.release()
+    return wire.next_cycle()
 
 
 @dataclass(slots=True)
@@ -598,6 +625,28 @@ class _Wire:
         self.buffer = bytearray()
         self.h11: h11.Connection | None = None
         self.close_after = False
+        self.held = 0
+        """Bytes of the budget the request being read or answered holds."""
+        self._held_for = 0
+        """The body size those bytes were charged for."""
+
+    async def hold(self, size: int) -> None:
+        """Charge a body of ``size`` bytes (as its head announces it, or as a chunked
+        one grows) to the budget; ``503`` when it does not fit."""
+        budget = self.limits.budget
+        if budget is None or size <= max(_SMALL_BODY, self._held_for):
+            return
+        size = max(size, 2 * self._held_for)  # a growing chunked body: in doubling steps
+        charged = await budget.hold(size - self._held_for)
+        if not charged:
+            raise _HttpError(503, budget.refusal(size))
+        self.held += charged
+        self._held_for = size
+
+    def release(self) -> None:
+        if self.held and self.limits.budget is not None:
+            self.limits.budget.give(self.held)
+        self.held = self._held_for = 0
 
     @property
     def stream(self) -> trio.SocketStream:
@@ -618,7 +667,7 @@ class _Wire:
     async def read_request(self) -> tuple[_Request | None, bytes]:
         """One whole request; ``(None, b"")`` when the client closed an idle connection."""
         if self.h11 is not None:
-            return await _read_request(self.stream, self.h11, self.limits)
+            return await _read_request(self.stream, self.h11, self.limits, hold=self.hold)
         closed = False
         if self.buffer.startswith((b"\r\n", b"\n")):
             # Empty lines between requests are to be ignored (RFC 9112 §2.2): a
@@ -664,8 +713,9 @@ class _Wire:
             if closed:
                 self.h11.receive_data(b"")
             self.buffer.clear()
-            return await _read_request(self.stream, self.h11, self.limits, deadline)
+            return await _read_request(self.stream, self.h11, self.limits, deadline, self.hold)
         need = end + 4 + head.content_length
+        await self.hold(head.content_length)
         deadline = trio.current_time() + self.limits.body_timeout
         while len(self.buffer) < need:
             data = await self._receive_by(deadline, "http_body_timeout")
@@ -754,9 +804,11 @@ async def _read_request(
     conn: h11.Connection,
     limits: HttpLimits = HttpLimits(),
     deadline: float = math.inf,
+    hold: Callable[[int], Awaitable[None]] | None = None,
 ) -> tuple[_Request | None, bytes]:
     """One whole request through h11; ``(None, b"")`` when the client closed an idle
-    connection.  ``deadline``: the head's, when the simple reader started the clock."""
+    connection.  ``deadline``: the head's, when the simple reader started the clock.
+    ``hold``: charges the body's size to the budget as it becomes known."""
     request: h11.Request | None = None
     body = bytearray()
     events = 0
@@ -788,10 +840,14 @@ async def _read_request(
             length = _content_length(event)
             if length is not None and length > MAX_BODY:
                 raise _HttpError(413, f"request body over {MAX_BODY} bytes")
+            if length is not None and hold is not None:
+                await hold(length)
         elif isinstance(event, h11.Data):
             body += event.data
             if len(body) > MAX_BODY:
                 raise _HttpError(413, f"request body over {MAX_BODY} bytes")
+            if hold is not None:
+                await hold(len(body))
         elif isinstance(event, h11.EndOfMessage):
             assert request is not None
             return _Request(request.method, request.target, list(request.headers)), bytes(body)

@@ -21,6 +21,7 @@ from typing import Any
 import trio
 
 import hookd
+from hookd.daemon import own_process
 from hookd.daemon.server import AlreadyRunning, Daemon, UnsafeSocketPath
 from hookd.daemon.settings import DaemonSettings, SettingsError, load_settings
 from hookd.logging import configure_logging
@@ -148,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"hookd: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_format, settings.log_level)
+    own_process.set_up()
     daemon = Daemon(settings)
     try:
         trio.run(daemon.run)

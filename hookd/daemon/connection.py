@@ -24,7 +24,7 @@ import msgspec
 import structlog
 import trio
 
-from hookd.daemon.limits import BufferBudget, LimitExceeded
+from hookd.daemon.limits import BufferBudget, LimitExceeded, request_id_in
 from hookd.fdio import read_when_ready, write_nowait
 from hookd_client import protocol
 from hookd_client.framing import FrameReader
@@ -216,8 +216,9 @@ class Connection:
 
     # --- receiving ---------------------------------------------------------------
 
-    async def frames(self) -> AsyncIterator[bytes]:
-        """Yield frame bodies until EOF; raise FrameError when framing is lost.
+    async def frames(self) -> AsyncIterator[tuple[bytes, int]]:
+        """Yield ``(frame body, bytes of the budget it holds)`` until EOF; raise
+        FrameError when framing is lost.
 
         Reads in large chunks and lets the client package's sans-IO
         :class:`~hookd_client.framing.FrameReader` cut frames out of them: one
@@ -227,15 +228,20 @@ class Connection:
         for readability first (:func:`hookd.fdio.read_when_ready`): a client
         that fires one event at a time has sent nothing yet when its reply goes
         out.
+
+        The budget a large frame holds passes to whoever takes the body: the
+        dispatcher gives it back when the request is answered
+        (:class:`~hookd.daemon.limits.BufferBudget`).
         """
         frames = FrameReader(self.max_frame)
         frame_started = self._opened
         while True:
             body = frames.next_frame()
             while body is not None:
-                self.release_buffer()
+                held, self.reserved = self.reserved, 0
                 frame_started = trio.current_time()
-                yield body
+                yield body, held
+                body = None  # not kept while this connection waits for its next frame
                 if frames.buffered() >= HEADER.size:
                     # More frames already buffered (a pipelining or flooding
                     # client): let other connections run between them.
@@ -244,23 +250,26 @@ class Connection:
             want = _READ_CHUNK
             size = frames.frame_size()
             if size is not None:
-                if size > _READ_CHUNK and not self.reserved:
-                    self._reserve(size)
+                if size > _READ_CHUNK and not self.reserved and not await self._reserve(size):
+                    await self._drop_frame(frames, size, frame_started)
+                    continue
                 want = min(max(want, size - frames.buffered()), 1 << 20)
-            try:
-                if frames.buffered() or not self.greeted:
-                    # A frame under way, or no hello yet: the peer has a deadline.
-                    chunk = await self._read_by(frame_started, bool(frames.buffered()), want)
-                else:
-                    chunk = await read_when_ready(self._fd, want)
-            except OSError as exc:  # reset by the peer, and the like
-                raise trio.BrokenResourceError(str(exc)) from exc
+            chunk = await self._read(frames, frame_started, want)
             if not chunk:
                 frames.eof()
                 return
             if not frames.buffered():
                 frame_started = trio.current_time()
             frames.feed(chunk)
+
+    async def _read(self, frames: FrameReader, frame_started: float, want: int) -> bytes:
+        try:
+            if frames.buffered() or not self.greeted:
+                # A frame under way, or no hello yet: the peer has a deadline.
+                return await self._read_by(frame_started, bool(frames.buffered()), want)
+            return await read_when_ready(self._fd, want)
+        except OSError as exc:  # reset by the peer, and the like
+            raise trio.BrokenResourceError(str(exc)) from exc
 
     async def _read_by(self, frame_started: float, mid_frame: bool, want: int) -> bytes:
         """Read, or raise :class:`LimitExceeded` when the peer's deadline passes first.
@@ -277,16 +286,38 @@ class Connection:
             return await read_when_ready(self._fd, want)
         raise LimitExceeded("timeout", f"{what} (setting {setting})")
 
-    def _reserve(self, size: int) -> None:
+    async def _reserve(self, size: int) -> bool:
+        """Charge a large frame to the budget, waiting for it (bounded); False: refused."""
         if self.budget is None:
-            return
-        if not self.budget.take(size):
-            raise LimitExceeded(
-                "busy",
-                f"a {size}-byte frame does not fit: unfinished frames already hold "
-                f"{self.budget.used} of {self.budget.total} bytes (setting buffer_budget)",
+            return True
+        self.reserved = await self.budget.hold(size)
+        return bool(self.reserved)
+
+    async def _drop_frame(self, frames: FrameReader, size: int, frame_started: float) -> None:
+        """A frame the budget cannot hold: ``error{busy}`` to its request now, then its
+        bytes read and dropped as they come, so the connection goes on (a refused
+        event is the client's to handle by its failure policy, not a broken pipe)."""
+        assert self.budget is not None
+        prefix, remaining = frames.skip_frame()
+        kind, rid = request_id_in(prefix)
+        self.send(
+            protocol.Error(
+                # A callback's result carries the daemon's id, not one of the client's.
+                id=rid if kind != "callback_result" else None,
+                code="busy",
+                message=self.budget.refusal(size),
             )
-        self.reserved = size
+        )
+        log.warning("frame refused: buffer budget", conn=self.number, size=size, kind=kind)
+        while remaining:
+            chunk = await self._read_by(frame_started, True, min(remaining, 1 << 20))
+            if not chunk:
+                return  # EOF: the caller's next read sees it
+            if len(chunk) > remaining:
+                frames.feed(chunk[remaining:])
+                remaining = 0
+            else:
+                remaining -= len(chunk)
 
     def release_buffer(self) -> None:
         """Give back this connection's share of the buffer budget (frame done, or closed)."""

@@ -109,7 +109,7 @@ class Daemon:
         self.lifecycle = Lifecycle()
         self.socket_path = settings.socket_path()
         self.limits = ConnectionLimits(settings)
-        self.buffer_budget = BufferBudget(settings.buffer_budget)
+        self.buffer_budget = BufferBudget(settings.buffer_budget, wait=settings.buffer_wait)
         self.faults = FaultLog(settings.inject_faults)
         """Failures of long-lived tasks (watcher, sweeps, reload): status shows them."""
         self.started = time.time()
@@ -154,6 +154,8 @@ class Daemon:
             breaker=self.breaker,
             trust=self.trust,
             faults=self.faults,
+            budget=self.buffer_budget,
+            audit=self.audit,
         )
         return Dispatcher(
             self.settings,
@@ -280,6 +282,7 @@ class Daemon:
             max_connections=self.settings.http_max_connections,
             header_timeout=self.settings.http_header_timeout,
             body_timeout=self.settings.http_body_timeout,
+            budget=self.buffer_budget,
         )
         if self.settings.http_port is not None:
             self.http_port = await start_http_endpoint(

@@ -268,6 +268,18 @@ class Engine:
             index_units.append(list(range(position, position + len(unit.hooks))))
             position += len(unit.hooks)
 
+        encoded: list[tuple[dict[str, Any], bytes]] = []
+
+        def stdin_of(raw: dict[str, Any]) -> bytes:
+            """The JSON a hook reads, encoded once per input: every hook of the event
+            shares one copy (an 8 MiB input is not 8 MiB per hook); a sequential
+            chain's rewritten input gets its own."""
+            if encoded and encoded[0][0] is raw:
+                return encoded[0][1]
+            data = msgspec.json.encode(raw) + b"\n"
+            encoded[:] = [(raw, data)]
+            return data
+
         def invocation(
             spec: HookSpec,
             index: int,
@@ -281,7 +293,7 @@ class Engine:
                 spec=spec,
                 event_name=event.name,
                 input=raw,
-                stdin=msgspec.json.encode(raw) + b"\n",
+                stdin=stdin_of(raw),
                 timeout=timeout,
                 env=base_env,
                 cwd=event.typed.cwd,

@@ -299,8 +299,9 @@ async def _read_in(
         await _read(stream, capture, watch, on_ack)
 
 
-def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> bytes | None:
-    """Write ``data`` without waiting and close the stream; what did not fit, if any.
+def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> memoryview | None:
+    """Write ``data`` without waiting and close the stream; what did not fit, if any
+    (a view, not a copy: a big input is shared by every hook of its event).
 
     A hook that exits (or closes stdin) without reading is within its rights:
     the broken pipe ends the feeding quietly.
@@ -313,7 +314,7 @@ def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> bytes | No
         stream.close()
         return None
     if sent < len(data):
-        return data[sent:]
+        return memoryview(data)[sent:]
     stream.close()
     return None
 
@@ -327,7 +328,7 @@ async def _close_pipes(proc: HookProcess | trio.Process) -> None:
             await stream.aclose()
 
 
-async def _feed(stream: trio.abc.SendStream | None, data: bytes) -> None:
+async def _feed(stream: trio.abc.SendStream | None, data: bytes | memoryview) -> None:
     if stream is None:
         return
     async with stream:

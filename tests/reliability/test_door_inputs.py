@@ -13,7 +13,6 @@ not the 10 s hello deadline.
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +127,7 @@ async def test_a_hello_trickled_byte_by_byte_is_closed_at_the_hello_deadline(
                 return None  # the whole hello but its last byte went in: not closed
             try:
                 return _read_frame(conn)
-            except (ConnectionResetError, socket.timeout):
+            except (TimeoutError, ConnectionResetError):
                 return None
 
     reply = await in_thread(run)

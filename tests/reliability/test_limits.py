@@ -21,6 +21,7 @@ import trio.testing
 
 from hookd.bridge import http_endpoint
 from hookd_client import protocol
+from hookd_client.client import Client
 from reliability.helpers import event
 from support.http_door import exchange
 
@@ -142,13 +143,15 @@ async def test_connections_per_peer_process_are_capped(daemon_factory: Any) -> N
     assert err.code == "busy" and "max_connections_per_pid = 3" in err.message
 
 
-async def test_unfinished_frames_share_one_byte_budget(daemon_factory: Any) -> None:
-    """Two half-sent 3 MiB frames against a 4 MiB budget: whichever the daemon reads
-    second is refused; the other one completes."""
-    handle = await daemon_factory(buffer_budget=4 * MIB)
+async def test_large_frames_share_one_byte_budget(daemon_factory: Any) -> None:
+    """Two half-sent 3 MiB frames, each charged three times its size, against a 12 MiB
+    budget: whichever the daemon reads second waits ``buffer_wait``, then its request
+    is refused by its id — at once, before the rest of its frame, which is read and
+    dropped: the connection goes on.  The other one completes."""
+    handle = await daemon_factory(buffer_budget=12 * MIB, buffer_wait=0.3)
     body = msgspec.msgpack.encode({"kind": "status", "id": 7, "pad": "x" * (3 * MIB)})
 
-    def run() -> tuple[protocol.Error, protocol.ServerMessage | None]:
+    def run() -> tuple[protocol.ServerMessage | None, ...]:
         with _connect(handle.socket) as one, _connect(handle.socket) as two:
             for conn in (one, two):
                 conn.sendall(protocol.HEADER.pack(len(body)) + body[:1000])
@@ -157,13 +160,39 @@ async def test_unfinished_frames_share_one_byte_budget(daemon_factory: Any) -> N
             assert len(readable) == 1, readable
             refused = readable[0]
             other = two if refused is one else one
-            err = _error_then_eof(refused)
+            err = _read_frame(refused)
+            refused.sendall(body[1000:] + protocol.encode(protocol.Status(id=8)))
+            after = _read_frame(refused)
             other.sendall(body[1000:])
-            return err, _read_frame(other)
+            return err, after, _read_frame(other)
 
-    err, first_reply = await in_thread(run)
-    assert err.code == "busy" and "buffer_budget" in err.message
+    err, after, first_reply = await in_thread(run)
+    assert isinstance(err, protocol.Error) and err.code == "busy" and err.id == 7, err
+    assert "buffer_budget" in err.message and "buffer_wait" in err.message
+    assert isinstance(after, protocol.Reply) and after.id == 8, after
     assert isinstance(first_reply, protocol.Reply) and first_reply.id == 7
+
+
+async def test_an_event_over_the_budget_meets_the_clients_failure_policy(
+    daemon_factory: Any,
+) -> None:
+    """A refused event is ``busy`` — an error the client's ``on_unavailable`` handles
+    (fail closed here), never a silent allow and never a broken pipe."""
+    handle = await daemon_factory(buffer_budget=2 * MIB)
+    big = event(tool_input={"command": "x" * MIB})
+
+    def run() -> tuple[protocol.FireReply, protocol.FireReply]:
+        with Client(handle.socket) as client:
+            refused = client.fire("PreToolUse", big, on_unavailable="closed")
+            small = client.fire("PreToolUse", event(), on_unavailable="closed")
+        return refused, small
+
+    refused, small = await in_thread(run)
+    assert refused.result.decision == "deny", refused.result
+    assert "busy" in (refused.result.reason or "") and "buffer_budget" in (
+        refused.result.reason or ""
+    )
+    assert small.result.decision is None and small.id != 0  # the connection went on
 
 
 # --- the http endpoint ---------------------------------------------------------------
@@ -195,6 +224,29 @@ async def test_http_connections_over_the_cap_get_503(daemon_factory: Any) -> Non
 
     status, body = _status_and_body(await in_thread(run))
     assert status == 503 and "http_max_connections = 3" in body["error"]
+
+
+async def test_an_http_body_over_the_buffer_budget_gets_503(daemon_factory: Any) -> None:
+    """The http door shares the socket's budget: a body whose event would hold more
+    than it has is answered ``503`` naming the setting; a small one passes after."""
+    _handle, port = await _http_daemon(daemon_factory, buffer_budget=2 * MIB)
+    token = http_endpoint.load_or_create_token()
+
+    def post(payload: dict[str, Any]) -> bytes:
+        body = json.dumps(payload).encode()
+        return exchange(
+            port,
+            b"POST /hooks/PreToolUse HTTP/1.1\r\nhost: x\r\nconnection: close\r\n"
+            b"authorization: Bearer " + token.encode() + b"\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body,
+        )
+
+    status, answer = _status_and_body(
+        await in_thread(post, event(tool_input={"command": "x" * MIB}))
+    )
+    assert status == 503 and "buffer_budget" in answer["error"], answer
+    response = await in_thread(post, event())
+    assert response.startswith(b"HTTP/1.1 200 "), response[:200]
 
 
 async def test_http_headers_sent_byte_by_byte_time_out(daemon_factory: Any) -> None:
