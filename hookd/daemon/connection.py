@@ -87,6 +87,8 @@ class Connection:
         self.greeted = False
         self.send_queue = send_queue
         self._outbox: collections.deque[bytes] = collections.deque()
+        self._queued_held = 0
+        """Bytes of the buffer budget the large replies in the outbox hold."""
         self._writer_busy = False
         self._more = trio.Event()
         self._finishing = False
@@ -134,8 +136,34 @@ class Connection:
             log.warning("client too slow: send queue full, closing", conn=self.number)
             self.close()
             return
+        if not self._hold_queued(len(data)):
+            log.warning(
+                "client too slow: its unread replies do not fit the buffer budget, closing",
+                conn=self.number,
+                queued=self._queued_held,
+                size=len(data),
+            )
+            self.close()
+            return
         self._outbox.append(data)
         self._more.set()
+
+    def _hold_queued(self, size: int) -> bool:
+        """A large reply waiting for a slow reader is charged to the buffer budget —
+        without waiting: 256 queued replies of a few MiB each (hook output, a rewritten
+        input) would otherwise be gigabytes held for a client that does not read."""
+        if self.budget is None or size <= _READ_CHUNK:
+            return True
+        if not self.budget.take(size):
+            return False
+        self._queued_held += size
+        return True
+
+    def _sent_queued(self, size: int) -> None:
+        # After a close every charge was given back at once.
+        if self.budget is not None and size > _READ_CHUNK and not self.closed:
+            self.budget.give(size)
+            self._queued_held -= size
 
     def _too_large(self, message: msgspec.Struct, size: int) -> bytes:
         """The frame that replaces a reply over ``max_frame``: never send a frame the
@@ -164,8 +192,10 @@ class Connection:
                     try:
                         await self.stream.send_all(data)
                     except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        self._sent_queued(len(data))
                         self.close()
                         return
+                self._sent_queued(len(data))
                 self._writer_busy = False
                 if scope.cancelled_caught:
                     log.warning("client too slow: write timed out, closing", conn=self.number)
@@ -181,6 +211,9 @@ class Connection:
         if not self.closed:
             self.closed = True
             self._outbox.clear()
+            if self._queued_held and self.budget is not None:
+                self.budget.give(self._queued_held)
+            self._queued_held = 0
             self._more.set()
             self.cancel_scope.cancel()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import select
 import socket
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from hookd.bridge import http_endpoint
 from hookd_client import protocol
 from hookd_client.client import Client
 from reliability.helpers import event
+from support.daemon import configure
 from support.http_door import exchange
 
 MIB = 1024 * 1024
@@ -193,6 +195,54 @@ async def test_an_event_over_the_budget_meets_the_clients_failure_policy(
         refused.result.reason or ""
     )
     assert small.result.decision is None and small.id != 0  # the connection went on
+
+
+async def test_a_reader_too_slow_for_its_big_replies_is_closed_by_the_budget(
+    daemon_factory: Any,
+) -> None:
+    """Replies a client does not read wait in its queue; large ones are charged to the
+    buffer budget, and the client whose unread replies no longer fit is dropped — long
+    before 256 replies of 300 KB each, and long before the write timeout."""
+    handle = await daemon_factory(buffer_budget=4 * MIB, send_timeout=600.0)
+    context = "x" * 300_000
+    output = json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": context}}
+    )
+    script = handle.root / "big_context.py"
+    script.write_text(f"print({output!r})\n")
+    hook = {"type": "command", "command": f"{sys.executable} {script}"}
+    configure(handle, {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]})
+
+    def flood() -> None:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        conn.connect(str(handle.socket))
+        conn.sendall(protocol.encode(protocol.Hello(client="slow")))
+        for i in range(1, 41):
+            fire = protocol.Fire(id=i, event="PreToolUse", input=event(session_id="slow"))
+            try:
+                conn.sendall(protocol.encode(fire))
+            except OSError:
+                break
+        flooded.append(conn)  # never read; closed by the test at the end
+
+    def status() -> dict[str, Any]:
+        with Client(handle.socket) as client:
+            return client.status()
+
+    flooded: list[socket.socket] = []
+    try:
+        await in_thread(flood)
+        with trio.fail_after(60):
+            while True:
+                st = await in_thread(status)
+                if st["connections"] == 1:  # only this status request's own
+                    break
+                await trio.sleep(0.05)
+        assert st["process"]["buffer_held"] == 0, st["process"]
+    finally:
+        for conn in flooded:
+            conn.close()
 
 
 # --- the http endpoint ---------------------------------------------------------------
