@@ -171,3 +171,58 @@ async def test_the_daemon_keeps_serving_after_every_malformed_relay_input(
     for rid, answer in enumerate(answers, 1):
         assert isinstance(answer, protocol.Error) and answer.id == rid, answer
         assert answer.code == "bad_input", answer
+
+
+AGENT_INPUTS: list[bytes] = [
+    b'{"cwd": "/tmp", "x": "\xff"}',
+    b'{"a": ' + b"[" * DEPTH + b"]" * DEPTH + b"}",
+    b'{"cwd": "/tmp", "n": 1e999}',
+    b"[]",
+    b'{"cwd": 5, "session_id": [1], "tool_input": "x", "toolArgs": 5, "tool_name": 5}',
+    b'{"cwd": "relative/dir", "session_id": "s", "tool_name": "Bash", "tool_input": {}}',
+    b'{"cwd": "/tmp/a\\u0000b", "session_id": "s"}',
+]
+
+
+async def test_every_agents_door_answers_malformed_inputs_by_name(daemon_factory: Any) -> None:
+    """Each agent's adapter, each of its events, through ``relay --agent`` and ``fire``
+    with ``agent``: a malformed input is ``bad_input`` (or a reply), never ``internal``."""
+    from hookd.agents.registry import ADAPTERS
+
+    handle = await daemon_factory()
+
+    def run() -> list[str]:
+        internal: list[str] = []
+        rid = 0
+        with Client(handle.socket) as client:
+            for adapter in ADAPTERS:
+                for spec in adapter.events:
+                    for data in AGENT_INPUTS:
+                        messages: list[Any] = []
+                        rid += 1
+                        messages.append(
+                            protocol.Relay(
+                                id=rid, event=spec.native, input=data, agent=adapter.name
+                            )
+                        )
+                        try:
+                            parsed = json.loads(data)
+                        except (ValueError, RecursionError):
+                            parsed = None
+                        if isinstance(parsed, dict):
+                            rid += 1
+                            messages.append(
+                                protocol.Fire(
+                                    id=rid, event=spec.native, input=parsed, agent=adapter.name
+                                )
+                            )
+                        for message in messages:
+                            try:
+                                client.request(message)
+                            except DaemonError as exc:
+                                if exc.code != "bad_input":
+                                    internal.append(f"{adapter.name} {spec.native}: {exc}")
+        return internal
+
+    with trio.fail_after(300):
+        assert await in_thread(run) == []
