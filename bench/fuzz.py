@@ -94,7 +94,15 @@ class DaemonProcess:
         return 0
 
     def fds(self) -> int:
-        return len(os.listdir(f"/proc/{self.pid}/fd"))
+        """Open descriptors: ``/proc/<pid>/fd``, or — ``hookd serve`` is not dumpable, so
+        for a user other than root that directory is closed — what the daemon reports."""
+        try:
+            return len(os.listdir(f"/proc/{self.pid}/fd"))
+        except PermissionError:
+            from hookd_client.client import Client
+
+            with Client(self.socket, name="fuzz") as client:
+                return int(client.status()["process"]["fds"])
 
 
 def probe_hooks() -> dict[str, Any]:
