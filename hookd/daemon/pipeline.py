@@ -60,6 +60,9 @@ step (:meth:`hookd.handlers.python.PythonRunner.answers_at_once`)."""
 
 log = structlog.get_logger("hookd.pipeline")
 
+_PATH_FIELDS = ("transcript_path", "agent_transcript_path")
+"""Event fields besides ``cwd`` that name a file (an empty one: none)."""
+
 
 @dataclass(slots=True)
 class PreparedEvent:
@@ -222,6 +225,10 @@ class EventPipeline:
         problem = path_problem(event.typed.cwd, absolute=True)
         if problem is not None:
             raise EventInputError(f"{event_name} input: `cwd` {problem}")
+        for field in _PATH_FIELDS:  # read by python hooks' workers: no NUL, no overlength
+            value = raw.get(field)
+            if isinstance(value, str) and value and (problem := path_problem(value)):
+                raise EventInputError(f"{event_name} input: `{field}` {problem}")
         known = self.sessions.get(event.typed.session_id)
         # A known session keeps the project it started in (the table ignores
         # another); the check below then looks at the project actually used.

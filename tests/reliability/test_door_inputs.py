@@ -36,6 +36,10 @@ RELAY_INPUTS = {
     "wrong type": (json.dumps({**event(), "session_id": 7}).encode(), "session_id"),
     "relative cwd": (json.dumps(event(cwd="relative/dir")).encode(), "absolute"),
     "NUL in cwd": (json.dumps(event(cwd="/tmp/a\0b")).encode(), "NUL"),
+    "NUL in transcript_path": (
+        json.dumps(event(transcript_path="/tmp/t\0.jsonl")).encode(),
+        "transcript_path",
+    ),
 }
 
 
