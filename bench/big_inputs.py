@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import socket
 import sys
 import threading
 import time
@@ -91,6 +92,29 @@ def _fire_big(
         client.close()
 
 
+def _post_big(http: Path, mib: float, rounds: int, index: int, outcome: Outcome) -> None:
+    """``rounds`` big events POSTed to the http door's Unix socket (``http.sock``, the
+    Claude Code mod's door: no token), one connection each."""
+    body = json.dumps(big_event(mib, f"big-{index}")).encode()
+    head = (
+        b"POST /hooks/PreToolUse HTTP/1.1\r\nhost: x\r\nconnection: close\r\n"
+        b"content-length: %d\r\n\r\n" % len(body)
+    )
+    for _ in range(rounds):
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.settimeout(120)
+                conn.connect(str(http))
+                conn.sendall(head + body)
+                data = b""
+                while chunk := conn.recv(65536):
+                    data += chunk
+            status = data.split(b" ", 2)[1].decode() if data else "closed"
+            outcome.answers["reply" if status == "200" else f"http:{status}"] += 1
+        except OSError as exc:
+            outcome.answers[f"unavailable:{exc}"[:60]] += 1
+
+
 def _small_loop(sock: Path, stop: threading.Event, outcome: Outcome) -> None:
     small = dict(fuzz.EVENT, session_id="small", tool_name="Read")
     small["tool_input"] = {"file_path": "/etc/hostname"}
@@ -114,17 +138,26 @@ def _sample(daemon: fuzz.DaemonProcess, stop: threading.Event, outcome: Outcome)
 
 
 def burst(
-    daemon: fuzz.DaemonProcess, clients: int, mib: float, rounds: int, reuse: bool = False
+    daemon: fuzz.DaemonProcess,
+    clients: int,
+    mib: float,
+    rounds: int,
+    reuse: bool = False,
+    door: str = "socket",
 ) -> Outcome:
-    """The burst itself, against a running daemon; returns what happened."""
+    """The burst itself, against a running daemon, through ``door`` (``socket``: the
+    daemon's own, ``fire``; ``http``: its http socket); returns what happened."""
     outcome = Outcome()
     stop = threading.Event()
     sampler = threading.Thread(target=_sample, args=(daemon, stop, outcome))
     small = threading.Thread(target=_small_loop, args=(daemon.socket, stop, outcome))
     sampler.start()
     small.start()
+    http = daemon.socket.parent / "http.sock"
     workers = [
         threading.Thread(target=_fire_big, args=(daemon.socket, mib, rounds, i, outcome, reuse))
+        if door == "socket"
+        else threading.Thread(target=_post_big, args=(http, mib, rounds, i, outcome))
         for i in range(clients)
     ]
     for worker in workers:
@@ -156,6 +189,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--hooks", type=int, default=2)
     parser.add_argument("--reuse", action="store_true", help="one connection per client")
+    parser.add_argument("--door", choices=("socket", "http"), default="socket")
     parser.add_argument("--budget-mib", type=int, default=None, help="buffer_budget (MiB)")
     args = parser.parse_args()
     extra: tuple[str, ...] = ()
@@ -164,7 +198,7 @@ def main() -> int:
     with fuzz.daemon_process(hooks(args.hooks), extra) as daemon:
         before = daemon.rss_kb()
         started = time.monotonic()
-        outcome = burst(daemon, args.clients, args.mib, args.rounds, args.reuse)
+        outcome = burst(daemon, args.clients, args.mib, args.rounds, args.reuse, args.door)
         took = time.monotonic() - started
         after = idle_rss_kb(daemon)
         print(
@@ -175,6 +209,7 @@ def main() -> int:
                     "rounds": args.rounds,
                     "hooks": args.hooks,
                     "reuse": args.reuse,
+                    "door": args.door,
                     "seconds": round(took, 1),
                     "rss_before_mib": round(before / 1024, 1),
                     "rss_peak_mib": round(outcome.peak_kb / 1024, 1),

@@ -52,7 +52,27 @@ async def test_many_clients_with_big_inputs_stay_within_the_budget() -> None:
     assert after < before + SLACK, "the burst's memory was not given back"
 
 
-async def _burst(daemon: Any, *, clients: int, mib: float, rounds: int) -> Any:
+@pytest.mark.slow
+async def test_big_http_bodies_stay_within_the_same_budget() -> None:
+    """The http door (its owner-only socket) charges the same budget: ``503`` naming it
+    when full, RSS within it, a small socket event answered meanwhile."""
+    extra = ("--buffer-budget", str(BUDGET), "--buffer-wait", "2")
+    with fuzz.daemon_process(big_inputs.hooks(2), extra) as daemon:
+        before = daemon.rss_kb() * 1024
+        outcome = await _burst(daemon, clients=16, mib=4, rounds=2, door="http")
+        after = big_inputs.idle_rss_kb(daemon) * 1024
+        assert daemon.proc.poll() is None
+    print(f"http: peak {outcome.peak_kb / 1024:.1f} MiB; {dict(outcome.answers)}")
+    assert set(outcome.answers) <= {"reply", "http:503"}, outcome.answers
+    assert outcome.answers["reply"] > 0 and sum(outcome.answers.values()) == 16 * 2
+    assert outcome.small_failed == [] and outcome.small_during > 0
+    assert outcome.peak_kb * 1024 < before + BUDGET + SLACK, "RSS went past the budget"
+    assert after < before + SLACK, "the burst's memory was not given back"
+
+
+async def _burst(
+    daemon: Any, *, clients: int, mib: float, rounds: int, door: str = "socket"
+) -> Any:
     return await trio.to_thread.run_sync(
-        lambda: big_inputs.burst(daemon, clients, mib, rounds, True)
+        lambda: big_inputs.burst(daemon, clients, mib, rounds, True, door)
     )
