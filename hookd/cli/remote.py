@@ -255,7 +255,8 @@ def _status_process(st: dict[str, Any]) -> list[str]:
             f"process: rss {proc['rss_kb'] / 1024:.1f} MiB, {proc['fds']} fds, "
             f"traceable by hooks: {traced}; buffer budget {proc['buffer_held'] / mib:.1f} "
             f"of {proc['buffer_budget'] / mib:.0f} MiB held, "
-            f"{proc['buffer_refused']} refused",
+            f"{proc['buffer_refused']} refused, "
+            f"{proc.get('buffer_outputs_cut', 0)} hook output(s) cut short",
         ]
     audit = st.get("audit")
     if audit and audit.get("lost"):

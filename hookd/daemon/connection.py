@@ -151,11 +151,17 @@ class Connection:
     def _hold_queued(self, size: int) -> bool:
         """A large reply waiting for a slow reader is charged to the buffer budget —
         without waiting: 256 queued replies of a few MiB each (hook output, a rewritten
-        input) would otherwise be gigabytes held for a client that does not read."""
+        input) would otherwise be gigabytes held for a client that does not read.  The
+        first large one always goes in (charged even past the budget: it is held all
+        the same) — a reply larger than what the socket takes at once is no sign of a
+        slow reader; a second piling up behind it, with no room left, is."""
         if self.budget is None or size <= _READ_CHUNK:
             return True
-        if not self.budget.take(size):
-            return False
+        if self._queued_held:
+            if not self.budget.take(size):
+                return False
+        else:
+            self.budget.force(size)
         self._queued_held += size
         return True
 

@@ -24,7 +24,14 @@ import trio
 from hookd.daemon.settings import DaemonSettings
 from hookd_client import protocol
 
-__all__ = ["HELD_COPIES", "BufferBudget", "ConnectionLimits", "LimitExceeded", "request_id_in"]
+__all__ = [
+    "HELD_COPIES",
+    "BufferBudget",
+    "ConnectionLimits",
+    "EventCharge",
+    "LimitExceeded",
+    "request_id_in",
+]
 
 
 class LimitExceeded(protocol.FrameError):
@@ -60,6 +67,8 @@ class BufferBudget:
     used: int = 0
     refused: int = 0
     """Frames refused for want of budget since the daemon started (``hookctl status``)."""
+    outputs_cut: int = 0
+    """Hook outputs cut short for want of budget (``truncated``) since the daemon started."""
     _freed: trio.Event = field(default_factory=trio.Event)
 
     def take(self, size: int) -> bool:
@@ -67,6 +76,11 @@ class BufferBudget:
             return False
         self.used += size
         return True
+
+    def force(self, size: int) -> None:
+        """Count ``size`` bytes held whether or not they fit: memory already spent (one
+        large reply on its way out) that the next request must wait for."""
+        self.used += size
 
     def give(self, size: int) -> None:
         if size:
@@ -100,6 +114,34 @@ class BufferBudget:
                 return True
         self.refused += 1
         return False
+
+
+class EventCharge:
+    """One event's share of the budget for its hooks' output (``OutputBudget``): taken
+    without waiting as the output arrives — no room, and the hook keeps no more of it —
+    and given back, all of it, when the event is answered.  Output that arrives after
+    that (a hook that went async) is not charged: ``async_max_running`` bounds it."""
+
+    __slots__ = ("budget", "held", "open")
+
+    def __init__(self, budget: BufferBudget) -> None:
+        self.budget = budget
+        self.held = 0
+        self.open = True
+
+    def take(self, size: int) -> bool:
+        if not self.open:
+            return True
+        if not self.budget.take(size):
+            self.budget.outputs_cut += 1
+            return False
+        self.held += size
+        return True
+
+    def close(self) -> None:
+        self.open = False
+        self.budget.give(self.held)
+        self.held = 0
 
 
 def request_id_in(prefix: bytes | bytearray) -> tuple[str | None, int | None]:

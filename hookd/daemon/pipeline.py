@@ -40,6 +40,7 @@ from hookd.daemon.activity import Activity
 from hookd.daemon.async_delivery import AsyncDelivery
 from hookd.daemon.async_runner import AsyncRunner
 from hookd.daemon.audit import AuditLog, EventAudit
+from hookd.daemon.limits import BufferBudget, EventCharge
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import Session, SessionTable
 from hookd.daemon.trust import TrustGate, canonical
@@ -111,8 +112,11 @@ class EventPipeline:
         async_delivery: AsyncDelivery,
         activity: Activity,
         answers_at_once: AnswersAtOnce | None = None,
+        budget: BufferBudget | None = None,
     ) -> None:
         self.engine = engine
+        self.budget = budget
+        """The buffer budget each event's hooks charge the output they keep to."""
         self.answers_at_once = answers_at_once
         self.sessions = sessions
         self.registry = registry
@@ -368,6 +372,7 @@ class EventPipeline:
         session = prepared.session
         session.in_flight += 1
         self.activity.event_started()
+        charge = EventCharge(self.budget) if self.budget is not None else None
         try:
             try:
                 result = await self.engine.fire(
@@ -381,10 +386,13 @@ class EventPipeline:
                     progress=self._progress(session, progress, prepared.audit),
                     plan=prepared.plan,
                     cap_stop=not prepared.agent_caps_stop,
+                    output_budget=charge,
                 )
             finally:
                 session.in_flight -= 1
                 self.activity.event_finished()
+                if charge is not None:
+                    charge.close()
             return self._finish(prepared, result, deliver_async)
         except BaseException:
             # Cancelled (the requester hung up, the daemon stops) or a bug on the way

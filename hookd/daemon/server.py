@@ -143,6 +143,7 @@ class Daemon:
             async_delivery=self.async_delivery,
             activity=self.activity,
             answers_at_once=handlers.python.answers_at_once,
+            budget=self.buffer_budget,
         )
         status = StatusSources(
             server=self,

@@ -88,6 +88,8 @@ class ProcessStatus(msgspec.Struct, kw_only=True):
     """Bytes of it held now (large frames arriving, and their events until answered)."""
     buffer_refused: int
     """Large frames refused for want of budget (``busy``) since the daemon started."""
+    buffer_outputs_cut: int = 0
+    """Hook outputs cut short (``truncated``) for want of budget since the daemon started."""
 
 
 class AuditStatus(msgspec.Struct, kw_only=True):
@@ -196,6 +198,7 @@ def _process(budget: BufferBudget | None) -> ProcessStatus:
         buffer_budget=budget.total if budget is not None else 0,
         buffer_held=budget.used if budget is not None else 0,
         buffer_refused=budget.refused if budget is not None else 0,
+        buffer_outputs_cut=budget.outputs_cut if budget is not None else 0,
     )
 
 

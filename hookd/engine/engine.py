@@ -33,6 +33,7 @@ from hookd.engine.aggregate import aggregate
 from hookd.engine.interpret import interpret
 from hookd.engine.selection import IndexedGroup, index_for, indexed_group
 from hookd.handlers.base import HandlerFn, HandlerResult, HttpPolicy, Invocation, RunAdopter
+from hookd.handlers.process import OutputBudget
 from hookd.logging import debug_enabled
 from hookd_client.events import DecodedEvent, matcher_query
 from hookd_client.results import FireResult, HookRef, HookRun
@@ -240,8 +241,11 @@ class Engine:
         progress: ProgressFn | None = None,
         plan: Plan | None = None,
         cap_stop: bool = True,
+        output_budget: OutputBudget | None = None,
     ) -> FireResult:
         """Run the event's hooks and aggregate; ``plan`` if the caller already made one.
+
+        ``output_budget``: where the event's command hooks charge the output they keep.
 
         ``cap_stop``: apply ``stop_block_cap`` to Stop/SubagentStop blocks.  False
         when the agent enforces its own cap (Claude Code: the 9th consecutive block
@@ -305,6 +309,7 @@ class Engine:
                 http_policy=http_policy,
                 project_trusted=config.project_trusted,
                 async_adopter=adopter,
+                output_budget=output_budget,
             )
 
         # Duck-typed on purpose: isinstance() against a runtime-checkable Protocol

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from hookd.config.model import HookSpec
 
 if TYPE_CHECKING:
-    from hookd.handlers.process import AsyncHandoff
+    from hookd.handlers.process import AsyncHandoff, OutputBudget
 
 RunAdopter = Callable[["Invocation", "AsyncHandoff"], "str | None"]
 """Takes over the run of a command hook that backgrounded itself (first stdout line
@@ -26,6 +26,7 @@ RunAdopter = Callable[["Invocation", "AsyncHandoff"], "str | None"]
 when it adopted it or the reason it refused (the async runner's ``adopt``)."""
 
 __all__ = ["NO_JSON", "HandlerFn", "HandlerResult", "HttpPolicy", "Invocation"]
+
 
 NO_JSON: Any = object()
 """Marker: the handler produced text (stdout) rather than an already-decoded answer."""
@@ -84,6 +85,8 @@ class Invocation:
     untrusted project: a user-level hook then must not import the repository's modules."""
     async_adopter: RunAdopter | None = None
     """Who takes a command hook that backgrounds itself (first stdout line ``{"async": true}``)."""
+    output_budget: OutputBudget | None = None
+    """Where the output a command hook's run keeps is charged (None: nowhere)."""
 
 
 @dataclass(slots=True)

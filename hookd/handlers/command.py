@@ -154,6 +154,7 @@ class CommandRunner:
                 on_spawn=lambda pid: setattr(inv, "pid", pid),
                 on_async_ack=adopter,
                 run_id=inv.run_id,
+                output_budget=inv.output_budget,
             )
 
         direct = simple_argv(argv[2], env) if self.direct and argv[:2] == _SH_C else None

@@ -53,6 +53,7 @@ from hookd.subreaper import SUBREAPER
 __all__ = [
     "AsyncAdopter",
     "AsyncHandoff",
+    "OutputBudget",
     "ProcessResult",
     "kill_tree",
     "run_process_capped",
@@ -81,9 +82,27 @@ class ProcessResult:
     """The first stdout line was an async acknowledgement but the adopter refused it (why)."""
 
 
+class OutputBudget(Protocol):
+    """Room for a hook's output beyond its first 64 KiB per stream, in the daemon's buffer
+    budget, for as long as its event is in flight (hookd/daemon/limits.py)."""
+
+    def take(self, size: int) -> bool:
+        """Charge ``size`` more bytes; False when there is no room (keep no more)."""
+        ...
+
+
+_FREE_OUTPUT = 65536
+"""Bytes of each stream kept without asking the output budget (most hooks print less)."""
+
+
 class _Capture:
-    def __init__(self, cap: int) -> None:
+    """One stream of a hook's output, kept up to ``cap`` — and, past its first 64 KiB,
+    only while ``budget`` has room: a hundred events whose hooks each print their
+    megabyte would otherwise hold it all at once, outside every limit."""
+
+    def __init__(self, cap: int, budget: OutputBudget | None = None) -> None:
         self.cap = cap
+        self.budget = budget
         self.parts: list[bytes] = []
         self.size = 0
         self.truncated = False
@@ -96,6 +115,11 @@ class _Capture:
         if len(chunk) > room:
             chunk = chunk[:room]
             self.truncated = True
+        charged = self.size + len(chunk) - max(self.size, _FREE_OUTPUT)
+        if self.budget is not None and charged > 0 and not self.budget.take(charged):
+            self.cap = self.size  # no room: keep what we have, drain and drop the rest
+            self.truncated = True
+            return
         self.parts.append(chunk)
         self.size += len(chunk)
 
@@ -352,10 +376,13 @@ async def run_process_capped(
     on_spawn: Callable[[int], None] | None = None,
     on_async_ack: AsyncAdopter | None = None,
     run_id: str | None = None,
+    output_budget: OutputBudget | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or ``timeout``; on timeout or cancellation kill its tree.
 
     ``run_id``: the ``HOOKD_RUN_ID`` marker to give the tree (default: a new one).
+    ``output_budget``: where output kept past 64 KiB a stream is charged (no room:
+    the rest is dropped, ``truncated``).
 
     ``pipe_grace``: once the hook itself has exited, how long to keep reading
     from pipes that a background grandchild may still hold open.  Claude Code
@@ -380,7 +407,7 @@ async def run_process_capped(
     if on_spawn is not None:
         on_spawn(proc.pid)
 
-    out, err = _Capture(output_cap), _Capture(output_cap)
+    out, err = _Capture(output_cap, output_budget), _Capture(output_cap, output_budget)
     watch = _FirstLine() if on_async_ack is not None else None
     timed_out = False
     killed = 0

@@ -245,6 +245,28 @@ async def test_a_reader_too_slow_for_its_big_replies_is_closed_by_the_budget(
             conn.close()
 
 
+async def test_hook_output_is_kept_only_while_the_budget_has_room(daemon_factory: Any) -> None:
+    """Past its first 64 KiB a stream, what a hook prints is charged to the buffer budget
+    until its event is answered; with no room left the rest is dropped (``truncated``),
+    however high ``output_cap`` is — and all of it is given back after."""
+    handle = await daemon_factory(buffer_budget=4 * MIB, output_cap=64 * MIB)
+    script = handle.root / "loud.py"
+    script.write_text(f"import sys\nsys.stdout.write('x' * {8 * MIB})\n")
+    hook = {"type": "command", "command": f"{sys.executable} {script}"}
+    configure(handle, {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]})
+
+    def run() -> tuple[protocol.FireReply, dict[str, Any]]:
+        with Client(handle.socket) as client:
+            reply = client.fire("PreToolUse", event(session_id="loud"))
+            return reply, client.status()
+
+    reply, st = await in_thread(run)
+    (hook_run,) = reply.result.hooks
+    assert hook_run.outcome == "success" and hook_run.truncated
+    assert 64 * 1024 <= len(hook_run.stdout) <= 4 * MIB + 64 * 1024, len(hook_run.stdout)
+    assert st["process"]["buffer_held"] == 0 and st["process"]["buffer_outputs_cut"] == 1
+
+
 # --- the http endpoint ---------------------------------------------------------------
 
 
