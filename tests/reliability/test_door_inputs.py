@@ -13,6 +13,7 @@ not the 10 s hello deadline.
 from __future__ import annotations
 
 import json
+import select
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,7 @@ async def test_a_hello_trickled_byte_by_byte_is_closed_at_the_hello_deadline(
                     conn.sendall(bytes([byte]))
                 except OSError:  # closed: the error frame is waiting to be read
                     break
-                ready, _, _ = __import__("select").select([conn], [], [], 0.05)
+                ready, _, _ = select.select([conn], [], [], 0.05)
                 if ready:
                     break
             else:
