@@ -310,6 +310,18 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
+def open_fds(pid: int, sock: Path) -> int:
+    """The daemon's open descriptors: ``/proc/<pid>/fd``, or — since ``hookd serve`` is
+    not dumpable, that directory is root's — what the daemon reports of itself."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except PermissionError:
+        from hookd_client.client import Client
+
+        with Client(sock, name="bench") as client:
+            return int(client.status()["process"]["fds"])
+
+
 def machine() -> dict[str, str]:
     model = "unknown"
     try:

@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,7 +94,15 @@ class DaemonProcess:
         return 0
 
     def fds(self) -> int:
-        return len(os.listdir(f"/proc/{self.pid}/fd"))
+        """Open descriptors: ``/proc/<pid>/fd``, or — ``hookd serve`` is not dumpable, so
+        for a user other than root that directory is closed — what the daemon reports."""
+        try:
+            return len(os.listdir(f"/proc/{self.pid}/fd"))
+        except PermissionError:
+            from hookd_client.client import Client
+
+            with Client(self.socket, name="fuzz") as client:
+                return int(client.status()["process"]["fds"])
 
 
 def probe_hooks() -> dict[str, Any]:
@@ -107,7 +115,10 @@ def probe_hooks() -> dict[str, Any]:
 
 
 def start_daemon(
-    base: Path, hooks: dict[str, Any] | None = None, extra_args: tuple[str, ...] = ()
+    base: Path,
+    hooks: dict[str, Any] | None = None,
+    extra_args: tuple[str, ...] = (),
+    preexec_fn: Callable[[], None] | None = None,
 ) -> DaemonProcess:
     """``python -m hookd serve`` with its socket, state and config under ``base``.
 
@@ -148,6 +159,7 @@ def start_daemon(
         stdout=subprocess.DEVNULL,
         stderr=None if os.environ.get("FUZZ_DAEMON_LOG") else subprocess.DEVNULL,
         cwd=str(ROOT),
+        preexec_fn=preexec_fn,
     )
     deadline = time.monotonic() + 30
     while not _accepts(sock):
@@ -171,12 +183,14 @@ def stop_daemon(daemon: DaemonProcess) -> None:
 
 @contextmanager
 def daemon_process(
-    hooks: dict[str, Any] | None = None, extra_args: tuple[str, ...] = ()
+    hooks: dict[str, Any] | None = None,
+    extra_args: tuple[str, ...] = (),
+    preexec_fn: Callable[[], None] | None = None,
 ) -> Iterator[DaemonProcess]:
     """A daemon in a private directory; stopped (and the directory removed) on exit."""
     base = Path(tempfile.mkdtemp(prefix="hkfz", dir="/tmp"))
     try:
-        daemon = start_daemon(base, hooks, extra_args)
+        daemon = start_daemon(base, hooks, extra_args, preexec_fn)
         try:
             yield daemon
         finally:

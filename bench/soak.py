@@ -39,7 +39,7 @@ from typing import Any
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _util import hookd_daemon, rss_kb
+from _util import hookd_daemon, open_fds, rss_kb
 from fuzz import EVENT, HELLO, _read_frame, encode, frame
 
 ECHO_PROMPT = "printf '%s ' \"$HOOK_SESSION_ID\"; cat"
@@ -191,10 +191,6 @@ async def drain(sock: Path, sessions: list[str], tally: Tally, quiet_for: float 
                 tally.listed[str(entry.get("state"))] += 1
 
 
-def _fds(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
 def _children(pid: int) -> tuple[int, int]:
     """(live children, zombie children) of ``pid``."""
     live = zombies = 0
@@ -214,12 +210,12 @@ def _children(pid: int) -> tuple[int, int]:
     return live, zombies
 
 
-def sample(pid: int, started: float, tally: Tally) -> dict[str, Any]:
+def sample(pid: int, sock: Path, started: float, tally: Tally) -> dict[str, Any]:
     live, zombies = _children(pid)
     row = {
         "t_s": round(time.monotonic() - started),
         "rss_kb": rss_kb(pid),
-        "fds": _fds(pid),
+        "fds": open_fds(pid, sock),
         "children": live,
         "zombies": zombies,
         "events": tally.events,
@@ -240,7 +236,7 @@ async def main_async(args: argparse.Namespace) -> int:
         started = time.monotonic()
         until = started + args.minutes * 60
         print(f"soak: {args.sessions} sessions for {args.minutes} min, daemon pid {daemon.pid}")
-        rows.append(sample(daemon.pid, started, tally))
+        rows.append(sample(daemon.pid, daemon.socket, started, tally))
 
         async def reloader() -> None:
             generation = 0
@@ -260,7 +256,7 @@ async def main_async(args: argparse.Namespace) -> int:
         async def sampler() -> None:
             while time.monotonic() < until:
                 await trio.sleep(args.sample)
-                rows.append(sample(daemon.pid, started, tally))
+                rows.append(sample(daemon.pid, daemon.socket, started, tally))
 
         async with trio.open_nursery() as nursery:
             nursery.start_soon(reloader)
@@ -268,7 +264,7 @@ async def main_async(args: argparse.Namespace) -> int:
             for session in sessions:
                 nursery.start_soon(agent, daemon.socket, session, str(project), until, tally)
         await drain(daemon.socket, sessions, tally)
-        rows.append(sample(daemon.pid, started, tally))
+        rows.append(sample(daemon.pid, daemon.socket, started, tally))
 
     lost = tally.async_sent - set(tally.async_seen)
     duplicated = sum(1 for n in tally.async_seen.values() if n > 1)

@@ -20,6 +20,7 @@ import msgspec
 
 from hookd_client import protocol
 from hookd_client.client import (
+    UNAVAILABLE_CODES,
     DaemonError,
     DaemonUnavailable,
     agent_environment,
@@ -55,14 +56,6 @@ awaitable of one.  ``None`` and ``{}`` both mean "no opinion"."""
 
 ProgressFn: TypeAlias = Callable[[protocol.Progress], Any]
 """Called with each ``progress`` message of a Fire; may return an awaitable."""
-
-UNAVAILABLE_CODES = frozenset({"shutting_down", "internal"})
-"""Daemon error codes that mean "hookd could not decide", not "your request is wrong".
-
-A fire that gets one of these is treated like an unreachable daemon by the
-``on_unavailable`` policy; ``bad_input`` and the like still raise, because
-failing open on a malformed request would hide the caller's bug.
-"""
 
 M = TypeVar("M")
 T = TypeVar("T")

@@ -29,6 +29,7 @@ from hookd_client.sockpath import default_socket_path, unsafe_reason
 __all__ = [
     "DEFAULT_FIRE_TIMEOUT",
     "DEFAULT_TIMEOUT",
+    "UNAVAILABLE_CODES",
     "Client",
     "DaemonError",
     "DaemonUnavailable",
@@ -72,6 +73,17 @@ def check_socket(path: Path) -> None:
     reason = unsafe_reason(str(path))
     if reason is not None:
         raise UnsafeSocket(path, reason)
+
+
+UNAVAILABLE_CODES = frozenset({"shutting_down", "internal", "busy"})
+"""Daemon error codes that mean "hookd could not decide", not "your request is wrong".
+
+A fire that gets one of these is treated like an unreachable daemon by the
+``on_unavailable`` policy; ``bad_input`` and the like still raise, because
+failing open on a malformed request would hide the caller's bug.  ``busy``: the
+daemon refused the event for want of memory (``buffer_budget``, too many
+connections) — the same event may well pass a moment later.
+"""
 
 
 class DaemonError(RuntimeError):
@@ -321,7 +333,7 @@ class Client:
                 id=0, result=fallback_result(event, on_unavailable, exc.reason)
             )
         except DaemonError as exc:
-            if on_unavailable == "raise" or exc.code not in ("shutting_down", "internal"):
+            if on_unavailable == "raise" or exc.code not in UNAVAILABLE_CODES:
                 raise
             return protocol.FireReply(id=0, result=fallback_result(event, on_unavailable, str(exc)))
         if not isinstance(reply, protocol.FireReply):

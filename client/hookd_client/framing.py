@@ -70,6 +70,18 @@ class FrameReader:
         (length,) = _unpack_from(self._buf)
         return _HEADER_SIZE + int(length)
 
+    def skip_frame(self, keep: int = 64) -> tuple[bytes, int]:
+        """Drop the frame under way (its header is in): the first ``keep`` bytes of its
+        body received so far, and how many of its bytes are still to come — the
+        caller reads and drops those, so that a refused frame costs no memory."""
+        size = self.frame_size()
+        if size is None:
+            raise ValueError("no frame under way")
+        have = len(self._buf)
+        prefix = bytes(self._buf[_HEADER_SIZE : min(have, size, _HEADER_SIZE + keep)])
+        del self._buf[: min(have, size)]
+        return prefix, max(0, size - have)
+
     def eof(self) -> None:
         """The stream ended: fine between frames, a FrameError inside one."""
         if self._buf:

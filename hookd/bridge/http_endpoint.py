@@ -139,6 +139,24 @@ class HttpLimits:
     body_timeout: float = math.inf
     max_unauthenticated: int = 32
     first_request_timeout: float = math.inf
+    budget: MemoryBudget | None = None
+    """The daemon's buffer budget, shared with its Unix socket: a body over 64 KiB is
+    charged from its head until its answer is sent, and one that does not fit is
+    answered ``503``."""
+
+
+class MemoryBudget(Protocol):
+    """What the endpoint asks of the daemon's buffer budget (hookd/daemon/limits.py)."""
+
+    async def hold(self, size: int) -> int: ...
+
+    def give(self, size: int) -> None: ...
+
+    def refusal(self, size: int) -> str: ...
+
+
+_SMALL_BODY = 65536
+"""Bodies up to this size are not charged to the budget (the connection cap bounds them)."""
 
 
 class FireFn(Protocol):
@@ -563,24 +581,34 @@ async def _serve_connection(wire: _Wire, fire: FireFn, agent: _HttpAgent) -> Non
     Every error answer — ``401``, ``404``, ``408``, a hook input refused with
     ``400`` — ends the connection: a client that got one has nothing more to
     say on it that hookd wants to hear, and a connection that keeps being
-    refused must not keep a place (issue 28)."""
-    while True:
-        try:
-            request, body = await wire.read_request()
-            if request is None:
-                return
-            status, payload = await _dispatch(wire, request, body, fire, agent)
-        except _HttpError as exc:
-            await _fail(wire, exc.status, exc.message)
-            return
-        except h11.RemoteProtocolError as exc:
-            await _fail(wire, exc.error_status_hint, f"bad HTTP request: {exc}")
-            return
-        if payload is None:  # the client left while the hooks ran; nobody to answer
-            return
-        await wire.send(status, payload)
-        if not wire.next_cycle():
-            return
+    refused must not keep a place (issue 28).  A large body's share of the buffer
+    budget is held from its head until its answer is sent (issue 28.9)."""
+    try:
+        while await _serve_one(wire, fire, agent):
+            pass
+    finally:
+        wire.release()
+
+
+async def _serve_one(wire: _Wire, fire: FireFn, agent: _HttpAgent) -> bool:
+    """One request and its answer; False when the connection is done."""
+    try:
+        request, body = await wire.read_request()
+        if request is None:
+            return False
+        status, payload = await _dispatch(wire, request, body, fire, agent)
+    except _HttpError as exc:
+        await _fail(wire, exc.status, exc.message)
+        return False
+    except h11.RemoteProtocolError as exc:
+        await _fail(wire, exc.error_status_hint, f"bad HTTP request: {exc}")
+        return False
+    del body  # the event is answered: its input is held no longer
+    if payload is None:  # the client left while the hooks ran; nobody to answer
+        return False
+    await wire.send(status, payload)
+    wire.release()
+    return wire.next_cycle()
 
 
 async def _fail(wire: _Wire, status: int, message: str) -> None:
@@ -637,6 +665,28 @@ class _Wire:
         self.buffer = bytearray()
         self.h11: h11.Connection | None = None
         self.close_after = False
+        self.held = 0
+        """Bytes of the budget the request being read or answered holds."""
+        self._held_for = 0
+        """The body size those bytes were charged for."""
+
+    async def hold(self, size: int) -> None:
+        """Charge a body of ``size`` bytes (as its head announces it, or as a chunked
+        one grows) to the budget; ``503`` when it does not fit."""
+        budget = self.limits.budget
+        if budget is None or size <= max(_SMALL_BODY, self._held_for):
+            return
+        size = max(size, 2 * self._held_for)  # a growing chunked body: in doubling steps
+        charged = await budget.hold(size - self._held_for)
+        if not charged:
+            raise _HttpError(503, budget.refusal(size))
+        self.held += charged
+        self._held_for = size
+
+    def release(self) -> None:
+        if self.held and self.limits.budget is not None:
+            self.limits.budget.give(self.held)
+        self.held = self._held_for = 0
 
     @property
     def stream(self) -> trio.SocketStream:
@@ -721,6 +771,7 @@ class _Wire:
             )
         request = self.check_head(_Request(head.method, head.target, head.headers))
         need = end + 4 + head.content_length
+        await self.hold(head.content_length)
         deadline = trio.current_time() + self.limits.body_timeout
         while len(self.buffer) < need:
             data = await self._receive_by(deadline, "http_body_timeout")
@@ -908,23 +959,33 @@ async def _read_request(
         if events % _YIELD_EVERY == 0:
             await trio.lowlevel.checkpoint()
         if isinstance(event, h11.Request):
-            request = _Request(event.method, event.target, list(event.headers))
+            request = await _h11_head(event, wire)
             deadline = trio.current_time() + limits.body_timeout
             setting = "http_body_timeout"
-            length = _content_length(event)
-            if length is not None and length > MAX_BODY:
-                raise _HttpError(413, f"request body over {MAX_BODY} bytes")
-            if wire is not None:
-                wire.check_head(request)
         elif isinstance(event, h11.Data):
             body += event.data
             if len(body) > MAX_BODY:
                 raise _HttpError(413, f"request body over {MAX_BODY} bytes")
+            if wire is not None:
+                await wire.hold(len(body))
         elif isinstance(event, h11.EndOfMessage):
             assert request is not None
             return request, bytes(body)
         elif isinstance(event, h11.ConnectionClosed):
             return None, b""
+
+
+async def _h11_head(event: h11.Request, wire: _Wire | None) -> _Request:
+    """A head h11 read: its size checked, routed and authorized, its body charged."""
+    request = _Request(event.method, event.target, list(event.headers))
+    length = _content_length(event)
+    if length is not None and length > MAX_BODY:
+        raise _HttpError(413, f"request body over {MAX_BODY} bytes")
+    if wire is not None:
+        wire.check_head(request)
+        if length is not None:
+            await wire.hold(length)
+    return request
 
 
 def _log_silent(limits: HttpLimits) -> None:

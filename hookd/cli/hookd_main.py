@@ -21,6 +21,7 @@ from typing import Any
 import trio
 
 import hookd
+from hookd.daemon import own_process
 from hookd.daemon.server import AlreadyRunning, Daemon, HttpPortTaken, UnsafeSocketPath
 from hookd.daemon.settings import (
     CLEARED,
@@ -168,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"hookd: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_format, settings.log_level)
+    own_process.set_up()
     daemon = Daemon(settings, source=source)
     try:
         trio.run(daemon.run)

@@ -111,6 +111,7 @@ def render_status(st: dict[str, Any]) -> str:
         _status_sessions,
         _status_running,
         _status_async,
+        _status_process,
         _status_counters,
     ):
         out.extend(section(st))
@@ -291,6 +292,33 @@ def _status_async(st: dict[str, Any]) -> list[str]:
     return ["", f"async hooks ({len(st['async_hooks'])}):", _table(rows, header)]
 
 
+def _status_process(st: dict[str, Any]) -> list[str]:
+    """Memory, the buffer budget, and audit records lost (a full disk; in red: an
+    answered event missing from the audit log says so nowhere else)."""
+    out: list[str] = []
+    proc = st.get("process")
+    if proc:
+        mib = 1024 * 1024
+        traced = {True: "yes", False: "no", None: "unknown"}[proc.get("dumpable")]
+        out += [
+            "",
+            f"process: rss {proc['rss_kb'] / 1024:.1f} MiB, {proc['fds']} fds, "
+            f"traceable by hooks: {traced}; buffer budget {proc['buffer_held'] / mib:.1f} "
+            f"of {proc['buffer_budget'] / mib:.0f} MiB held, "
+            f"{proc['buffer_refused']} refused, "
+            f"{proc.get('buffer_outputs_cut', 0)} hook output(s) cut short",
+        ]
+    audit = st.get("audit")
+    if audit and audit.get("lost"):
+        out += [
+            "",
+            "audit errors:",
+            f"  {audit['lost']} record(s) lost (their events were answered), last "
+            f"{_ago(audit.get('last_error_at'))}: {audit.get('last_error')}",
+        ]
+    return out
+
+
 def _status_counters(st: dict[str, Any]) -> list[str]:
     counters = st.get("counters") or {}
     if not counters:
@@ -307,7 +335,7 @@ def _coloured(text: str, style: Style) -> str:
         if line and not line.startswith(" ") and line.endswith(":"):
             section = line
             out.append(style.bold(line))
-        elif line.startswith("  ") and section in ("config errors:", _DOORS_TITLE):
+        elif line.startswith("  ") and section in ("config errors:", "audit errors:", _DOORS_TITLE):
             out.append(style.red(line))
         elif line.startswith("  ") and section == "config warnings:":
             out.append(style.yellow(line))

@@ -26,6 +26,7 @@ unnoticed.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import itertools
@@ -216,7 +217,11 @@ class EventAudit:
     raw: dict[str, Any]
     hash: str
     data: bytes
-    """The input's compact JSON: hashed once, and written into the record as is."""
+    """The input's compact JSON: hashed once, and written into the record as is — kept
+    only when it is within the cap (a larger input is recorded by hash and size, and
+    its JSON would be one more copy of it held while the event runs)."""
+    size: int
+    """Bytes of the input's compact JSON."""
     started: float
     """``time.perf_counter()`` when the event began (the record's ``duration_ms``)."""
     agent: str = ""
@@ -252,6 +257,11 @@ class AuditLog:
         self.enabled = enabled
         self.written = 0
         self.failed = 0
+        """Records lost: their write failed (a full disk, a file over its size limit)."""
+        self.last_error: str | None = None
+        self.last_error_at: float | None = None
+        self._burst_lost: int | None = None
+        """Records lost since writes began failing; None while they succeed."""
         self._fd: int | None = None
         self._size = 0
 
@@ -273,6 +283,7 @@ class AuditLog:
         out with it in one ``write`` — for an event of one hook only, where nothing can
         happen between the run's end and the event's record."""
         digest, data = input_hash(raw) if self.enabled else ("", b"")
+        size = len(data)
         return EventAudit(
             f"{self._id_prefix}{next(self._ids) & 0xFFFFFFFF:08x}",
             session_id,
@@ -281,7 +292,8 @@ class AuditLog:
             client,
             raw,
             digest,
-            data,
+            data if size <= self.input_cap else b"",
+            size,
             time.perf_counter(),
             agent,
             native_event if native_event != event else "",
@@ -333,7 +345,7 @@ class AuditLog:
     def event(self, audit: EventAudit, result: FireResult, untrusted: int = 0) -> None:
         if not self.enabled:
             return
-        size = len(audit.data)
+        size = audit.size
         keep = size <= self.input_cap
         now = time.perf_counter()
         record = AuditEvent(
@@ -399,25 +411,57 @@ class AuditLog:
     def _append(self, lines: bytes, records: int = 1) -> None:
         """Write whole lines (newlines included), ``records`` of them, with one ``write``
         — more only if the kernel takes less (a full disk): never half a line and then
-        another record after it."""
+        another record after it.
+
+        A failed write loses its records (the event is still answered: an agent
+        must not stall on the disk), counts them (``hookctl status``: ``audit``),
+        and logs once per run of failures, not once per event: a full disk under
+        load would otherwise flood the log that shares it."""
         try:
             if self._fd is None:
                 self._open()
             elif self._size + len(lines) > self.max_bytes:
                 self._rotate()
             assert self._fd is not None
-            view = memoryview(lines)
+            self._write_whole(self._fd, lines)
+        except OSError as exc:
+            self._lost(records, exc)
+            return
+        self._size += len(lines)
+        self.written += records
+        if self._burst_lost is not None:
+            log.warning("audit writes resumed", file=str(self.path), lost=self._burst_lost)
+            self._burst_lost = None
+
+    def _write_whole(self, fd: int, lines: bytes) -> None:
+        view = memoryview(lines)
+        try:
             while view:
-                taken = os.write(self._fd, view)
+                taken = os.write(fd, view)
                 if not taken:
                     raise OSError(errno.EIO, "the audit file took no byte")
                 view = view[taken:]
-            self._size += len(lines)
-            self.written += records
-        except OSError as exc:
-            self.failed += records
-            log.error("audit write failed", file=str(self.path), error=str(exc))
-            self.close()
+        except OSError:
+            if len(view) < len(lines):
+                # Part of it went in: take it back, so that no torn line sits between
+                # the records written once there is room again.
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, self._size)
+            raise
+
+    def _lost(self, records: int, exc: OSError) -> None:
+        self.failed += records
+        self.last_error, self.last_error_at = str(exc), time.time()
+        if self._burst_lost is None:
+            self._burst_lost = 0
+            log.error(
+                "audit write failed: records are lost until a write succeeds "
+                "(counted in hookctl status; logged again when writes resume)",
+                file=str(self.path),
+                error=str(exc),
+            )
+        self._burst_lost += records
+        self.close()
 
     def _open(self) -> None:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -24,7 +24,7 @@ import msgspec
 import structlog
 import trio
 
-from hookd.daemon.limits import BufferBudget, LimitExceeded
+from hookd.daemon.limits import BufferBudget, LimitExceeded, request_id_in
 from hookd.fdio import read_when_ready, write_nowait
 from hookd_client import protocol
 from hookd_client.framing import FrameReader
@@ -87,6 +87,8 @@ class Connection:
         self.greeted = False
         self.send_queue = send_queue
         self._outbox: collections.deque[bytes] = collections.deque()
+        self._queued_held = 0
+        """Bytes of the buffer budget the large replies in the outbox hold."""
         self._writer_busy = False
         self._more = trio.Event()
         self._finishing = False
@@ -134,8 +136,40 @@ class Connection:
             log.warning("client too slow: send queue full, closing", conn=self.number)
             self.close()
             return
+        if not self._hold_queued(len(data)):
+            log.warning(
+                "client too slow: its unread replies do not fit the buffer budget, closing",
+                conn=self.number,
+                queued=self._queued_held,
+                size=len(data),
+            )
+            self.close()
+            return
         self._outbox.append(data)
         self._more.set()
+
+    def _hold_queued(self, size: int) -> bool:
+        """A large reply waiting for a slow reader is charged to the buffer budget —
+        without waiting: 256 queued replies of a few MiB each (hook output, a rewritten
+        input) would otherwise be gigabytes held for a client that does not read.  The
+        first large one always goes in (charged even past the budget: it is held all
+        the same) — a reply larger than what the socket takes at once is no sign of a
+        slow reader; a second piling up behind it, with no room left, is."""
+        if self.budget is None or size <= _READ_CHUNK:
+            return True
+        if self._queued_held:
+            if not self.budget.take(size):
+                return False
+        else:
+            self.budget.force(size)
+        self._queued_held += size
+        return True
+
+    def _sent_queued(self, size: int) -> None:
+        # After a close every charge was given back at once.
+        if self.budget is not None and size > _READ_CHUNK and not self.closed:
+            self.budget.give(size)
+            self._queued_held -= size
 
     def _too_large(self, message: msgspec.Struct, size: int) -> bytes:
         """The frame that replaces a reply over ``max_frame``: never send a frame the
@@ -164,8 +198,10 @@ class Connection:
                     try:
                         await self.stream.send_all(data)
                     except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        self._sent_queued(len(data))
                         self.close()
                         return
+                self._sent_queued(len(data))
                 self._writer_busy = False
                 if scope.cancelled_caught:
                     log.warning("client too slow: write timed out, closing", conn=self.number)
@@ -181,6 +217,9 @@ class Connection:
         if not self.closed:
             self.closed = True
             self._outbox.clear()
+            if self._queued_held and self.budget is not None:
+                self.budget.give(self._queued_held)
+            self._queued_held = 0
             self._more.set()
             self.cancel_scope.cancel()
 
@@ -216,8 +255,9 @@ class Connection:
 
     # --- receiving ---------------------------------------------------------------
 
-    async def frames(self) -> AsyncIterator[bytes]:
-        """Yield frame bodies until EOF; raise FrameError when framing is lost.
+    async def frames(self) -> AsyncIterator[tuple[bytes, int]]:
+        """Yield ``(frame body, bytes of the budget it holds)`` until EOF; raise
+        FrameError when framing is lost.
 
         Reads in large chunks and lets the client package's sans-IO
         :class:`~hookd_client.framing.FrameReader` cut frames out of them: one
@@ -227,15 +267,20 @@ class Connection:
         for readability first (:func:`hookd.fdio.read_when_ready`): a client
         that fires one event at a time has sent nothing yet when its reply goes
         out.
+
+        The budget a large frame holds passes to whoever takes the body: the
+        dispatcher gives it back when the request is answered
+        (:class:`~hookd.daemon.limits.BufferBudget`).
         """
         frames = FrameReader(self.max_frame)
         frame_started = self._opened
         while True:
             body = frames.next_frame()
             while body is not None:
-                self.release_buffer()
+                held, self.reserved = self.reserved, 0
                 frame_started = trio.current_time()
-                yield body
+                yield body, held
+                body = None  # not kept while this connection waits for its next frame
                 if frames.buffered() >= HEADER.size:
                     # More frames already buffered (a pipelining or flooding
                     # client): let other connections run between them.
@@ -244,17 +289,11 @@ class Connection:
             want = _READ_CHUNK
             size = frames.frame_size()
             if size is not None:
-                if size > _READ_CHUNK and not self.reserved:
-                    self._reserve(size)
+                if size > _READ_CHUNK and not self.reserved and not await self._reserve(size):
+                    await self._drop_frame(frames, size, frame_started)
+                    continue
                 want = min(max(want, size - frames.buffered()), 1 << 20)
-            try:
-                if frames.buffered() or not self.greeted:
-                    # A frame under way, or no hello yet: the peer has a deadline.
-                    chunk = await self._read_by(frame_started, bool(frames.buffered()), want)
-                else:
-                    chunk = await read_when_ready(self._fd, want)
-            except OSError as exc:  # reset by the peer, and the like
-                raise trio.BrokenResourceError(str(exc)) from exc
+            chunk = await self._read(frames, frame_started, want)
             if not chunk:
                 frames.eof()
                 return
@@ -262,28 +301,62 @@ class Connection:
                 frame_started = trio.current_time()
             frames.feed(chunk)
 
+    async def _read(self, frames: FrameReader, frame_started: float, want: int) -> bytes:
+        try:
+            if frames.buffered() or not self.greeted:
+                # A frame under way, or no hello yet: the peer has a deadline.
+                return await self._read_by(frame_started, bool(frames.buffered()), want)
+            return await read_when_ready(self._fd, want)
+        except OSError as exc:  # reset by the peer, and the like
+            raise trio.BrokenResourceError(str(exc)) from exc
+
     async def _read_by(self, frame_started: float, mid_frame: bool, want: int) -> bytes:
-        """Read, or raise :class:`LimitExceeded` when the peer's deadline passes first."""
-        if mid_frame:
+        """Read, or raise :class:`LimitExceeded` when the peer's deadline passes first.
+
+        Until ``hello`` the whole handshake has one deadline, counted from the
+        connection's start: a hello trickled a byte at a time is a frame under way,
+        and must not earn the (longer) frame deadline in its place."""
+        deadline, setting = self._opened + self.hello_timeout, "hello_timeout"
+        what = f"no `hello` within {self.hello_timeout:g} s"
+        if mid_frame and (self.greeted or frame_started + self.frame_timeout < deadline):
             deadline, setting = frame_started + self.frame_timeout, "frame_timeout"
             what = f"a frame was not completed within {self.frame_timeout:g} s"
-        else:
-            deadline, setting = self._opened + self.hello_timeout, "hello_timeout"
-            what = f"no `hello` within {self.hello_timeout:g} s"
         with trio.move_on_at(deadline):
             return await read_when_ready(self._fd, want)
         raise LimitExceeded("timeout", f"{what} (setting {setting})")
 
-    def _reserve(self, size: int) -> None:
+    async def _reserve(self, size: int) -> bool:
+        """Charge a large frame to the budget, waiting for it (bounded); False: refused."""
         if self.budget is None:
-            return
-        if not self.budget.take(size):
-            raise LimitExceeded(
-                "busy",
-                f"a {size}-byte frame does not fit: unfinished frames already hold "
-                f"{self.budget.used} of {self.budget.total} bytes (setting buffer_budget)",
+            return True
+        self.reserved = await self.budget.hold(size)
+        return bool(self.reserved)
+
+    async def _drop_frame(self, frames: FrameReader, size: int, frame_started: float) -> None:
+        """A frame the budget cannot hold: ``error{busy}`` to its request now, then its
+        bytes read and dropped as they come, so the connection goes on (a refused
+        event is the client's to handle by its failure policy, not a broken pipe)."""
+        assert self.budget is not None
+        prefix, remaining = frames.skip_frame()
+        kind, rid = request_id_in(prefix)
+        self.send(
+            protocol.Error(
+                # A callback's result carries the daemon's id, not one of the client's.
+                id=rid if kind != "callback_result" else None,
+                code="busy",
+                message=self.budget.refusal(size),
             )
-        self.reserved = size
+        )
+        log.warning("frame refused: buffer budget", conn=self.number, size=size, kind=kind)
+        while remaining:
+            chunk = await self._read_by(frame_started, True, min(remaining, 1 << 20))
+            if not chunk:
+                return  # EOF: the caller's next read sees it
+            if len(chunk) > remaining:
+                frames.feed(chunk[remaining:])
+                remaining = 0
+            else:
+                remaining -= len(chunk)
 
     def release_buffer(self) -> None:
         """Give back this connection's share of the buffer budget (frame done, or closed)."""

@@ -41,6 +41,7 @@ from hookd.daemon.activity import Activity
 from hookd.daemon.async_delivery import AsyncDelivery
 from hookd.daemon.async_runner import AsyncRunner
 from hookd.daemon.audit import AuditLog, EventAudit
+from hookd.daemon.limits import BufferBudget, EventCharge
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import Session, SessionTable
 from hookd.daemon.trust import TrustGate
@@ -61,6 +62,9 @@ AnswersAtOnce = Callable[[Handler, str, bool], bool]
 step (:meth:`hookd.handlers.python.PythonRunner.answers_at_once`)."""
 
 log = structlog.get_logger("hookd.pipeline")
+
+_PATH_FIELDS = ("transcript_path", "agent_transcript_path")
+"""Event fields besides ``cwd`` that name a file (an empty one: none)."""
 
 
 @dataclass(slots=True)
@@ -114,8 +118,11 @@ class EventPipeline:
         async_delivery: AsyncDelivery,
         activity: Activity,
         answers_at_once: AnswersAtOnce | None = None,
+        budget: BufferBudget | None = None,
     ) -> None:
         self.engine = engine
+        self.budget = budget
+        """The buffer budget each event's hooks charge the output they keep to."""
         self.answers_at_once = answers_at_once
         self.sessions = sessions
         self.registry = registry
@@ -224,6 +231,7 @@ class EventPipeline:
         already the canonical event its adapter decoded).  ``once``: a one-shot fire
         (``protocol.Fire.once``) — a session made for it is forgotten afterwards."""
         event = decode_event(raw, event_name)
+        _check_paths(event_name, event, raw)
         known = self.sessions.get(event.typed.session_id)
         named = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
         # A known session keeps the project it started in (the table ignores
@@ -232,7 +240,7 @@ class EventPipeline:
             known.project if known is not None else event.typed.cwd
         )
         if known is None or project != known.project:  # a known one was checked already
-            problem = path_problem(project)
+            problem = path_problem(project, absolute=True)
             if problem is not None:
                 raise EventInputError(f"{event_name}: the project directory {problem}")
         session = self.sessions.touch(event.typed.session_id, project, agent_pid, client, agent)
@@ -371,6 +379,7 @@ class EventPipeline:
         session = prepared.session
         session.in_flight += 1
         self.activity.event_started()
+        charge = EventCharge(self.budget) if self.budget is not None else None
         try:
             try:
                 result = await self.engine.fire(
@@ -384,10 +393,13 @@ class EventPipeline:
                     progress=self._progress(session, progress, prepared.audit),
                     plan=prepared.plan,
                     cap_stop=not prepared.agent_caps_stop,
+                    output_budget=charge,
                 )
             finally:
                 session.in_flight -= 1
                 self.activity.event_finished()
+                if charge is not None:
+                    charge.close()
             return self._finish(prepared, result, deliver_async)
         except BaseException:
             # Cancelled (the requester hung up, the daemon stops) or a bug on the way
@@ -515,6 +527,20 @@ class EventPipeline:
         for key in keys:
             self.audit.breaker(key, key, "reset")
         return keys
+
+
+def _check_paths(event_name: str, event: DecodedEvent, raw: dict[str, Any]) -> None:
+    """The same rule as every path a request names (hookd_client/paths.py): a relative
+    ``cwd`` would be resolved against the daemon's own directory — the hooks' working
+    directory and, without ``CLAUDE_PROJECT_DIR``, the project; the paths python hooks'
+    workers read may hold no NUL and no more than ``PATH_MAX``."""
+    problem = path_problem(event.typed.cwd, absolute=True)
+    if problem is not None:
+        raise EventInputError(f"{event_name} input: `cwd` {problem}")
+    for field in _PATH_FIELDS:
+        value = raw.get(field)
+        if isinstance(value, str) and value and (problem := path_problem(value)):
+            raise EventInputError(f"{event_name} input: `{field}` {problem}")
 
 
 def _hook_count(groups: tuple[IndexedGroup, ...]) -> int:

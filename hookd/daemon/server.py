@@ -118,7 +118,7 @@ class Daemon:
         self.lifecycle = Lifecycle()
         self.socket_path = settings.socket_path()
         self.limits = ConnectionLimits(settings)
-        self.buffer_budget = BufferBudget(settings.buffer_budget)
+        self.buffer_budget = BufferBudget(settings.buffer_budget, wait=settings.buffer_wait)
         self.faults = FaultLog(settings.inject_faults)
         """Failures of long-lived tasks (watcher, sweeps, reload): status shows them."""
         self.started = time.time()
@@ -171,6 +171,7 @@ class Daemon:
             async_delivery=self.async_delivery,
             activity=self.activity,
             answers_at_once=handlers.python.answers_at_once,
+            budget=self.buffer_budget,
         )
         status = StatusSources(
             server=self,
@@ -182,6 +183,8 @@ class Daemon:
             breaker=self.breaker,
             trust=self.trust,
             faults=self.faults,
+            budget=self.buffer_budget,
+            audit=self.audit,
         )
         return Dispatcher(
             self.settings,
@@ -338,6 +341,7 @@ class Daemon:
             body_timeout=self.settings.http_body_timeout,
             max_unauthenticated=self.settings.http_max_unauthenticated,
             first_request_timeout=self.settings.http_first_request_timeout,
+            budget=self.buffer_budget,
         )
 
     async def _start_http_port(

@@ -64,8 +64,14 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     max_connections_per_pid: int = 256
     """Unix-socket connections one peer process may hold open at once (error ``busy``)."""
     buffer_budget: int = 64 * 1024 * 1024
-    """Bytes all connections together may hold in frames still arriving; a large frame that
-    does not fit is refused (error ``busy``) and its connection closed."""
+    """Bytes that large frames and http bodies (over 64 KiB) may hold, all connections
+    together: each is charged three times its size, from its header until its request is
+    answered (the event holds its input that many times over).  A frame that does not fit
+    waits ``buffer_wait``, then its request is refused (error ``busy``; http ``503``).
+    Hooks' output past 64 KiB a stream and large replies queued for slow readers are
+    charged too (no room: output is cut short, a slow reader dropped)."""
+    buffer_wait: float = 5.0
+    """Seconds a large frame waits for the ``buffer_budget`` before it is refused."""
     http_max_connections: int = 256
     """Authenticated connections to the http endpoint open at once (those whose request showed
     the token, and the owner's on the Unix socket); a request beyond gets ``503`` and is closed."""

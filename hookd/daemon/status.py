@@ -17,16 +17,26 @@ from typing import Any, Protocol
 import msgspec
 
 import hookd
+from hookd.daemon import own_process
 from hookd.daemon.activity import Activity, RunningHookInfo
 from hookd.daemon.async_runner import AsyncRunner
+from hookd.daemon.audit import AuditLog
 from hookd.daemon.faults import Fault, FaultLog
+from hookd.daemon.limits import BufferBudget
 from hookd.daemon.registry import ConfigRegistry, SourceStatus
 from hookd.daemon.sessions import SessionInfo, SessionTable
 from hookd.daemon.trust import TrustGate, UntrustedProject
 from hookd.engine.breaker import BreakerState, CircuitBreaker
 from hookd.subreaper import SUBREAPER
 
-__all__ = ["DaemonStatus", "ServerFacts", "StatusSources", "build_status"]
+__all__ = [
+    "AuditStatus",
+    "DaemonStatus",
+    "ProcessStatus",
+    "ServerFacts",
+    "StatusSources",
+    "build_status",
+]
 
 
 class DaemonStatus(msgspec.Struct, kw_only=True):
@@ -65,6 +75,37 @@ class DaemonStatus(msgspec.Struct, kw_only=True):
     """Long-lived tasks that raised and were restarted (hookd/daemon/faults.py)."""
     subreaper: SubreaperStatus | None = None
     """Orphans of hooks the daemon adopted and reaped (hookd/subreaper.py); None when off."""
+    process: ProcessStatus | None = None
+    """The daemon's own process: memory, descriptors, the buffer budget, dumpability."""
+    audit: AuditStatus | None = None
+    """Audit records written and lost (a full disk); None when the audit log is off."""
+
+
+class ProcessStatus(msgspec.Struct, kw_only=True):
+    """What the daemon reads of itself (its ``/proc`` is closed to the rest of its user:
+    hookd/daemon/own_process.py)."""
+
+    rss_kb: int
+    fds: int
+    dumpable: bool | None
+    """False: hooks cannot trace the daemon (``prctl(PR_SET_DUMPABLE, 0)``); None: unknown."""
+    buffer_budget: int
+    """The ``buffer_budget`` setting: bytes large frames and their events may hold."""
+    buffer_held: int
+    """Bytes of it held now (large frames arriving, and their events until answered)."""
+    buffer_refused: int
+    """Large frames refused for want of budget (``busy``) since the daemon started."""
+    buffer_outputs_cut: int = 0
+    """Hook outputs cut short (``truncated``) for want of budget since the daemon started."""
+
+
+class AuditStatus(msgspec.Struct, kw_only=True):
+    written: int
+    """Records written since the daemon started."""
+    lost: int
+    """Records whose write failed (a full disk): their events were answered all the same."""
+    last_error: str | None = None
+    last_error_at: float | None = None
 
 
 class SubreaperStatus(msgspec.Struct, kw_only=True):
@@ -121,6 +162,8 @@ class StatusSources:
     breaker: CircuitBreaker
     trust: TrustGate
     faults: FaultLog
+    budget: BufferBudget | None = None
+    audit: AuditLog | None = None
 
 
 def build_status(parts: StatusSources) -> DaemonStatus:
@@ -161,4 +204,29 @@ def build_status(parts: StatusSources) -> DaemonStatus:
         untrusted=parts.trust.report(
             {p: registry.config_for(p, use=False) for p in registry.projects()}
         ),
+        process=_process(parts.budget),
+        audit=_audit(parts.audit),
+    )
+
+
+def _process(budget: BufferBudget | None) -> ProcessStatus:
+    return ProcessStatus(
+        rss_kb=own_process.rss_kb(),
+        fds=own_process.open_fds(),
+        dumpable=own_process.dumpable(),
+        buffer_budget=budget.total if budget is not None else 0,
+        buffer_held=budget.used if budget is not None else 0,
+        buffer_refused=budget.refused if budget is not None else 0,
+        buffer_outputs_cut=budget.outputs_cut if budget is not None else 0,
+    )
+
+
+def _audit(audit: AuditLog | None) -> AuditStatus | None:
+    if audit is None or not audit.enabled:
+        return None
+    return AuditStatus(
+        written=audit.written,
+        lost=audit.failed,
+        last_error=audit.last_error,
+        last_error_at=audit.last_error_at,
     )

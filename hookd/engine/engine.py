@@ -41,6 +41,7 @@ from hookd.handlers.base import (
     RunAdopter,
     failed_with,
 )
+from hookd.handlers.process import OutputBudget
 from hookd.logging import debug_enabled
 from hookd.safe_names import file_name_for
 from hookd_client.events import DecodedEvent, matcher_query
@@ -253,8 +254,11 @@ class Engine:
         progress: ProgressFn | None = None,
         plan: Plan | None = None,
         cap_stop: bool = True,
+        output_budget: OutputBudget | None = None,
     ) -> FireResult:
         """Run the event's hooks and aggregate; ``plan`` if the caller already made one.
+
+        ``output_budget``: where the event's command hooks charge the output they keep.
 
         ``cap_stop``: apply ``stop_block_cap`` to Stop/SubagentStop blocks.  False
         when the agent enforces its own cap (Claude Code: the 9th consecutive block
@@ -281,6 +285,18 @@ class Engine:
             index_units.append(list(range(position, position + len(unit.hooks))))
             position += len(unit.hooks)
 
+        encoded: list[tuple[dict[str, Any], bytes]] = []
+
+        def stdin_of(raw: dict[str, Any]) -> bytes:
+            """The JSON a hook reads, encoded once per input: every hook of the event
+            shares one copy (an 8 MiB input is not 8 MiB per hook); a sequential
+            chain's rewritten input gets its own."""
+            if encoded and encoded[0][0] is raw:
+                return encoded[0][1]
+            data = msgspec.json.encode(raw) + b"\n"
+            encoded[:] = [(raw, data)]
+            return data
+
         def invocation(
             spec: HookSpec,
             index: int,
@@ -294,7 +310,7 @@ class Engine:
                 spec=spec,
                 event_name=event.name,
                 input=raw,
-                stdin=msgspec.json.encode(raw) + b"\n",
+                stdin=stdin_of(raw),
                 timeout=timeout,
                 env=base_env,
                 cwd=event.typed.cwd,
@@ -306,6 +322,7 @@ class Engine:
                 http_policy=http_policy,
                 project_trusted=config.project_trusted,
                 async_adopter=adopter,
+                output_budget=output_budget,
             )
 
         # Duck-typed on purpose: isinstance() against a runtime-checkable Protocol

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from hookd.config.model import HookSpec
 
 if TYPE_CHECKING:
-    from hookd.handlers.process import AsyncHandoff
+    from hookd.handlers.process import AsyncHandoff, OutputBudget
 
 RunAdopter = Callable[["Invocation", "AsyncHandoff"], "str | None"]
 """Takes over the run of a command hook that backgrounded itself (first stdout line
@@ -36,6 +36,7 @@ __all__ = [
     "failed_with",
     "out_of_resources",
 ]
+
 
 NO_JSON: Any = object()
 """Marker: the handler produced text (stdout) rather than an already-decoded answer."""
@@ -96,6 +97,8 @@ class Invocation:
     """Who takes a command hook that backgrounds itself (first stdout line ``{"async": true}``)."""
     launch: str | None = None
     """How a command hook started: ``warm`` (a warm Python spare) or ``cold: <why>``."""
+    output_budget: OutputBudget | None = None
+    """Where the output a command hook's run keeps is charged (None: nowhere)."""
 
 
 @dataclass(slots=True)

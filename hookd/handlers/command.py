@@ -159,6 +159,7 @@ class CommandRunner:
                 on_spawn=lambda pid: setattr(inv, "pid", pid),
                 on_async_ack=adopter,
                 run_id=inv.run_id,
+                output_budget=inv.output_budget,
             )
 
         shell = argv[:2] == _SH_C
@@ -225,6 +226,7 @@ class CommandRunner:
             on_async_ack=adopter,
             run_id=spare.marker,
             started=process,
+            output_budget=inv.output_budget,
         )
 
     async def run(self, handler: CommandHandler, inv: Invocation) -> HandlerResult:

@@ -53,6 +53,7 @@ from hookd.subreaper import SUBREAPER
 __all__ = [
     "AsyncAdopter",
     "AsyncHandoff",
+    "OutputBudget",
     "ProcessResult",
     "kill_tree",
     "run_process_capped",
@@ -83,9 +84,27 @@ class ProcessResult:
     """The first stdout line was an async acknowledgement but the adopter refused it (why)."""
 
 
+class OutputBudget(Protocol):
+    """Room for a hook's output beyond its first 64 KiB per stream, in the daemon's buffer
+    budget, for as long as its event is in flight (hookd/daemon/limits.py)."""
+
+    def take(self, size: int) -> bool:
+        """Charge ``size`` more bytes; False when there is no room (keep no more)."""
+        ...
+
+
+_FREE_OUTPUT = 65536
+"""Bytes of each stream kept without asking the output budget (most hooks print less)."""
+
+
 class _Capture:
-    def __init__(self, cap: int) -> None:
+    """One stream of a hook's output, kept up to ``cap`` — and, past its first 64 KiB,
+    only while ``budget`` has room: a hundred events whose hooks each print their
+    megabyte would otherwise hold it all at once, outside every limit."""
+
+    def __init__(self, cap: int, budget: OutputBudget | None = None) -> None:
         self.cap = cap
+        self.budget = budget
         self.parts: list[bytes] = []
         self.size = 0
         self.truncated = False
@@ -98,6 +117,11 @@ class _Capture:
         if len(chunk) > room:
             chunk = chunk[:room]
             self.truncated = True
+        charged = self.size + len(chunk) - max(self.size, _FREE_OUTPUT)
+        if self.budget is not None and charged > 0 and not self.budget.take(charged):
+            self.cap = self.size  # no room: keep what we have, drain and drop the rest
+            self.truncated = True
+            return
         self.parts.append(chunk)
         self.size += len(chunk)
 
@@ -301,8 +325,9 @@ async def _read_in(
         await _read(stream, capture, watch, on_ack)
 
 
-def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> bytes | None:
-    """Write ``data`` without waiting and close the stream; what did not fit, if any.
+def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> memoryview | None:
+    """Write ``data`` without waiting and close the stream; what did not fit, if any
+    (a view, not a copy: a big input is shared by every hook of its event).
 
     A hook that exits (or closes stdin) without reading is within its rights:
     the broken pipe ends the feeding quietly.
@@ -315,7 +340,7 @@ def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> bytes | No
         stream.close()
         return None
     if sent < len(data):
-        return data[sent:]
+        return memoryview(data)[sent:]
     stream.close()
     return None
 
@@ -329,7 +354,7 @@ async def _close_pipes(proc: HookProcess | trio.Process) -> None:
             await stream.aclose()
 
 
-async def _feed(stream: trio.abc.SendStream | None, data: bytes) -> None:
+async def _feed(stream: trio.abc.SendStream | None, data: bytes | memoryview) -> None:
     if stream is None:
         return
     async with stream:
@@ -354,6 +379,7 @@ async def run_process_capped(
     on_async_ack: AsyncAdopter | None = None,
     run_id: str | None = None,
     started: HookProcess | None = None,
+    output_budget: OutputBudget | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or ``timeout``; on timeout or cancellation kill its tree.
 
@@ -362,6 +388,9 @@ async def run_process_capped(
     ``started``: a process already running this hook (a warm Python spare that was just
     handed its request, :mod:`hookd.handlers.warm_python`), whose marker is ``run_id``;
     ``argv``, ``cwd`` and ``env`` are then only what it was told.
+
+    ``output_budget``: where output kept past 64 KiB a stream is charged (no room:
+    the rest is dropped, ``truncated``).
 
     ``pipe_grace``: once the hook itself has exited, how long to keep reading
     from pipes that a background grandchild may still hold open.  Claude Code
@@ -391,7 +420,7 @@ async def run_process_capped(
     if on_spawn is not None:
         on_spawn(proc.pid)
 
-    out, err = _Capture(output_cap), _Capture(output_cap)
+    out, err = _Capture(output_cap, output_budget), _Capture(output_cap, output_budget)
     watch = _FirstLine() if on_async_ack is not None else None
     timed_out = False
     killed = 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import select
 import socket
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,9 @@ import trio.testing
 
 from hookd.bridge import http_endpoint
 from hookd_client import protocol
+from hookd_client.client import Client
 from reliability.helpers import event
+from support.daemon import configure
 from support.http_door import HEALTH, exchange, hook_request, read_response
 
 MIB = 1024 * 1024
@@ -142,13 +145,15 @@ async def test_connections_per_peer_process_are_capped(daemon_factory: Any) -> N
     assert err.code == "busy" and "max_connections_per_pid = 3" in err.message
 
 
-async def test_unfinished_frames_share_one_byte_budget(daemon_factory: Any) -> None:
-    """Two half-sent 3 MiB frames against a 4 MiB budget: whichever the daemon reads
-    second is refused; the other one completes."""
-    handle = await daemon_factory(buffer_budget=4 * MIB)
+async def test_large_frames_share_one_byte_budget(daemon_factory: Any) -> None:
+    """Two half-sent 3 MiB frames, each charged three times its size, against a 12 MiB
+    budget: whichever the daemon reads second waits ``buffer_wait``, then its request
+    is refused by its id — at once, before the rest of its frame, which is read and
+    dropped: the connection goes on.  The other one completes."""
+    handle = await daemon_factory(buffer_budget=12 * MIB, buffer_wait=0.3)
     body = msgspec.msgpack.encode({"kind": "status", "id": 7, "pad": "x" * (3 * MIB)})
 
-    def run() -> tuple[protocol.Error, protocol.ServerMessage | None]:
+    def run() -> tuple[protocol.ServerMessage | None, ...]:
         with _connect(handle.socket) as one, _connect(handle.socket) as two:
             for conn in (one, two):
                 conn.sendall(protocol.HEADER.pack(len(body)) + body[:1000])
@@ -157,13 +162,109 @@ async def test_unfinished_frames_share_one_byte_budget(daemon_factory: Any) -> N
             assert len(readable) == 1, readable
             refused = readable[0]
             other = two if refused is one else one
-            err = _error_then_eof(refused)
+            err = _read_frame(refused)
+            refused.sendall(body[1000:] + protocol.encode(protocol.Status(id=8)))
+            after = _read_frame(refused)
             other.sendall(body[1000:])
-            return err, _read_frame(other)
+            return err, after, _read_frame(other)
 
-    err, first_reply = await in_thread(run)
-    assert err.code == "busy" and "buffer_budget" in err.message
+    err, after, first_reply = await in_thread(run)
+    assert isinstance(err, protocol.Error) and err.code == "busy" and err.id == 7, err
+    assert "buffer_budget" in err.message and "buffer_wait" in err.message
+    assert isinstance(after, protocol.Reply) and after.id == 8, after
     assert isinstance(first_reply, protocol.Reply) and first_reply.id == 7
+
+
+async def test_an_event_over_the_budget_meets_the_clients_failure_policy(
+    daemon_factory: Any,
+) -> None:
+    """A refused event is ``busy`` — an error the client's ``on_unavailable`` handles
+    (fail closed here), never a silent allow and never a broken pipe."""
+    handle = await daemon_factory(buffer_budget=2 * MIB)
+    big = event(tool_input={"command": "x" * MIB})
+
+    def run() -> tuple[protocol.FireReply, protocol.FireReply]:
+        with Client(handle.socket) as client:
+            refused = client.fire("PreToolUse", big, on_unavailable="closed")
+            small = client.fire("PreToolUse", event(), on_unavailable="closed")
+        return refused, small
+
+    refused, small = await in_thread(run)
+    assert refused.result.decision == "deny", refused.result
+    assert "busy" in (refused.result.reason or "") and "buffer_budget" in (
+        refused.result.reason or ""
+    )
+    assert small.result.decision is None and small.id != 0  # the connection went on
+
+
+async def test_a_reader_too_slow_for_its_big_replies_is_closed_by_the_budget(
+    daemon_factory: Any,
+) -> None:
+    """Replies a client does not read wait in its queue; large ones are charged to the
+    buffer budget, and the client whose unread replies no longer fit is dropped — long
+    before 256 replies of 300 KB each, and long before the write timeout."""
+    handle = await daemon_factory(buffer_budget=4 * MIB, send_timeout=600.0)
+    context = "x" * 300_000
+    output = json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": context}}
+    )
+    script = handle.root / "big_context.py"
+    script.write_text(f"print({output!r})\n")
+    hook = {"type": "command", "command": f"{sys.executable} {script}"}
+    configure(handle, {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]})
+
+    def flood() -> None:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        conn.connect(str(handle.socket))
+        conn.sendall(protocol.encode(protocol.Hello(client="slow")))
+        for i in range(1, 41):
+            fire = protocol.Fire(id=i, event="PreToolUse", input=event(session_id="slow"))
+            try:
+                conn.sendall(protocol.encode(fire))
+            except OSError:
+                break
+        flooded.append(conn)  # never read; closed by the test at the end
+
+    def status() -> dict[str, Any]:
+        with Client(handle.socket) as client:
+            return client.status()
+
+    flooded: list[socket.socket] = []
+    try:
+        await in_thread(flood)
+        with trio.fail_after(60):
+            while True:
+                st = await in_thread(status)
+                if st["connections"] == 1:  # only this status request's own
+                    break
+                await trio.sleep(0.05)
+        assert st["process"]["buffer_held"] == 0, st["process"]
+    finally:
+        for conn in flooded:
+            conn.close()
+
+
+async def test_hook_output_is_kept_only_while_the_budget_has_room(daemon_factory: Any) -> None:
+    """Past its first 64 KiB a stream, what a hook prints is charged to the buffer budget
+    until its event is answered; with no room left the rest is dropped (``truncated``),
+    however high ``output_cap`` is — and all of it is given back after."""
+    handle = await daemon_factory(buffer_budget=4 * MIB, output_cap=64 * MIB)
+    script = handle.root / "loud.py"
+    script.write_text(f"import sys\nsys.stdout.write('x' * {8 * MIB})\n")
+    hook = {"type": "command", "command": f"{sys.executable} {script}"}
+    configure(handle, {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]})
+
+    def run() -> tuple[protocol.FireReply, dict[str, Any]]:
+        with Client(handle.socket) as client:
+            reply = client.fire("PreToolUse", event(session_id="loud"))
+            return reply, client.status()
+
+    reply, st = await in_thread(run)
+    (hook_run,) = reply.result.hooks
+    assert hook_run.outcome == "success" and hook_run.truncated
+    assert 64 * 1024 <= len(hook_run.stdout) <= 4 * MIB + 64 * 1024, len(hook_run.stdout)
+    assert st["process"]["buffer_held"] == 0 and st["process"]["buffer_outputs_cut"] == 1
 
 
 # --- the http endpoint ---------------------------------------------------------------
@@ -205,6 +306,29 @@ async def test_http_connections_over_the_cap_get_503(daemon_factory: Any) -> Non
     status, body = _status_and_body(fourth)
     assert status == 503 and "http_max_connections = 3" in body["error"]
     assert health.startswith(b"HTTP/1.1 200 ")
+
+
+async def test_an_http_body_over_the_buffer_budget_gets_503(daemon_factory: Any) -> None:
+    """The http door shares the socket's budget: a body whose event would hold more
+    than it has is answered ``503`` naming the setting; a small one passes after."""
+    _handle, port = await _http_daemon(daemon_factory, buffer_budget=2 * MIB)
+    token = http_endpoint.load_or_create_token()
+
+    def post(payload: dict[str, Any]) -> bytes:
+        body = json.dumps(payload).encode()
+        return exchange(
+            port,
+            b"POST /hooks/PreToolUse HTTP/1.1\r\nhost: x\r\nconnection: close\r\n"
+            b"authorization: Bearer " + token.encode() + b"\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body,
+        )
+
+    status, answer = _status_and_body(
+        await in_thread(post, event(tool_input={"command": "x" * MIB}))
+    )
+    assert status == 503 and "buffer_budget" in answer["error"], answer
+    response = await in_thread(post, event())
+    assert response.startswith(b"HTTP/1.1 200 "), response[:200]
 
 
 async def test_http_headers_sent_byte_by_byte_time_out(daemon_factory: Any) -> None:

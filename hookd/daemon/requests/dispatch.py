@@ -100,8 +100,9 @@ class Dispatcher:
                     nursery.start_soon(conn.writer)
                     with conn.reader_scope:
                         try:
-                            async for body in conn.frames():
-                                self._dispatch(conn, body, nursery)
+                            async for body, held in conn.frames():
+                                self._dispatch(conn, body, nursery, held)
+                                del body  # an idle connection keeps no frame
                         except protocol.FrameError as exc:
                             # bad_frame, or a limit (hookd/daemon/limits.py): timeout, busy.
                             conn.send(protocol.Error(code=exc.code, message=str(exc)))
@@ -122,7 +123,21 @@ class Dispatcher:
             with trio.CancelScope(shield=True):
                 await conn.stream.aclose()
 
-    def _dispatch(self, conn: Connection, body: bytes, nursery: trio.Nursery) -> None:
+    def _dispatch(
+        self, conn: Connection, body: bytes, nursery: trio.Nursery, held: int = 0
+    ) -> None:
+        """Decode and route one frame.  ``held``: the bytes of the buffer budget its
+        frame holds (a large one), given back when its request is answered — a request
+        that runs in a task keeps them until then, since its event holds the input."""
+        later = False
+        try:
+            later = self._route(conn, body, nursery, held)
+        finally:
+            if not later:
+                self.buffer_budget.give(held)
+
+    def _route(self, conn: Connection, body: bytes, nursery: trio.Nursery, held: int) -> bool:
+        """True when a task took the request (and with it ``held``)."""
         try:
             message = protocol.decode_client(body)
         except protocol.FrameError as exc:
@@ -132,25 +147,25 @@ class Dispatcher:
             self.activity.counters["bad_frames"] += 1
             if not conn.greeted:
                 conn.end()  # docs/protocol.md: anything but a good `hello` first closes
-            return
+            return False
         if isinstance(message, protocol.Hello):
             self._hello(conn, message)
-            return
+            return False
         if not conn.greeted:
             conn.send(
                 protocol.Error(code="bad_request", message="the first message must be `hello`")
             )
             conn.end()
-            return
+            return False
         if isinstance(message, protocol.CallbackResult):
             if not conn.deliver_callback_result(message):
                 log.info("late or unknown callback result", conn=conn.number, id=message.id)
-            return
+            return False
         if isinstance(message, protocol.Cancel):
             scope = conn.requests.get(message.target)
             if scope is not None:
                 scope.cancel()
-            return
+            return False
         request_id: int = message.id
         if request_id in conn.requests:
             conn.send(
@@ -158,17 +173,19 @@ class Dispatcher:
                     id=request_id, code="bad_request", message=f"id {request_id} is in use"
                 )
             )
-            return
+            return False
         handler = self.table[type(message)]
         try:
             answer = handler(conn, message)
         except Exception as exc:
             conn.send(_error_reply(request_id, exc, message, conn))
-            return
+            return False
         if isinstance(answer, Later):
-            nursery.start_soon(self._run_later, conn, answer.work, message, request_id)
-        elif answer is not None:
+            nursery.start_soon(self._run_later, conn, answer.work, message, request_id, held)
+            return True
+        if answer is not None:
             conn.send(answer)
+        return False
 
     def _hello(self, conn: Connection, message: protocol.Hello) -> None:
         if message.version != protocol.PROTOCOL_VERSION:
@@ -201,6 +218,7 @@ class Dispatcher:
         work: Callable[[], Awaitable[msgspec.Struct | None]],
         message: Any,
         request_id: int,
+        held: int = 0,
     ) -> None:
         scope = trio.CancelScope()
         conn.add_request(request_id, scope)
@@ -217,6 +235,7 @@ class Dispatcher:
             conn.send(_error_reply(request_id, exc, message, conn))
         finally:
             conn.remove_request(request_id)
+            self.buffer_budget.give(held)
 
 
 def _error_reply(request_id: int, exc: Exception, message: Any, conn: Connection) -> protocol.Error:

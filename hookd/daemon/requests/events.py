@@ -225,10 +225,19 @@ class EventRequests:
 
 
 def _relay_input(msg: protocol.Relay) -> dict[str, Any]:
+    """The hook's stdin, parsed here: the one door where the daemon reads raw JSON.
+
+    msgspec raises ``UnicodeDecodeError`` (not ``DecodeError``) for a string that
+    is not UTF-8 and ``RecursionError`` for nesting deeper than the stack: both
+    are the input's fault, and must say so (``bad_input``), not ``internal``."""
     try:
         raw = msgspec.json.decode(msg.input)
     except msgspec.DecodeError as exc:
         raise EventInputError(f"hook input: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise EventInputError(f"hook input is not valid UTF-8: {exc}") from None
+    except RecursionError:
+        raise EventInputError("hook input is nested too deeply") from None
     if not isinstance(raw, dict):
         raise EventInputError("hook input is not an object")
     return raw
