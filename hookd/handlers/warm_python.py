@@ -458,11 +458,15 @@ class WarmPool:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         marker = os.urandom(16).hex()
         argv = [target.interpreter, *target.flags, "-c", BOOTSTRAP, str(theirs.fileno())]
+        # Only what shapes the start-up: the event that happens to start a spare is not
+        # the one it will serve, and its variables (another session's, secrets among
+        # them) must not sit in an idle process's /proc/<pid>/environ.
+        startup = dict(startup_environment(env))
         try:
             process = spawn(
                 argv,
                 cwd=cwd,
-                env={**env, "HOOKD_RUN_ID": marker},
+                env={**startup, "HOOKD_RUN_ID": marker},
                 pass_fds=(theirs.fileno(),),
             )
         except OSError as exc:

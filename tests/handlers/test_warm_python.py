@@ -494,3 +494,18 @@ async def test_a_uv_script_runs_warm_in_its_own_environment(
     assert settle.exit_code == 0, settle.stderr
     warm = await _same(pair, command, project, env)
     assert '"VIRTUAL_ENV"' in warm.stdout and "environments" in warm.stdout
+
+
+async def test_an_idle_spare_holds_no_events_variables(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """A spare is started by one event and serves a later one, maybe another session's:
+    only what shapes the interpreter's start-up is in its environment."""
+    env = {**_env(tmp_path), "SECRET_TOKEN": "sk-of-the-event-that-started-it"}
+    await pair.warm_run("python3 hooks/exit3.py", project, env)
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    [spare] = pool.spares.values()
+    environ = Path(f"/proc/{spare.process.pid}/environ").read_bytes().split(b"\0")
+    names = {item.partition(b"=")[0] for item in environ if item}
+    assert names == {b"PATH", b"HOME", b"LANG", b"HOOKD_RUN_ID"}
