@@ -25,6 +25,7 @@ from hookd.handlers.process import (
     run_process_capped,
     working_directory,
 )
+from hookd.handlers.spawn import HookProcess
 from hookd.handlers.warm_python import WarmPool, plan
 from hookd.safe_names import file_name_for
 
@@ -146,7 +147,9 @@ class CommandRunner:
         """Run ``argv`` to its end — without the shell when ``/bin/sh -c`` would only
         have looked the program up and started it (:mod:`hookd.handlers.direct_exec`)."""
 
-        async def run(argv: list[str], env: dict[str, str]) -> ProcessResult:
+        async def run(
+            argv: list[str], env: dict[str, str], started: HookProcess | None = None
+        ) -> ProcessResult:
             return await run_process_capped(
                 argv,
                 stdin=stdin,
@@ -159,6 +162,7 @@ class CommandRunner:
                 on_spawn=lambda pid: setattr(inv, "pid", pid),
                 on_async_ack=adopter,
                 run_id=inv.run_id,
+                started=started,
                 output_budget=inv.output_budget,
             )
 
@@ -171,9 +175,8 @@ class CommandRunner:
         program, program_env = (
             (argv, env) if direct is None else (direct, {**env, "PWD": shell_pwd(env, cwd)})
         )
-        result = await self._warm(program, program_env, cwd, inv, stdin, adopter)
-        if result is None:
-            result = await run(program, program_env)
+        warm = self._warm_start(program, program_env, cwd, inv)
+        result = await (run(program, program_env) if warm is None else run(program, *warm))
         if direct is None:
             return result
         if result.spawn_error is not None:
@@ -183,17 +186,12 @@ class CommandRunner:
         report_as_shell(result)
         return result
 
-    async def _warm(
-        self,
-        argv: list[str],
-        env: dict[str, str],
-        cwd: str,
-        inv: Invocation,
-        stdin: bytes,
-        adopter: AsyncAdopter | None,
-    ) -> ProcessResult | None:
-        """Run ``argv`` in a warm Python spare when it is a Python hook one is ready for
-        (:mod:`hookd.handlers.warm_python`); None: run it cold (``inv.launch`` says why)."""
+    def _warm_start(
+        self, argv: list[str], env: dict[str, str], cwd: str, inv: Invocation
+    ) -> tuple[dict[str, str], HookProcess] | None:
+        """A warm Python spare become ``argv``'s run, with the environment it was given,
+        when it is a Python hook one is ready for (:mod:`hookd.handlers.warm_python`);
+        None: run it cold.  ``inv.launch`` says which, and why."""
         if self.warm is None:
             inv.launch = "cold: warm Python is off (warm_python = false)"
             return None
@@ -206,28 +204,15 @@ class CommandRunner:
         if spare is None:
             inv.launch = f"cold: {why}"
             return None
-        process = spare.become(target, {**env, "HOOKD_RUN_ID": spare.marker}, cwd)
+        env = {**env, "HOOKD_RUN_ID": spare.marker}
+        process = spare.become(target, env, cwd)
         if process is None:
             self.warm.discard(spare)
             inv.launch = "cold: its warm spare went away"
             return None
         inv.launch = "warm"
         inv.run_id = spare.marker  # the marker its processes carry (async journal, kills)
-        return await run_process_capped(
-            argv,
-            stdin=stdin,
-            cwd=cwd,
-            env=env,
-            timeout=inv.timeout,
-            output_cap=self.output_cap,
-            kill_grace=self.kill_grace,
-            pipe_grace=self.pipe_grace,
-            on_spawn=lambda pid: setattr(inv, "pid", pid),
-            on_async_ack=adopter,
-            run_id=spare.marker,
-            started=process,
-            output_budget=inv.output_budget,
-        )
+        return env, process
 
     async def run(self, handler: CommandHandler, inv: Invocation) -> HandlerResult:
         values = {"CLAUDE_PROJECT_DIR": inv.project_dir}

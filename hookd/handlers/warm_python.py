@@ -224,10 +224,7 @@ def _interpreter_command(
     script, args = argv[1 + index], tuple(argv[2 + index :])
     if launchers is not None and is_pyenv_shim(program):
         return _through_shim(launchers, program, env, cwd, flags, script, args)
-    identity = _interpreter_identity(program)
-    if isinstance(identity, str):
-        return identity
-    return _target(argv[0], flags, script, args, identity, cwd)
+    return _target(argv[0], flags, script, args, cwd, program=program)
 
 
 def _script_command(
@@ -258,10 +255,7 @@ def _script_command(
     script, args = (argv[0] if "/" in argv[0] else program), tuple(argv[1:])
     if launchers is not None and is_pyenv_shim(resolved):
         return _through_shim(launchers, resolved, env, cwd, flags, script, args)
-    identity = _interpreter_identity(resolved)
-    if isinstance(identity, str):
-        return identity
-    return _target(interpreter, flags, script, args, identity, cwd)
+    return _target(interpreter, flags, script, args, cwd, program=resolved)
 
 
 def _through_shim(
@@ -278,14 +272,7 @@ def _through_shim(
     found = launchers.pyenv(shim, env, cwd)
     if isinstance(found, str):
         return found
-    interpreter = found.orig_argv[0]
-    identity = _interpreter_identity(interpreter)
-    if isinstance(identity, str):
-        return identity
-    target = _target(interpreter, flags, script, args, identity, cwd)
-    if isinstance(target, str):
-        return target
-    return WarmTarget(interpreter, flags, script, args, identity, found.env_delta)
+    return _target(found.orig_argv[0], flags, script, args, cwd, delta=found.env_delta)
 
 
 def _launched(found: Launched | str, cwd: str) -> WarmTarget | str:
@@ -293,19 +280,12 @@ def _launched(found: Launched | str, cwd: str) -> WarmTarget | str:
     if isinstance(found, str):
         return found
     interpreter, *rest = found.orig_argv
-    identity = _interpreter_identity(interpreter)
-    if isinstance(identity, str):
-        return identity
     split = _split_flags(rest)
     if isinstance(split, str):
         return split
     flags, index = split
-    target = _target(interpreter, flags, rest[index], tuple(rest[index + 1 :]), identity, cwd)
-    if isinstance(target, str):
-        return target
-    return WarmTarget(
-        interpreter, flags, rest[index], tuple(rest[index + 1 :]), identity, found.env_delta
-    )
+    script, args = rest[index], tuple(rest[index + 1 :])
+    return _target(interpreter, flags, script, args, cwd, delta=found.env_delta)
 
 
 def launch_preview(handler: CommandHandler, env: Mapping[str, str], cwd: str) -> str:
@@ -334,16 +314,23 @@ def _target(
     flags: tuple[str, ...],
     script: str,
     args: tuple[str, ...],
-    identity: tuple[str, int, int, int],
     cwd: str,
+    *,
+    program: str | None = None,
+    delta: Delta = (),
 ) -> WarmTarget | str:
+    """The target, once the interpreter (``program``: the file ``interpreter`` names,
+    when it is a bare name found on PATH) and the script are what a warm start needs."""
+    identity = _interpreter_identity(program or interpreter)
+    if isinstance(identity, str):
+        return identity
     try:
         st = os.stat(os.path.join(cwd, script))
     except OSError:
         return f"script {script} not found"
     if not stat.S_ISREG(st.st_mode):
         return f"script {script} is not a regular file"
-    return WarmTarget(interpreter, flags, script, args, identity)
+    return WarmTarget(interpreter, flags, script, args, identity, delta)
 
 
 class _Request(msgspec.Struct):
