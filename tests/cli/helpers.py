@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from hookd_client.client import Client, DaemonUnavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 CC_FIXTURES = ROOT / "tests" / "data" / "cc-fixtures"
@@ -41,3 +45,19 @@ def hookctl(
         timeout=timeout,
         check=False,
     )
+
+
+def serving_client(sock: Path, daemon: subprocess.Popen[Any], **options: Any) -> Client:
+    """A client connected to ``daemon`` once it serves ``sock``.
+
+    A daemon just started takes a moment to bind, and a client does not retry a
+    missing socket (nobody serves it: the caller's failure policy answers at
+    once), so the wait for the daemon is here, bounded, and fails if it died."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return Client(sock, retries=0, **options).connect()
+        except DaemonUnavailable:
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
