@@ -1016,8 +1016,9 @@ int main(int argc, char **argv)
     arm(fd);
     while ((rc = connect(fd, (struct sockaddr *)&addr, alen)) < 0 && errno == EINTR)
         arm(fd);
-    if (rc < 0 && timed_out()) { /* a full backlog that nobody accepts from */
-        say_late();
+    if (rc < 0 && timed_out()) { /* EAGAIN: a full backlog that nobody accepts from */
+        say("hookd failed to answer: its socket takes no more connections (the listen "
+            "backlog is full: a stopped or wedged daemon?)");
         return fail(fail_closed);
     }
     if (rc < 0) {

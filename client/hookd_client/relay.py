@@ -342,6 +342,12 @@ def default_deadline(event: str, agent: str) -> float:
     return deadline_for(30.0 if not agent and event in _SHORT_CC_EVENTS else 600.0)
 
 
+_BACKLOG_FULL = (
+    "its socket takes no more connections (the listen backlog is full: "
+    "a stopped or wedged daemon?)"
+)
+
+
 class _Late(OSError):
     """The daemon took the connection but did not answer within the relay's deadline."""
 
@@ -414,8 +420,8 @@ def relay(
         clock.arm(sock)
         try:
             sock.connect(path)
-        except (BlockingIOError, TimeoutError):  # a full backlog: nobody accepts
-            raise clock.late() from None
+        except (BlockingIOError, TimeoutError):  # EAGAIN: a full backlog, nobody accepts
+            raise _Late(_BACKLOG_FULL) from None
         except OSError as exc:
             raise _NotRunning(exc.strerror or str(exc)) from None
         try:

@@ -632,6 +632,45 @@ async def test_a_daemon_that_greets_then_never_answers_is_decided_by_the_deadlin
     assert "hookd failed to answer: no reply within 1 s (--timeout)" in _decided(proc, closed)
 
 
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+async def test_a_full_backlog_is_decided_by_the_connect_deadline(
+    any_relay: list[str], tmp_path: Path, closed: bool
+) -> None:
+    """Nobody accepts and the backlog is full: even connecting would wait forever."""
+    import socket
+
+    sock = tmp_path / "full.sock"
+    listener = _hold(sock)
+    listener.listen(0)
+    queued: list[socket.socket] = []
+    try:
+        while True:
+            waiting = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            waiting.setblocking(False)
+            try:
+                waiting.connect(str(sock))
+            except BlockingIOError:
+                waiting.close()
+                break
+            queued.append(waiting)
+        args = ["PreToolUse", "--socket", str(sock), "--connect-timeout", "0.5"]
+        with trio.fail_after(60):  # a guard: today's relays block in connect for good
+            proc = await _run_relay(
+                any_relay,
+                *args,
+                *(["--fail-closed"] if closed else []),
+                stdin=b"{}",
+                env={"ASAN_OPTIONS": "detect_leaks=0"},
+            )
+    finally:
+        for waiting in queued:
+            waiting.close()
+        listener.close()
+    assert "its socket takes no more connections (the listen backlog is full" in _decided(
+        proc, closed
+    )
+
+
 def test_a_stopped_daemon_is_decided_by_both_relays(relay_cmd: list[str], tmp_path: Path) -> None:
     """The real thing: ``hookd serve``, SIGSTOPped while it listens."""
     import signal
