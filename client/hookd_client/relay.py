@@ -343,8 +343,7 @@ def default_deadline(event: str, agent: str) -> float:
 
 
 _BACKLOG_FULL = (
-    "its socket takes no more connections (the listen backlog is full: "
-    "a stopped or wedged daemon?)"
+    "its socket takes no more connections (the listen backlog is full: a stopped or wedged daemon?)"
 )
 
 

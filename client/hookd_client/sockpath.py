@@ -81,9 +81,24 @@ def unsafe_reason(path: str) -> str | None:
     checked the same way.  None also when something on the way is missing
     (nothing listens there: connecting says so).
     """
-    uid = os.getuid()
-    rest = path if path.startswith("/") else os.getcwd() + "/" + path
-    parts = [p for p in rest.split("/") if p and p != "."]
+    try:
+        _walk(path, os.getuid())
+    except _Refused as refused:
+        return str(refused)
+    return None
+
+
+class _Refused(Exception):
+    """Why the path is not provably the caller's."""
+
+
+def _parts(path: str) -> list[str]:
+    return [p for p in path.split("/") if p and p != "."]
+
+
+def _walk(path: str, uid: int) -> None:
+    """Raise :class:`_Refused` with the reason, or return (safe, or missing on the way)."""
+    parts = _parts(path if path.startswith("/") else os.getcwd() + "/" + path)
     done = ""  # the resolved prefix checked so far ("" is "/")
     hops = 0
     while parts:
@@ -92,42 +107,63 @@ def unsafe_reason(path: str) -> str | None:
             done = done.rpartition("/")[0]
             continue
         here = done + "/" + name
-        try:
-            info = os.lstat(here)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as exc:
-            return f"cannot check {here}: {exc.strerror or exc}"
+        info = _lstat(here)
+        if info is None:
+            return  # missing: "not running"
         kind = info.st_mode & _S_IFMT
         if kind == _S_IFLNK:
-            if info.st_uid not in (uid, 0):
-                return _not_yours(here, "symlink", info.st_uid, uid)
             hops += 1
-            if hops > _MAX_SYMLINKS:
-                return f"cannot check {path}: too many levels of symbolic links"
-            target = os.readlink(here)
+            target = _link_target(here, info, uid, hops, path)
             if target.startswith("/"):
                 done = ""
-            parts[:0] = [p for p in target.split("/") if p and p != "."]
-            continue
-        if not parts:  # the socket itself
-            if kind != _S_IFSOCK:
-                return f"{here} is not a socket; hookd's socket is one the daemon made"
-            if info.st_uid != uid:
-                return _not_yours(here, "socket", info.st_uid, uid)
-            return None
-        if kind != _S_IFDIR:
-            return None  # connecting fails (ENOTDIR): "not running"
-        if info.st_uid not in (uid, 0):
-            return _not_yours(here, "directory", info.st_uid, uid)
-        if info.st_mode & _WRITABLE_BY_OTHERS and not info.st_mode & _S_ISVTX:
-            return (
-                f"{here} is writable by other users (mode {info.st_mode & 0o7777:04o}) and not "
-                "sticky: anyone could put their own socket in it; hookd's directory must "
-                "be private (0700)"
-            )
-        done = here
-    return f"{path} is a directory, not a socket"
+            parts[:0] = _parts(target)
+        elif not parts:  # the socket itself
+            _check_socket(here, info, uid, kind)
+            return
+        elif kind != _S_IFDIR:
+            return  # connecting fails (ENOTDIR): "not running"
+        else:
+            _check_directory(here, info, uid)
+            done = here
+    raise _Refused(f"{path} is a directory, not a socket")
+
+
+def _lstat(here: str) -> os.stat_result | None:
+    try:
+        return os.lstat(here)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise _Refused(f"cannot check {here}: {exc.strerror or exc}") from None
+
+
+def _link_target(here: str, info: os.stat_result, uid: int, hops: int, path: str) -> str:
+    if info.st_uid not in (uid, 0):
+        raise _Refused(_not_yours(here, "symlink", info.st_uid, uid))
+    if hops > _MAX_SYMLINKS:
+        raise _Refused(f"cannot check {path}: too many levels of symbolic links")
+    try:
+        return os.readlink(here)
+    except OSError as exc:
+        raise _Refused(f"cannot check {here}: {exc.strerror or exc}") from None
+
+
+def _check_socket(here: str, info: os.stat_result, uid: int, kind: int) -> None:
+    if kind != _S_IFSOCK:
+        raise _Refused(f"{here} is not a socket; hookd's socket is one the daemon made")
+    if info.st_uid != uid:
+        raise _Refused(_not_yours(here, "socket", info.st_uid, uid))
+
+
+def _check_directory(here: str, info: os.stat_result, uid: int) -> None:
+    if info.st_uid not in (uid, 0):
+        raise _Refused(_not_yours(here, "directory", info.st_uid, uid))
+    if info.st_mode & _WRITABLE_BY_OTHERS and not info.st_mode & _S_ISVTX:
+        raise _Refused(
+            f"{here} is writable by other users (mode {info.st_mode & 0o7777:04o}) and not "
+            "sticky: anyone could put their own socket in it; hookd's directory must "
+            "be private (0700)"
+        )
 
 
 def _not_yours(where: str, kind: str, owner: int, uid: int) -> str:

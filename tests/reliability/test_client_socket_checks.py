@@ -56,7 +56,7 @@ class Shared:
     """Another user."""
     env: dict[str, str] = field(default_factory=dict)
     """``HOOKD_SOCKET`` / ``XDG_RUNTIME_DIR`` that lead the caller to ``socket``."""
-    socket: Path = Path()
+    sock_path: Path = Path()
     listener: socket.socket | None = None
 
     def listen(self, at: Path, owner: int) -> None:
@@ -66,7 +66,7 @@ class Shared:
         sock.setblocking(False)
         os.chmod(at, 0o777)  # the caller could connect: only ownership must stop it
         os.chown(at, owner, -1)
-        self.socket, self.listener = at, sock
+        self.sock_path, self.listener = at, sock
 
     def nobody_connected(self) -> bool:
         assert self.listener is not None
@@ -181,7 +181,7 @@ def _prepare(shared: Shared, prepare: Callable[[Shared], str], monkeypatch: Any)
 
 
 def _refused(message: str, shared: Shared, why: str) -> None:
-    assert f"{shared.socket}" in message or str(shared.root) in message, message
+    assert f"{shared.sock_path}" in message or str(shared.root) in message, message
     assert why in message, message
     assert shared.nobody_connected()
 
