@@ -349,6 +349,15 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
     python = [sys.executable, "-I", "-S", str(RELAY)]
     compiled = [str(compiled_relay)]
     quote = tmp_path / 'say "hi"\\\tthere.sock'  # JSON escaping of quote, backslash, control
+    lax = tmp_path / "lax"  # ours, but anyone may replace what is in it
+    lax.mkdir()
+    lax.chmod(0o777)
+    _hold(lax / "s.sock").close()
+    plain = tmp_path / "plain-file"
+    plain.write_text("")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    (tmp_path / "via-link").symlink_to(tmp_path)
     cases: list[tuple[str, ...]] = [
         ("PreToolUse", "--socket", str(quote)),
         ("Stop", "--socket", str(tmp_path / "x.sock"), "--fail-closed"),
@@ -365,6 +374,16 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
         ("--agent", "qwen", "PreToolUse", "--socket", str(tmp_path / "x.sock")),
         ("--agent", "claude", "Stop", "--socket", str(tmp_path / "x.sock")),
         ("PreToolUse", "--socket", str(tmp_path / ("long" * 40) / "hookd.sock")),
+        # the socket checks (sockpath.unsafe_reason and its C twin), word for word
+        ("PreToolUse", "--socket", str(lax / "s.sock")),
+        ("Stop", "--socket", str(lax / "s.sock"), "--fail-closed"),
+        ("PreToolUse", "--socket", str(plain)),
+        ("PreToolUse", "--socket", str(loop / "s.sock")),
+        ("PreToolUse", "--socket", str(tmp_path / "via-link" / "x.sock")),
+        ("PreToolUse", "--socket", str(tmp_path)),
+        # bad deadlines fail as the entry's mode says
+        ("PreToolUse", "--socket", str(tmp_path / "x.sock"), "--timeout", "soon"),
+        ("Stop", "--socket", str(tmp_path / "x.sock"), "--connect-timeout=0", "--fail-closed"),
     ]
     for args in cases:
         want = await _run_relay(python, *args, stdin=b"{}")
