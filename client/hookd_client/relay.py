@@ -33,7 +33,16 @@ When the daemon cannot be reached or answers with an error the relay fails
 *open* by default — exit 0 with a visible ``systemMessage`` — because a
 missing daemon must not freeze the agent; ``--fail-closed`` (used for events
 that have a hook marked ``onFailure: "block"``) exits 2 with the reason on
-stderr, which blocks wherever exit 2 blocks.
+stderr, which blocks wherever exit 2 blocks.  Under ``--fail-closed`` *every*
+failure does so — bad usage, a closed stdin, a bug — never exit 1, which the
+agent would read as "go ahead".
+
+A daemon that took the connection and never answers is such a failure too,
+decided before the agent's own timeout kills the relay (and goes ahead, which
+would turn fail-closed into fail-open): ``--connect-timeout`` bounds the wait
+for its ``welcome``, ``--timeout`` the whole exchange (:class:`_Clock`; the
+defaults keep 3 s under Claude Code's timeout for the event, and the installer
+writes ``--timeout`` where it writes a longer ``timeout``).
 """
 
 import _socket

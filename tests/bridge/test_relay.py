@@ -805,7 +805,17 @@ def _run_with_stdin(
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])
-async def test_help_names_hookd_relay_and_exits_0(relay_cmd: list[str], flag: str) -> None:
+@pytest.mark.parametrize("how", ["as-installed", "console-script"])
+async def test_help_names_hookd_relay_and_exits_0(
+    relay_cmd: list[str], flag: str, how: str
+) -> None:
+    if how == "console-script":  # the `hookd-relay` on PATH (pyproject's entry point)
+        if relay_cmd[0] != sys.executable:
+            pytest.skip("the console script is the Python relay")
+        script = Path(sys.executable).parent / "hookd-relay"
+        if not script.exists():
+            pytest.skip("hookd-relay is not installed beside this interpreter")
+        relay_cmd = [str(script)]
     proc = await _run_relay(relay_cmd, flag, stdin=b"")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(b"usage: hookd-relay [--agent AGENT] EVENT")
