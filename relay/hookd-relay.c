@@ -3,8 +3,10 @@
  * millisecond instead of a Python interpreter's ~10 ms.
  *
  * It is a line-for-line twin of client/hookd_client/relay.py (the reference):
- * same arguments ([--agent AGENT] EVENT [--socket PATH] [--fail-closed]), same socket-path
- * rule and /tmp squat checks as hookd_client/sockpath.py, same two frames
+ * same arguments ([--agent AGENT] EVENT [--socket PATH] [--fail-closed] [--timeout S]
+ * [--connect-timeout S], -h/--help), same socket-path rule and the same check of the
+ * socket and every directory to it as hookd_client/sockpath.py, same deadlines (here
+ * SO_RCVTIMEO/SO_SNDTIMEO armed with the time left), same two frames
  * (hello, relay) of docs/protocol.md, same output and exit code, and the same
  * fail-open / fail-closed messages when the daemon cannot answer.  Anything
  * changed in one must be changed in the other; tests/bridge/test_relay.py runs
@@ -721,11 +723,10 @@ static int timed_out(void) { return errno == EAGAIN || errno == EWOULDBLOCK; }
 static int recv_exact(int fd, unsigned char *p, size_t n)
 {
     while (n) {
+        arm(fd); /* each wait gets only the time left: a trickle cannot stretch it */
         ssize_t got = recv(fd, p, n < (1u << 20) ? n : (1u << 20), 0);
-        if (got < 0 && errno == EINTR) {
-            arm(fd);
+        if (got < 0 && errno == EINTR)
             continue;
-        }
         if (got < 0 && timed_out()) {
             say_late();
             return -1;
@@ -756,7 +757,6 @@ static int read_reply(int fd)
 {
     for (;;) {
         unsigned char header[4];
-        arm(fd);
         if (recv_exact(fd, header, 4) < 0)
             return -1;
         uint32_t size = (uint32_t)be(header, 4);

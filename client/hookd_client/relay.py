@@ -219,9 +219,11 @@ def socket_path(explicit: str | None = None) -> str:
     return explicit or sockpath.default_socket_path()
 
 
-def _recv_exact(sock: _socket.socket, n: int) -> bytes:
+def _recv_exact(sock: _socket.socket, n: int, clock: "_Clock | None" = None) -> bytes:
     chunks = []
     while n:
+        if clock is not None:
+            clock.arm(sock)  # each wait gets only the time left: a trickle cannot stretch it
         chunk = sock.recv(min(n, 1 << 20))
         if not chunk:
             raise ConnectionError("hookd closed the connection before replying")
@@ -444,11 +446,10 @@ def relay(
 def _reply(sock: _socket.socket, clock: _Clock) -> tuple[str, str, int]:
     """Read frames (each wait armed with the time left) until the relay reply."""
     while True:
-        clock.arm(sock)
-        size = int.from_bytes(_recv_exact(sock, _HEADER), "big")
+        size = int.from_bytes(_recv_exact(sock, _HEADER, clock), "big")
         if size > _MAX_REPLY:
             raise ValueError(f"reply frame too large ({size} bytes)")
-        message, _ = _decode(_recv_exact(sock, size), 0)
+        message, _ = _decode(_recv_exact(sock, size, clock), 0)
         if not isinstance(message, dict):
             raise ValueError("reply is not a map")
         kind = message.get("kind")

@@ -597,6 +597,30 @@ def _welcome_then_silence(path: Path, listening: trio.Event) -> None:
                 pass
 
 
+def _welcome_then_trickle(path: Path, listening: trio.Event) -> None:
+    """Greet, announce a reply, then send it a byte at a time, slowly: every single wait
+    of the relay is short, only the whole is long."""
+    import select
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(path))
+        listener.listen(1)
+        trio.from_thread.run_sync(listening.set)
+        listener.settimeout(60)
+        conn, _ = listener.accept()
+        with conn:
+            conn.sendall(WELCOME + (1000).to_bytes(4, "big"))
+            for _ in range(1000):  # 1000 x 0.2 s: far past any deadline of the test
+                try:
+                    conn.sendall(b"\xc0")
+                except OSError:
+                    return  # the relay hung up
+                readable, _, _ = select.select([conn], [], [], 0.2)
+                if readable and not conn.recv(65536):
+                    return  # the relay hung up (its request is read on the way)
+
+
 def _decided(proc: subprocess.CompletedProcess[bytes], closed: bool) -> str:
     """The reason the relay gave, after checking it answered as its failure mode says."""
     if closed:
@@ -648,6 +672,24 @@ async def test_a_daemon_that_greets_then_never_answers_is_decided_by_the_deadlin
             nursery.start_soon(trio.to_thread.run_sync, _welcome_then_silence, sock, listening)
             await listening.wait()
             proc = await _run_relay(any_relay, *args, stdin=b"{}", env=env)
+    assert "hookd failed to answer: no reply within 1 s (--timeout)" in _decided(proc, closed)
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+async def test_a_reply_trickled_past_the_deadline_is_decided_by_it(
+    any_relay: list[str], tmp_path: Path, closed: bool
+) -> None:
+    """The deadline bounds the whole exchange, not each read."""
+    sock = tmp_path / "trickle.sock"
+    listening = trio.Event()
+    args = ["Stop", "--socket", str(sock), "--timeout", "1", *(["--fail-closed"] if closed else [])]
+    with trio.fail_after(60):  # a guard: a per-read timeout would wait 200 s here
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.to_thread.run_sync, _welcome_then_trickle, sock, listening)
+            await listening.wait()
+            proc = await _run_relay(
+                any_relay, *args, stdin=b"{}", env={"ASAN_OPTIONS": "detect_leaks=0"}
+            )
     assert "hookd failed to answer: no reply within 1 s (--timeout)" in _decided(proc, closed)
 
 
