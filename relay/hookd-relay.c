@@ -697,7 +697,8 @@ static double now(void)
  * reply within total_s, both from the start. */
 static void arm(int fd)
 {
-    double left = (greeted ? total_s : greet_s) - (now() - started);
+    double limit = greeted || total_s < greet_s ? total_s : greet_s;
+    double left = limit - (now() - started);
     if (left < 0.001)
         left = 0.001;
     struct timeval tv = {.tv_sec = (time_t)left,
@@ -708,6 +709,8 @@ static void arm(int fd)
 
 static void say_late(void)
 {
+    if (greet_s > total_s)
+        greet_s = total_s; /* as relay.py's _Clock: the greeting is part of the exchange */
     if (greeted)
         say("hookd failed to answer: no reply within %g s (--timeout)", total_s);
     else
