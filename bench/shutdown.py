@@ -27,11 +27,23 @@ import tempfile
 import time
 from pathlib import Path
 
-from hookd_client.client import Client
+from hookd_client.client import Client, DaemonUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "data" / "cc-fixtures" / "PreToolUse-Bash.json"
 HELD = ROOT / "tests" / "data" / "handlers" / "pyhooks" / "held.py"
+
+
+def _serving(sock: Path, daemon: subprocess.Popen[bytes]) -> Client:
+    """Connected once the daemon serves (a client does not retry a missing socket)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return Client(sock, retries=0).connect()
+        except DaemonUnavailable:
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _env(base: Path) -> dict[str, str]:
@@ -66,7 +78,7 @@ def one(state: str) -> float:
         )
         extra: list[subprocess.Popen[bytes]] = []
         try:
-            with Client(sock, retries=200, backoff=0.01) as client:
+            with _serving(sock, daemon) as client:
                 client.status()  # serving
                 if state == "tail":
                     extra.append(

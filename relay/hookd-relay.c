@@ -3,8 +3,10 @@
  * millisecond instead of a Python interpreter's ~10 ms.
  *
  * It is a line-for-line twin of client/hookd_client/relay.py (the reference):
- * same arguments ([--agent AGENT] EVENT [--socket PATH] [--fail-closed]), same socket-path
- * rule and /tmp squat checks as hookd_client/sockpath.py, same two frames
+ * same arguments ([--agent AGENT] EVENT [--socket PATH] [--fail-closed] [--timeout S]
+ * [--connect-timeout S], -h/--help), same socket-path rule and the same check of the
+ * socket and every directory to it as hookd_client/sockpath.py, same deadlines (here
+ * SO_RCVTIMEO/SO_SNDTIMEO armed with the time left), same two frames
  * (hello, relay) of docs/protocol.md, same output and exit code, and the same
  * fail-open / fail-closed messages when the daemon cannot answer.  Anything
  * changed in one must be changed in the other; tests/bridge/test_relay.py runs
@@ -20,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stddef.h>
@@ -27,9 +30,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -47,14 +53,17 @@ struct buf {
     size_t len, cap;
 };
 
+/* --fail-closed: every failure, even running out of memory, then blocks (exit 2). */
+static int fail_closed = 0;
+
 static void die_oom(void)
 {
     /* Out of memory while building two small frames: nothing sensible is
-     * left to do, and exiting non-zero is what Python's MemoryError does. */
-    static const char msg[] = "hookd-relay: out of memory\n";
+     * left to do but say so and exit as the entry's failure mode says. */
+    static const char msg[] = "hookd-relay failed: MemoryError: out of memory\n";
     ssize_t ignored = write(2, msg, sizeof msg - 1);
     (void)ignored;
-    _exit(1);
+    _exit(fail_closed ? 2 : 1);
 }
 
 static void put(struct buf *b, const void *data, size_t n)
@@ -425,51 +434,121 @@ static int fail(int fail_closed)
 
 static char fallback[64];
 
-/* Why `path` must not be used, written to `why`; 0 when it may be. */
+static int not_yours(const char *where, const char *kind, uid_t owner, uid_t uid)
+{
+    say_more("%s belongs to uid %u, not to you (uid %u): another user may have created "
+             "this %s to intercept hookd's traffic",
+             where, (unsigned)owner, (unsigned)uid, kind);
+    return 1;
+}
+
+/* Why `path` must not be connected to, appended to `why`; 0 when it may be.
+ * sockpath.unsafe_reason's rule, step for step: lstat each component from /,
+ * following by hand a symlink the caller or root owns (at most 40); every
+ * directory the caller's or root's and not writable by others unless sticky;
+ * the socket a socket of the caller's.  Missing on the way: 0 ("not running"). */
 static int unsafe_reason(const char *path)
 {
-    /* os.path.dirname, then rstrip("/"): only a path directly in the shared
-     * /tmp/hookd-<uid> directory is checked. */
-    const char *slash = strrchr(path, '/');
-    size_t dlen = slash ? (size_t)(slash - path) : 0;
-    while (dlen > 0 && path[dlen - 1] == '/')
-        dlen--;
-    if (dlen != strlen(fallback) || memcmp(path, fallback, dlen) != 0)
-        return 0;
+    static char rest[2 * PATH_MAX + 2], done[PATH_MAX + 1], target[PATH_MAX + 1];
     uid_t uid = getuid();
-    const char *names[2] = {fallback, path};
-    const mode_t wants[2] = {S_IFDIR, S_IFSOCK};
-    for (int k = 0; k < 2; k++) {
-        const char *kind = k == 0 ? "directory" : "socket";
+    if (path[0] == '/') {
+        snprintf(rest, sizeof rest, "%s", path);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) {
+            say_more("cannot check %s: %s", path, strerror(errno));
+            return 1;
+        }
+        snprintf(rest, sizeof rest, "%s/%s", cwd, path);
+    }
+    done[0] = 0;
+    size_t at = 0; /* the next component starts at rest[at] */
+    int hops = 0;
+    for (;;) {
+        while (rest[at] == '/')
+            at++;
+        if (!rest[at])
+            break;
+        size_t len = strcspn(rest + at, "/");
+        const char *name = rest + at;
+        at += len;
+        if (len == 1 && name[0] == '.')
+            continue;
+        if (len == 2 && name[0] == '.' && name[1] == '.') {
+            char *slash = strrchr(done, '/');
+            if (slash)
+                *slash = 0;
+            continue;
+        }
+        size_t dlen = strlen(done);
+        if (dlen + 1 + len >= sizeof done) {
+            say_more("cannot check %s: File name too long", path);
+            return 1;
+        }
+        done[dlen] = '/';
+        memcpy(done + dlen + 1, name, len);
+        done[dlen + 1 + len] = 0;
+        while (rest[at] == '/')
+            at++;
+        int last = !rest[at];
         struct stat st;
-        if (lstat(names[k], &st) < 0) {
-            if (errno == ENOENT)
+        if (lstat(done, &st) < 0) {
+            if (errno == ENOENT || errno == ENOTDIR)
                 return 0; /* missing is "not running", not unsafe */
-            say_more("cannot check %s: %s", names[k], strerror(errno));
+            say_more("cannot check %s: %s", done, strerror(errno));
             return 1;
         }
-        if ((st.st_mode & S_IFMT) != wants[k]) {
-            say_more(
-                     "%s is not a %s (a symlink or file that someone else may control)",
-                     names[k], kind);
-            return 1;
+        if (S_ISLNK(st.st_mode)) {
+            if (st.st_uid != uid && st.st_uid != 0)
+                return not_yours(done, "symlink", st.st_uid, uid);
+            if (++hops > 40) {
+                say_more("cannot check %s: too many levels of symbolic links", path);
+                return 1;
+            }
+            ssize_t n = readlink(done, target, sizeof target - 1);
+            if (n < 0) {
+                say_more("cannot check %s: %s", done, strerror(errno));
+                return 1;
+            }
+            target[n] = 0;
+            /* the rest of the path now follows the link's target */
+            size_t tail = strlen(rest + at);
+            if ((size_t)n + 1 + tail >= sizeof rest) {
+                say_more("cannot check %s: File name too long", path);
+                return 1;
+            }
+            memmove(rest + n + 1, rest + at, tail + 1);
+            memcpy(rest, target, (size_t)n);
+            rest[n] = '/';
+            at = 0;
+            char *slash = strrchr(done, '/');
+            *slash = 0; /* the link's directory */
+            if (target[0] == '/')
+                done[0] = 0;
+            continue;
         }
-        if (st.st_uid != uid) {
-            say_more(
-                     "%s belongs to uid %u, not to you (uid %u): another user may have "
-                     "created it to intercept hookd's traffic",
-                     names[k], (unsigned)st.st_uid, (unsigned)uid);
-            return 1;
+        if (last) { /* the socket itself */
+            if (!S_ISSOCK(st.st_mode)) {
+                say_more("%s is not a socket; hookd's socket is one the daemon made", done);
+                return 1;
+            }
+            if (st.st_uid != uid)
+                return not_yours(done, "socket", st.st_uid, uid);
+            return 0;
         }
-        if (st.st_mode & 022) {
-            say_more(
-                     "%s is writable by other users (mode %04o); hookd's %s must be private "
-                     "(0700 directory, 0600 socket)",
-                     names[k], (unsigned)(st.st_mode & 07777), kind);
+        if (!S_ISDIR(st.st_mode))
+            return 0; /* connecting fails (ENOTDIR): "not running" */
+        if (st.st_uid != uid && st.st_uid != 0)
+            return not_yours(done, "directory", st.st_uid, uid);
+        if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+            say_more("%s is writable by other users (mode %04o) and not sticky: anyone could "
+                     "put their own socket in it; hookd's directory must be private (0700)",
+                     done, (unsigned)(st.st_mode & 07777));
             return 1;
         }
     }
-    return 0;
+    say_more("%s is a directory, not a socket", path);
+    return 1;
 }
 
 /* $HOOKD_SOCKET, else $XDG_RUNTIME_DIR/hookd/hookd.sock when that directory
@@ -600,13 +679,61 @@ static void build_frames(struct buf *out, const char *event, const unsigned char
     end_frame(out, start);
 }
 
+/* ---- deadlines (relay.py's _Clock) ------------------------------------------ */
+
+static double total_s = -1, greet_s = 10; /* --timeout, --connect-timeout */
+static double started;                    /* CLOCK_MONOTONIC at the start of the exchange */
+static int greeted;                       /* the daemon's welcome has arrived */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Each wait on the socket gets the time left as SO_RCVTIMEO/SO_SNDTIMEO (which
+ * also bound a blocking connect on a full backlog): welcome within greet_s, the
+ * reply within total_s, both from the start. */
+static void arm(int fd)
+{
+    double limit = greeted || total_s < greet_s ? total_s : greet_s;
+    double left = limit - (now() - started);
+    if (left < 0.001)
+        left = 0.001;
+    struct timeval tv = {.tv_sec = (time_t)left,
+                         .tv_usec = (suseconds_t)((left - (double)(time_t)left) * 1e6)};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+static void say_late(void)
+{
+    if (greet_s > total_s)
+        greet_s = total_s; /* as relay.py's _Clock: the greeting is part of the exchange */
+    if (greeted)
+        say("hookd failed to answer: no reply within %g s (--timeout)", total_s);
+    else
+        say("hookd failed to answer: no welcome within %g s: the daemon took the connection "
+            "but does not answer (stopped, wedged, or a socket activation that did not start "
+            "it; --connect-timeout)",
+            greet_s);
+}
+
+static int timed_out(void) { return errno == EAGAIN || errno == EWOULDBLOCK; }
+
 /* Reads exactly n bytes; 0, or -1 with `why` set. */
 static int recv_exact(int fd, unsigned char *p, size_t n)
 {
     while (n) {
+        arm(fd); /* each wait gets only the time left: a trickle cannot stretch it */
         ssize_t got = recv(fd, p, n < (1u << 20) ? n : (1u << 20), 0);
         if (got < 0 && errno == EINTR)
             continue;
+        if (got < 0 && timed_out()) {
+            say_late();
+            return -1;
+        }
         if (got < 0) {
             say("hookd failed to answer: [Errno %d] %s", errno,
                      strerror(errno));
@@ -691,6 +818,8 @@ static int read_reply(int fd)
             /* exit() keeps the low 8 bits, as sys.exit(n) does */
             return exit_code.t == V_INT ? (int)(exit_code.i & 0xff) : 0;
         }
+        if (KIND("welcome"))
+            greeted = 1;
         if (KIND("error")) {
             say("hookd failed to answer: hookd refused the event (%.*s): %.*s",
                      shown(&code), text(&code), shown(&msg), text(&msg));
@@ -705,24 +834,102 @@ static int read_reply(int fd)
     }
 }
 
+static const char usage_text[] =
+    "usage: hookd-relay [--agent AGENT] EVENT [--socket PATH] [--fail-closed]\n"
+    "                   [--timeout SECONDS] [--connect-timeout SECONDS]\n";
+
+static const char help_text[] =
+    "\n"
+    "Hand one hook event (its JSON on stdin) to the hookd daemon and answer as the\n"
+    "command hook would: the reply's stdout, stderr and exit code.\n"
+    "\n"
+    "  EVENT                  the hook event, as the agent names it (PreToolUse, ...)\n"
+    "  --agent AGENT          whose hook this is (codex, gemini, copilot, ...; default: Claude Code)\n"
+    "  --socket PATH          the daemon's socket (default: $HOOKD_SOCKET, else\n"
+    "                         $XDG_RUNTIME_DIR/hookd/hookd.sock, else /tmp/hookd-$UID/hookd.sock)\n"
+    "  --fail-closed          when hookd cannot answer, block (exit 2, reason on stderr)\n"
+    "                         instead of going ahead with a visible message\n"
+    "  --timeout SECONDS      deadline for the whole exchange (default: $HOOKD_RELAY_TIMEOUT,\n"
+    "                         else 3 s under Claude Code's timeout for EVENT: 27 or 597)\n"
+    "  --connect-timeout SECONDS\n"
+    "                         deadline for the daemon's greeting (default:\n"
+    "                         $HOOKD_RELAY_CONNECT_TIMEOUT, else 10)\n"
+    "  -h, --help             show this and exit\n"
+    "\n"
+    "Before sending anything the socket must be yours and so must every directory on\n"
+    "the way to it (or root's; shared ones sticky): see docs/claude-code.md.\n";
+
+/* Bad usage is a failure too: under --fail-closed it blocks (exit 2). */
 static int usage(void)
 {
-    static const char msg[] =
-        "usage: hookd-relay [--agent AGENT] EVENT [--socket PATH] [--fail-closed]\n";
-    write_all(2, msg, sizeof msg - 1);
-    return 1;
+    write_all(2, usage_text, sizeof usage_text - 1);
+    return fail_closed ? 2 : 1;
+}
+
+/* relay.py's deadline_for: 3 s under the agent's timeout (half of it under 6 s). */
+static double deadline_for(double agent_timeout)
+{
+    double a = agent_timeout - 3, b = agent_timeout / 2;
+    return a > b ? a : b;
+}
+
+/* --NAME or $ENV as seconds into *out (untouched when neither is set); -1 with
+ * `why` set when the value is not a number of seconds over 0 (relay.py's _seconds). */
+static int seconds(const char *flag, const char *name, const char *env, double *out)
+{
+    const char *text = flag && *flag ? flag : getenv(env);
+    if (!text || !*text)
+        return 0;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    while (end != text && (*end == ' ' || *end == '\t' || *end == '\n'))
+        end++;
+    if (end == text || *end || !(v > 0 && v < 1e9)) {
+        if (flag && *flag)
+            say("hookd-relay: --%s must be a number of seconds over 0, not '%s'", name, text);
+        else
+            say("hookd-relay: $%s must be a number of seconds over 0, not '%s'", env, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* fd 0-2 closed by whoever started us: hold them with /dev/null, so that the
+ * socket never lands on fd 1 or 2 (where our own messages would go to hookd). */
+static int stdin_closed;
+static void hold_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        if (fd == 0)
+            stdin_closed = 1;
+        int held = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (held >= 0 && held != fd) {
+            dup2(held, fd);
+            close(held);
+        }
+    }
 }
 
 int main(int argc, char **argv)
 {
     /* As in Python: a closed pipe is an EPIPE error to handle, not a kill. */
     signal(SIGPIPE, SIG_IGN);
-    int fail_closed = 0;
-    const char *explicit = NULL;
+    hold_std_fds();
+    const char *explicit = NULL, *timeout_arg = NULL, *greet_arg = NULL;
+    int help = 0;
+    for (int k = 1; k < argc; k++)
+        if (strcmp(argv[k], "--fail-closed") == 0)
+            fail_closed = 1;
     for (int k = 1; k < argc; k++) {
         const char *arg = argv[k];
         if (strcmp(arg, "--fail-closed") == 0)
-            fail_closed = 1;
+            ;
+        else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)
+            help = 1;
         else if (strcmp(arg, "--socket") == 0 && k + 1 < argc)
             explicit = argv[++k];
         else if (strncmp(arg, "--socket=", 9) == 0)
@@ -731,24 +938,50 @@ int main(int argc, char **argv)
             agent = argv[++k];
         else if (strncmp(arg, "--agent=", 8) == 0)
             agent = arg + 8;
+        else if (strcmp(arg, "--timeout") == 0 && k + 1 < argc)
+            timeout_arg = argv[++k];
+        else if (strncmp(arg, "--timeout=", 10) == 0)
+            timeout_arg = arg + 10;
+        else if (strcmp(arg, "--connect-timeout") == 0 && k + 1 < argc)
+            greet_arg = argv[++k];
+        else if (strncmp(arg, "--connect-timeout=", 18) == 0)
+            greet_arg = arg + 18;
         else if (!event && arg[0] != '-')
             event = arg;
         else
             return usage();
     }
+    if (help) {
+        write_all(1, usage_text, sizeof usage_text - 1);
+        write_all(1, help_text, sizeof help_text - 1);
+        return 0;
+    }
     if (!event)
         return usage();
     if (agent && (!*agent || strcmp(agent, "claude") == 0))
         agent = NULL; /* Claude Code is the default door */
+    {
+        static const char *const short_cc[] = {"UserPromptSubmit", "PreModelSwitch",
+                                               "PostModelSwitch"};
+        total_s = deadline_for(!agent && is_one_of(event, short_cc, 3) ? 30.0 : 600.0);
+    }
+    if (seconds(timeout_arg, "timeout", "HOOKD_RELAY_TIMEOUT", &total_s) < 0 ||
+        seconds(greet_arg, "connect-timeout", "HOOKD_RELAY_CONNECT_TIMEOUT", &greet_s) < 0)
+        return fail(fail_closed);
 
     /* The hook input, forwarded as raw bytes: the daemon parses it. */
     struct buf input = {0};
     for (;;) {
         unsigned char chunk[65536];
-        ssize_t got = read(0, chunk, sizeof chunk);
+        ssize_t got = stdin_closed ? (errno = 0, -1) : read(0, chunk, sizeof chunk);
         if (got < 0 && errno == EINTR)
             continue;
-        if (got <= 0)
+        if (got < 0) {
+            say("hookd-relay cannot read the hook input on stdin: %s",
+                stdin_closed ? "stdin is closed" : strerror(errno));
+            return fail(fail_closed);
+        }
+        if (got == 0)
             break;
         if (input.len + (size_t)got > MAX_FRAME - 4096) {
             say("hookd failed to answer: hook input over %u bytes",
@@ -764,6 +997,7 @@ int main(int argc, char **argv)
 
     uint64_t pid = 0;
     int pid_state = claude_pid(&pid);
+    started = now();
     say("hookd-relay refused to connect to %s: ", path);
     if (unsafe_reason(path))
         return fail(fail_closed);
@@ -782,8 +1016,14 @@ int main(int argc, char **argv)
     memcpy(addr.sun_path, path, plen);
     socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen);
     int rc;
+    arm(fd);
     while ((rc = connect(fd, (struct sockaddr *)&addr, alen)) < 0 && errno == EINTR)
-        ;
+        arm(fd);
+    if (rc < 0 && timed_out()) { /* EAGAIN: a full backlog that nobody accepts from */
+        say("hookd failed to answer: its socket takes no more connections (the listen "
+            "backlog is full: a stopped or wedged daemon?)");
+        return fail(fail_closed);
+    }
     if (rc < 0) {
         say("hookd is not running: %s (socket %s)", strerror(errno), path);
         return fail(fail_closed);
@@ -801,8 +1041,14 @@ int main(int argc, char **argv)
     }
     for (size_t sent = 0; sent < frames.len;) {
         ssize_t w = send(fd, frames.p + sent, frames.len - sent, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        if (w < 0 && errno == EINTR) {
+            arm(fd);
             continue;
+        }
+        if (w < 0 && timed_out()) {
+            say_late();
+            return fail(fail_closed);
+        }
         if (w < 0) {
             say("hookd failed to answer: [Errno %d] %s", errno,
                      strerror(errno));

@@ -26,6 +26,7 @@ from hookd_client.client import (
     agent_environment,
     check_socket,
     fallback_result,
+    retry_delay,
 )
 from hookd_client.events import BaseHookInput, event_payload
 from hookd_client.sockpath import default_socket_path
@@ -293,11 +294,11 @@ class RequestMethods:
     # --- the connection, opened on first use and again after a loss --------------
 
     async def _open(self) -> Any:
-        """Connect with exponential backoff: a daemon may be starting (socket activation).
+        """Connect, retrying what is worth it (the blocking client's policy,
+        :func:`hookd_client.client.retry_delay`), then handshake.
 
         Only connecting is retried; a failed handshake is an answer, not a miss.
         """
-        delay = self.backoff
         last: OSError | None = None
         for attempt in range(self.retries + 1):
             self.connect_attempts += 1
@@ -306,9 +307,10 @@ class RequestMethods:
                 raw = await self._dial()
             except OSError as exc:
                 last = exc
-                if attempt < self.retries:
-                    await self._sleep(delay)
-                    delay = min(delay * 2, self.max_backoff)
+                delay = retry_delay(exc, attempt, self.retries, self.backoff, self.max_backoff)
+                if delay < 0:
+                    break
+                await self._sleep(delay)
                 continue
             return await self._greet(raw)
         reason = (last.strerror or str(last)) if last else "unknown"

@@ -31,7 +31,13 @@ import msgspec
 
 from hookd_client import _core, protocol
 from hookd_client._core import CallbackHook, FailurePolicy, HookCallbackFn
-from hookd_client.client import DaemonError, DaemonUnavailable
+from hookd_client.client import (
+    DEFAULT_BACKOFF,
+    DEFAULT_MAX_BACKOFF,
+    DEFAULT_RETRIES,
+    DaemonError,
+    DaemonUnavailable,
+)
 from hookd_client.framing import FrameReader
 
 __all__ = [
@@ -108,9 +114,9 @@ class AsyncClient(_core.RequestMethods):
         socket_path: str | Path | None = None,
         *,
         name: str = "hookd-client/asyncio",
-        retries: int = 5,
-        backoff: float = 0.05,
-        max_backoff: float = 2.0,
+        retries: int = DEFAULT_RETRIES,
+        backoff: float = DEFAULT_BACKOFF,
+        max_backoff: float = DEFAULT_MAX_BACKOFF,
         on_unavailable: FailurePolicy = "raise",
         max_frame: int = protocol.MAX_FRAME,
     ) -> None:

@@ -10,6 +10,7 @@ block).
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import socket
@@ -27,7 +28,10 @@ from hookd_client.results import FireResult
 from hookd_client.sockpath import default_socket_path, unsafe_reason
 
 __all__ = [
+    "DEFAULT_BACKOFF",
     "DEFAULT_FIRE_TIMEOUT",
+    "DEFAULT_MAX_BACKOFF",
+    "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "UNAVAILABLE_CODES",
     "Client",
@@ -37,6 +41,7 @@ __all__ = [
     "agent_environment",
     "default_socket_path",
     "fallback_result",
+    "retry_delay",
 ]
 
 T = TypeVar("T")
@@ -55,11 +60,13 @@ class DaemonUnavailable(ConnectionError):
 
 
 class UnsafeSocket(DaemonUnavailable):
-    """The socket (or its directory) in the shared ``/tmp`` fallback is not the caller's own.
+    """The socket, or a directory on the way to it, is not the caller's own.
 
-    Nothing was sent: connecting would hand hook inputs to whoever made it
-    (:mod:`hookd_client.sockpath`).  A subclass of :class:`DaemonUnavailable`
-    so that callers' fail-open/closed policies treat it as "no daemon".
+    Nothing was sent: connecting would hand hook inputs (and the agent's
+    environment) to whoever made it — :func:`hookd_client.sockpath.unsafe_reason`,
+    the one rule every client and both relays apply before they connect.  A
+    subclass of :class:`DaemonUnavailable` so that callers' fail-open/closed
+    policies treat it as "no daemon".
     """
 
     def __init__(self, path: Path, reason: str) -> None:
@@ -69,7 +76,7 @@ class UnsafeSocket(DaemonUnavailable):
 
 
 def check_socket(path: Path) -> None:
-    """Raise :class:`UnsafeSocket` when ``path`` is a squatted fallback (lstat only)."""
+    """Raise :class:`UnsafeSocket` when ``path`` is not provably the caller's (lstat only)."""
     reason = unsafe_reason(str(path))
     if reason is not None:
         raise UnsafeSocket(path, reason)
@@ -84,6 +91,41 @@ failing open on a malformed request would hide the caller's bug.  ``busy``: the
 daemon refused the event for want of memory (``buffer_budget``, too many
 connections) — the same event may well pass a moment later.
 """
+
+DEFAULT_RETRIES = 3
+"""Connect attempts after the first, in every flavour (blocking, asyncio, trio)."""
+DEFAULT_BACKOFF = 0.05
+"""Seconds before the first retry; each next one waits twice as long."""
+DEFAULT_MAX_BACKOFF = 2.0
+
+_NOBODY_LISTENS = frozenset(
+    {
+        errno.ENOENT,  # no socket file: no daemon (socket activation keeps one listening)
+        errno.ECONNREFUSED,  # a socket file nobody listens on: a daemon that is gone
+        errno.ENOTDIR,
+        errno.ENOTSOCK,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENAMETOOLONG,
+    }
+)
+
+
+def retry_delay(exc: OSError, attempt: int, retries: int, backoff: float, maximum: float) -> float:
+    """Seconds to wait before connecting again after ``exc`` (attempt 0 is the first),
+    or -1: give up now.
+
+    The one retry policy of every client flavour.  Only a daemon that is there
+    but cannot take the connection yet is worth waiting for (a full listen
+    backlog, ``EAGAIN``; an interrupted or timed-out connect).  A missing
+    socket file or a refused connection means nobody serves the path: waiting
+    would only delay the caller's ``on_unavailable`` answer (it cost an asyncio
+    client 1.55 s per fire while the daemon was down), and a daemon started by
+    socket activation is listening before it runs, so no retry is needed for it.
+    """
+    if attempt >= retries or exc.errno in _NOBODY_LISTENS:
+        return -1.0
+    return float(min(backoff * 2**attempt, maximum))
 
 
 class DaemonError(RuntimeError):
@@ -142,9 +184,9 @@ class Client:
         name: str = "hookd-client",
         timeout: float | None = DEFAULT_TIMEOUT,
         fire_timeout: float | None = DEFAULT_FIRE_TIMEOUT,
-        retries: int = 3,
-        backoff: float = 0.05,
-        max_backoff: float = 2.0,
+        retries: int = DEFAULT_RETRIES,
+        backoff: float = DEFAULT_BACKOFF,
+        max_backoff: float = DEFAULT_MAX_BACKOFF,
     ) -> None:
         self.path = Path(socket_path or default_socket_path())
         self.name = name
@@ -158,17 +200,19 @@ class Client:
         """Bytes read past the last reply stay here for the next (a new connection, a new one)."""
         self._ids = itertools.count(1)
         self.welcome: protocol.Welcome | None = None
+        self.connect_attempts = 0
+        """Socket connects tried so far (each retry counts), as the async flavours count."""
 
     # --- connection ----------------------------------------------------------
 
     def connect(self) -> Client:
-        """Connect with retry and exponential backoff (a daemon may be starting up).
+        """Connect, retrying what is worth it (:func:`retry_delay`), then handshake.
 
         The delay doubles after each failed attempt, up to ``max_backoff``.
         """
-        delay = self.backoff
         last: OSError | None = None
         for attempt in range(self.retries + 1):
+            self.connect_attempts += 1
             check_socket(self.path)
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.settimeout(self.timeout)
@@ -177,9 +221,10 @@ class Client:
             except OSError as exc:
                 sock.close()
                 last = exc
-                if attempt < self.retries:
-                    time.sleep(delay)
-                    delay = min(delay * 2, self.max_backoff)
+                delay = retry_delay(exc, attempt, self.retries, self.backoff, self.max_backoff)
+                if delay < 0:
+                    break
+                time.sleep(delay)
                 continue
             self._sock = sock
             self._frames = FrameReader(protocol.MAX_FRAME)

@@ -33,7 +33,16 @@ When the daemon cannot be reached or answers with an error the relay fails
 *open* by default — exit 0 with a visible ``systemMessage`` — because a
 missing daemon must not freeze the agent; ``--fail-closed`` (used for events
 that have a hook marked ``onFailure: "block"``) exits 2 with the reason on
-stderr, which blocks wherever exit 2 blocks.
+stderr, which blocks wherever exit 2 blocks.  Under ``--fail-closed`` *every*
+failure does so — bad usage, a closed stdin, a bug — never exit 1, which the
+agent would read as "go ahead".
+
+A daemon that took the connection and never answers is such a failure too,
+decided before the agent's own timeout kills the relay (and goes ahead, which
+would turn fail-closed into fail-open): ``--connect-timeout`` bounds the wait
+for its ``welcome``, ``--timeout`` the whole exchange (:class:`_Clock`; the
+defaults keep 3 s under Claude Code's timeout for the event, and the installer
+writes ``--timeout`` where it writes a longer ``timeout``).
 """
 
 import _socket
@@ -210,9 +219,11 @@ def socket_path(explicit: str | None = None) -> str:
     return explicit or sockpath.default_socket_path()
 
 
-def _recv_exact(sock: _socket.socket, n: int) -> bytes:
+def _recv_exact(sock: _socket.socket, n: int, clock: "_Clock | None" = None) -> bytes:
     chunks = []
     while n:
+        if clock is not None:
+            clock.arm(sock)  # each wait gets only the time left: a trickle cannot stretch it
         chunk = sock.recv(min(n, 1 << 20))
         if not chunk:
             raise ConnectionError("hookd closed the connection before replying")
@@ -320,11 +331,81 @@ def _copilot_fail(event: str, why: str, *, closed: bool) -> tuple[str, str, int]
     return "", why + "\n", 2
 
 
-def relay(event: str, data: bytes, path: str, agent: str = "") -> tuple[str, str, int]:
+_SHORT_CC_EVENTS = frozenset({"UserPromptSubmit", "PreModelSwitch", "PostModelSwitch"})
+"""Events whose Claude Code default command timeout is 30 s, not 600 s."""
+_MARGIN = 3.0
+"""Seconds the relay keeps between its own deadline and the agent's timeout."""
+_HANDSHAKE = 10.0
+"""Default seconds for the daemon's ``welcome`` (``--connect-timeout``)."""
+
+
+def deadline_for(agent_timeout: float) -> float:
+    """The relay's ``--timeout`` under an agent hook timeout of ``agent_timeout`` s:
+    3 s less (half of it under 6 s), so the relay decides — open or closed, as
+    its entry says — before the agent kills it and goes ahead."""
+    return max(agent_timeout - _MARGIN, agent_timeout / 2)
+
+
+def default_deadline(event: str, agent: str) -> float:
+    """The relay's deadline when neither ``--timeout`` nor ``$HOOKD_RELAY_TIMEOUT`` says:
+    under Claude Code's default timeout for ``event`` (30 s or 600 s), which is
+    also what every other agent's installed entry gets (600 s)."""
+    return deadline_for(30.0 if not agent and event in _SHORT_CC_EVENTS else 600.0)
+
+
+_BACKLOG_FULL = (
+    "its socket takes no more connections (the listen backlog is full: a stopped or wedged daemon?)"
+)
+
+
+class _Late(OSError):
+    """The daemon took the connection but did not answer within the relay's deadline."""
+
+
+class _Clock:
+    """The relay's deadlines: ``welcome`` within ``greet`` s, the reply within ``total``
+    s, both from the start of the exchange.  ``os.times().elapsed`` (a monotonic
+    clock, 10 ms steps) because importing ``time`` costs start-up; each socket
+    wait gets the time left as its timeout."""
+
+    def __init__(self, total: float, greet: float) -> None:
+        self.start = os.times().elapsed
+        self.total = total
+        self.greet = min(greet, total)
+        self.greeted = False
+
+    def arm(self, sock: _socket.socket) -> None:
+        limit = self.total if self.greeted else self.greet
+        sock.settimeout(max(limit - (os.times().elapsed - self.start), 0.001))
+
+    def late(self) -> _Late:
+        if self.greeted:
+            return _Late(f"no reply within {self.total:g} s (--timeout)")
+        return _Late(
+            f"no welcome within {self.greet:g} s: the daemon took the connection but does "
+            "not answer (stopped, wedged, or a socket activation that did not start it; "
+            "--connect-timeout)"
+        )
+
+
+def relay(
+    event: str,
+    data: bytes,
+    path: str,
+    agent: str = "",
+    timeout: float | None = None,
+    connect_timeout: float = _HANDSHAKE,
+) -> tuple[str, str, int]:
     """Send one event; return ``(stdout, stderr, exit_code)`` from the daemon's reply.
 
     ``agent``: the agent whose hook this is (``--agent``); empty is Claude Code,
-    and then the request carries no ``agent`` key, byte for byte as before."""
+    and then the request carries no ``agent`` key, byte for byte as before.
+    ``timeout`` bounds the whole exchange (connect, hello, request, reply;
+    default :func:`default_deadline`), ``connect_timeout`` the part up to the
+    daemon's ``welcome``: a daemon that took the connection and never answers
+    (stopped, wedged, a socket activation whose service does not start) raises
+    :class:`_Late` instead of holding the agent until it kills the hook."""
+    clock = _Clock(default_deadline(event, agent) if timeout is None else timeout, connect_timeout)
     pid = os.environ.get("CLAUDE_PID", "")
     hello: dict[str, object] = {"kind": "hello", "version": 1, "client": "hookd-relay"}
     request: dict[str, object] = {
@@ -346,86 +427,179 @@ def relay(event: str, data: bytes, path: str, agent: str = "") -> tuple[str, str
         raise _Unsafe(unsafe)
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
+        clock.arm(sock)
         try:
             sock.connect(path)
+        except (BlockingIOError, TimeoutError):  # EAGAIN: a full backlog, nobody accepts
+            raise _Late(_BACKLOG_FULL) from None
         except OSError as exc:
             raise _NotRunning(exc.strerror or str(exc)) from None
-        sock.sendall(_frame(hello) + _frame(request))
-        while True:
-            size = int.from_bytes(_recv_exact(sock, _HEADER), "big")
-            if size > _MAX_REPLY:
-                raise ValueError(f"reply frame too large ({size} bytes)")
-            message, _ = _decode(_recv_exact(sock, size), 0)
-            if not isinstance(message, dict):
-                raise ValueError("reply is not a map")
-            kind = message.get("kind")
-            if kind == "relay_reply" and message.get("id") == 1:
-                stdout, stderr, code = (message.get(k) for k in ("stdout", "stderr", "exit_code"))
-                return (
-                    stdout if isinstance(stdout, str) else "",
-                    stderr if isinstance(stderr, str) else "",
-                    code if isinstance(code, int) else 0,
-                )
-            if kind == "error":
-                code, text = message.get("code"), message.get("message")
-                raise RuntimeError(f"hookd refused the event ({code}): {text}")
+        try:
+            sock.sendall(_frame(hello) + _frame(request))
+            return _reply(sock, clock)
+        except TimeoutError:
+            raise clock.late() from None
     finally:
         sock.close()
 
 
+def _reply(sock: _socket.socket, clock: _Clock) -> tuple[str, str, int]:
+    """Read frames (each wait armed with the time left) until the relay reply."""
+    while True:
+        size = int.from_bytes(_recv_exact(sock, _HEADER, clock), "big")
+        if size > _MAX_REPLY:
+            raise ValueError(f"reply frame too large ({size} bytes)")
+        message, _ = _decode(_recv_exact(sock, size, clock), 0)
+        if not isinstance(message, dict):
+            raise ValueError("reply is not a map")
+        kind = message.get("kind")
+        if kind == "welcome":
+            clock.greeted = True
+        elif kind == "relay_reply" and message.get("id") == 1:
+            stdout, stderr, code = (message.get(k) for k in ("stdout", "stderr", "exit_code"))
+            return (
+                stdout if isinstance(stdout, str) else "",
+                stderr if isinstance(stderr, str) else "",
+                code if isinstance(code, int) else 0,
+            )
+        elif kind == "error":
+            code, text = message.get("code"), message.get("message")
+            raise RuntimeError(f"hookd refused the event ({code}): {text}")
+
+
+USAGE = """\
+usage: hookd-relay [--agent AGENT] EVENT [--socket PATH] [--fail-closed]
+                   [--timeout SECONDS] [--connect-timeout SECONDS]
+
+Hand one hook event (its JSON on stdin) to the hookd daemon and answer as the
+command hook would: the reply's stdout, stderr and exit code.
+
+  EVENT                  the hook event, as the agent names it (PreToolUse, ...)
+  --agent AGENT          whose hook this is (codex, gemini, copilot, ...; default: Claude Code)
+  --socket PATH          the daemon's socket (default: $HOOKD_SOCKET, else
+                         $XDG_RUNTIME_DIR/hookd/hookd.sock, else /tmp/hookd-$UID/hookd.sock)
+  --fail-closed          when hookd cannot answer, block (exit 2, reason on stderr)
+                         instead of going ahead with a visible message
+  --timeout SECONDS      deadline for the whole exchange (default: $HOOKD_RELAY_TIMEOUT,
+                         else 3 s under Claude Code's timeout for EVENT: 27 or 597)
+  --connect-timeout SECONDS
+                         deadline for the daemon's greeting (default:
+                         $HOOKD_RELAY_CONNECT_TIMEOUT, else 10)
+  -h, --help             show this and exit
+
+Before sending anything the socket must be yours and so must every directory on
+the way to it (or root's; shared ones sticky): see docs/claude-code.md.
+"""
+
+_VALUED = ("--socket", "--agent", "--timeout", "--connect-timeout")
+
+
 def _options(args: list[str]) -> dict[str, str] | None:
-    """``--agent``, EVENT, ``--socket``, ``--fail-closed`` (as ``"1"``); None: bad usage."""
+    """``--agent``, EVENT, ``--socket``, ``--timeout``, ``--connect-timeout``,
+    ``--fail-closed`` (as ``"1"``), ``--help``; None: bad usage."""
     found: dict[str, str] = {}
     while args:
         arg = args.pop(0)
         if arg == "--fail-closed":
             found["closed"] = "1"
-        elif arg in ("--socket", "--agent") and args:
+        elif arg in ("-h", "--help"):
+            found["help"] = "1"
+        elif arg in _VALUED and args:
             found[arg[2:]] = args.pop(0)
-        elif arg.startswith(("--socket=", "--agent=")):
+        elif arg.startswith(tuple(name + "=" for name in _VALUED)):
             name, _, value = arg[2:].partition("=")
             found[name] = value
         elif "event" not in found and not arg.startswith("-"):
             found["event"] = arg
         else:
             return None
-    return found if "event" in found else None
+    return found if "event" in found or "help" in found else None
+
+
+def _seconds(options: dict[str, str], name: str, env: str) -> float | None:
+    """``--name`` or ``$env`` as seconds (None when neither is set); ValueError names it."""
+    text = options.get(name) or os.environ.get(env)
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e9:
+        source = f"--{name}" if options.get(name) else f"${env}"
+        raise ValueError(f"{source} must be a number of seconds over 0, not {text!r}")
+    return value
+
+
+def _write(stdout: str, stderr: str) -> None:
+    # Bytes, not text: the output must be UTF-8 whatever the locale is.
+    if stdout:
+        sys.stdout.buffer.write(stdout.encode("utf-8", "surrogateescape"))
+        sys.stdout.flush()
+    if stderr:
+        sys.stderr.buffer.write(stderr.encode("utf-8", "surrogateescape"))
+        sys.stderr.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = _options(list(sys.argv[1:] if argv is None else argv))
-    if options is None:
-        sys.stderr.write("usage: relay.py [--agent AGENT] EVENT [--socket PATH] [--fail-closed]\n")
-        return 1
-    event, explicit, closed = options["event"], options.get("socket"), "closed" in options
-    agent = options.get("agent", "")
+    args = list(sys.argv[1:] if argv is None else argv)
+    closed = "--fail-closed" in args
+    options = _options(args)
+    if options is None or "help" in options:
+        # Bad usage is a failure too: under --fail-closed it blocks (exit 2).
+        stream = sys.stdout if options is not None else sys.stderr
+        if stream is not None:
+            stream.write(USAGE if options is not None else USAGE.split("\n\n")[0] + "\n")
+        return 0 if options is not None else (2 if closed else 1)
+    event, agent = options["event"], options.get("agent", "")
     if agent == "claude":
         agent = ""  # Claude Code is the default door: the same request as without --agent
-    data = sys.stdin.buffer.read()
-    path = socket_path(explicit)
     try:
-        stdout, stderr, code = relay(event, data, path, agent)
-    except _NotRunning as exc:
-        why = f"hookd is not running: {exc} (socket {path})"
-    except _Unsafe as exc:
-        why = f"hookd-relay refused to connect to {path}: {exc}"
-    except (OSError, ValueError, RuntimeError, IndexError) as exc:
-        why = f"hookd failed to answer: {exc}"
-    else:
-        # Bytes, not text: the output must be UTF-8 whatever the locale is.
-        if stdout:
-            sys.stdout.buffer.write(stdout.encode("utf-8", "surrogateescape"))
-            sys.stdout.flush()
-        if stderr:
-            sys.stderr.buffer.write(stderr.encode("utf-8", "surrogateescape"))
-            sys.stderr.flush()
-        return code
+        return _run(options, event, agent)
+    except Exception as exc:
+        why = f"hookd-relay failed: {type(exc).__name__}: {exc}"
     stdout, stderr, code = (fail_closed if closed else fail_open)(agent, why, event)
-    if stdout:
-        sys.stdout.buffer.write(stdout.encode("utf-8"))
-    if stderr:
-        sys.stderr.write(stderr)
+    try:
+        _write(stdout, stderr)
+    except (OSError, AttributeError):
+        pass  # the agent closed our output: nobody is left to tell; the exit code says it
     return code
+
+
+def _run(options: dict[str, str], event: str, agent: str) -> int:
+    path = socket_path(options.get("socket"))
+    outcome = _attempt(options, event, agent, path)
+    if isinstance(outcome, str):  # why hookd could not answer
+        fail = fail_closed if "closed" in options else fail_open
+        outcome = fail(agent, outcome, event)
+    stdout, stderr, code = outcome
+    _write(stdout, stderr)
+    return code
+
+
+def _attempt(
+    options: dict[str, str], event: str, agent: str, path: str
+) -> tuple[str, str, int] | str:
+    """The daemon's answer, or why there is none (every way it can fail, in words)."""
+    try:
+        timeout = _seconds(options, "timeout", "HOOKD_RELAY_TIMEOUT")
+        greet = _seconds(options, "connect-timeout", "HOOKD_RELAY_CONNECT_TIMEOUT")
+    except ValueError as exc:
+        return f"hookd-relay: {exc}"
+    try:
+        if sys.stdin is None:  # fd 0 closed: Python leaves sys.stdin unset
+            raise OSError("stdin is closed")
+        data = sys.stdin.buffer.read()
+    except OSError as exc:
+        return f"hookd-relay cannot read the hook input on stdin: {exc.strerror or exc}"
+    try:
+        return relay(event, data, path, agent, timeout, _HANDSHAKE if greet is None else greet)
+    except _NotRunning as exc:
+        return f"hookd is not running: {exc} (socket {path})"
+    except _Unsafe as exc:
+        return f"hookd-relay refused to connect to {path}: {exc}"
+    except (OSError, ValueError, RuntimeError, IndexError) as exc:
+        return f"hookd failed to answer: {exc}"
 
 
 if __name__ == "__main__":

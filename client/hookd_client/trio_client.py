@@ -31,7 +31,13 @@ import trio
 
 from hookd_client import _core, protocol
 from hookd_client._core import CallbackHook, FailurePolicy, HookCallbackFn
-from hookd_client.client import DaemonError, DaemonUnavailable
+from hookd_client.client import (
+    DEFAULT_BACKOFF,
+    DEFAULT_MAX_BACKOFF,
+    DEFAULT_RETRIES,
+    DaemonError,
+    DaemonUnavailable,
+)
 from hookd_client.framing import FrameReader
 
 __all__ = [
@@ -115,9 +121,9 @@ class TrioClient(_core.RequestMethods):
         socket_path: str | Path | None = None,
         *,
         name: str = "hookd-client/trio",
-        retries: int = 5,
-        backoff: float = 0.05,
-        max_backoff: float = 2.0,
+        retries: int = DEFAULT_RETRIES,
+        backoff: float = DEFAULT_BACKOFF,
+        max_backoff: float = DEFAULT_MAX_BACKOFF,
         on_unavailable: FailurePolicy = "raise",
         max_frame: int = protocol.MAX_FRAME,
     ) -> None:
@@ -307,9 +313,9 @@ async def open_client(
     socket_path: str | Path | None = None,
     *,
     name: str = "hookd-client/trio",
-    retries: int = 5,
-    backoff: float = 0.05,
-    max_backoff: float = 2.0,
+    retries: int = DEFAULT_RETRIES,
+    backoff: float = DEFAULT_BACKOFF,
+    max_backoff: float = DEFAULT_MAX_BACKOFF,
     on_unavailable: FailurePolicy = "raise",
     connect: bool = False,
 ) -> AsyncIterator[TrioClient]:

@@ -76,6 +76,7 @@ from typing import Any, Literal
 from hookd.bridge.mod_answer import MOD_EVENTS
 from hookd.safe_files import UnsafePath, read_own_text, write_atomically, write_destination
 from hookd_client.events import EVENT_NAMES
+from hookd_client.relay import deadline_for
 
 __all__ = [
     "BACKUP_SUFFIX",
@@ -373,6 +374,10 @@ def bridge_handler(
             args += ["--socket", bridge.socket]
         if fail_closed:
             args.append("--fail-closed")
+        if timeout is not None:
+            # The relay must decide (open or closed) before Claude Code kills it and
+            # goes ahead; without this it keeps under Claude Code's default timeout.
+            args += ["--timeout", f"{deadline_for(timeout):g}"]
         if bridge.relay_binary:
             handler = {"type": "command", "command": bridge.relay_binary, "args": args}
         else:

@@ -349,6 +349,15 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
     python = [sys.executable, "-I", "-S", str(RELAY)]
     compiled = [str(compiled_relay)]
     quote = tmp_path / 'say "hi"\\\tthere.sock'  # JSON escaping of quote, backslash, control
+    lax = tmp_path / "lax"  # ours, but anyone may replace what is in it
+    lax.mkdir()
+    lax.chmod(0o777)
+    _hold(lax / "s.sock").close()
+    plain = tmp_path / "plain-file"
+    plain.write_text("")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    (tmp_path / "via-link").symlink_to(tmp_path)
     cases: list[tuple[str, ...]] = [
         ("PreToolUse", "--socket", str(quote)),
         ("Stop", "--socket", str(tmp_path / "x.sock"), "--fail-closed"),
@@ -365,6 +374,16 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
         ("--agent", "qwen", "PreToolUse", "--socket", str(tmp_path / "x.sock")),
         ("--agent", "claude", "Stop", "--socket", str(tmp_path / "x.sock")),
         ("PreToolUse", "--socket", str(tmp_path / ("long" * 40) / "hookd.sock")),
+        # the socket checks (sockpath.unsafe_reason and its C twin), word for word
+        ("PreToolUse", "--socket", str(lax / "s.sock")),
+        ("Stop", "--socket", str(lax / "s.sock"), "--fail-closed"),
+        ("PreToolUse", "--socket", str(plain)),
+        ("PreToolUse", "--socket", str(loop / "s.sock")),
+        ("PreToolUse", "--socket", str(tmp_path / "via-link" / "x.sock")),
+        ("PreToolUse", "--socket", str(tmp_path)),
+        # bad deadlines fail as the entry's mode says
+        ("PreToolUse", "--socket", str(tmp_path / "x.sock"), "--timeout", "soon"),
+        ("Stop", "--socket", str(tmp_path / "x.sock"), "--connect-timeout=0", "--fail-closed"),
     ]
     for args in cases:
         want = await _run_relay(python, *args, stdin=b"{}")
@@ -546,3 +565,332 @@ async def test_unknown_fields_and_types_in_the_reply_are_skipped(
     request = protocol.decode_client(got[at + 4 :])
     assert isinstance(request, protocol.Relay)
     assert (request.event, request.input, request.pid, request.id) == ("Stop", b'{"a": 1}', 4242, 1)
+
+
+# --- deadlines: a daemon that took the connection and never answers (issue 28, item 8) -----
+
+
+def _hold(path: Path) -> Any:
+    """A listening socket nobody accepts on: a stopped daemon, or a socket activation
+    whose service does not start (the kernel completes the connect; nobody answers)."""
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(8)
+    return listener
+
+
+def _welcome_then_silence(path: Path, listening: trio.Event) -> None:
+    """Accept one relay, greet it, then read until it hangs up: a wedged daemon."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(path))
+        listener.listen(1)
+        trio.from_thread.run_sync(listening.set)
+        listener.settimeout(60)
+        conn, _ = listener.accept()
+        with conn:
+            conn.sendall(WELCOME)
+            while conn.recv(65536):
+                pass
+
+
+def _welcome_then_trickle(path: Path, listening: trio.Event) -> None:
+    """Greet, announce a reply, then send it a byte at a time, slowly: every single wait
+    of the relay is short, only the whole is long."""
+    import select
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(path))
+        listener.listen(1)
+        trio.from_thread.run_sync(listening.set)
+        listener.settimeout(60)
+        conn, _ = listener.accept()
+        with conn:
+            conn.sendall(WELCOME + (1000).to_bytes(4, "big"))
+            for _ in range(1000):  # 1000 x 0.2 s: far past any deadline of the test
+                try:
+                    conn.sendall(b"\xc0")
+                except OSError:
+                    return  # the relay hung up
+                readable, _, _ = select.select([conn], [], [], 0.2)
+                try:
+                    if readable and not conn.recv(65536):
+                        return  # the relay hung up (its request is read on the way)
+                except ConnectionResetError:
+                    return  # it hung up with a trickled byte unread: Linux says reset
+
+
+def _decided(proc: subprocess.CompletedProcess[bytes], closed: bool) -> str:
+    """The reason the relay gave, after checking it answered as its failure mode says."""
+    if closed:
+        assert (proc.returncode, proc.stdout) == (2, b""), proc.stderr
+        return proc.stderr.decode()
+    assert (proc.returncode, proc.stderr) == (0, b""), proc.stderr
+    message: str = json.loads(proc.stdout)["systemMessage"]
+    return message
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+@pytest.mark.parametrize("how", ["flag", "env"])
+async def test_a_daemon_that_never_greets_is_decided_by_the_connect_deadline(
+    any_relay: list[str], tmp_path: Path, closed: bool, how: str
+) -> None:
+    sock = tmp_path / "held.sock"
+    listener = _hold(sock)
+    try:
+        args = ["PreToolUse", "--socket", str(sock), *(["--fail-closed"] if closed else [])]
+        env = {"ASAN_OPTIONS": "detect_leaks=0"}
+        if how == "flag":
+            args += ["--connect-timeout", "0.5"]
+        else:
+            env["HOOKD_RELAY_CONNECT_TIMEOUT"] = "0.5"
+        with trio.fail_after(60):  # a guard: today's relays wait for the agent to kill them
+            proc = await _run_relay(any_relay, *args, stdin=b"{}", env=env)
+    finally:
+        listener.close()
+    why = _decided(proc, closed)
+    assert "hookd failed to answer: no welcome within 0.5 s" in why
+    assert "--connect-timeout" in why
+
+
+async def test_the_whole_deadline_also_bounds_the_greeting(
+    any_relay: list[str], tmp_path: Path
+) -> None:
+    """``--timeout`` under ``--connect-timeout``: the greeting is part of the exchange."""
+    sock = tmp_path / "held.sock"
+    listener = _hold(sock)
+    try:
+        with trio.fail_after(60):  # a guard: 10 s would be the connect deadline alone
+            proc = await _run_relay(
+                any_relay,
+                "PreToolUse",
+                "--socket",
+                str(sock),
+                "--timeout",
+                "0.5",
+                stdin=b"{}",
+                env={"ASAN_OPTIONS": "detect_leaks=0", "HOOKD_RELAY_CONNECT_TIMEOUT": "50"},
+            )
+    finally:
+        listener.close()
+    assert "hookd failed to answer: no welcome within 0.5 s" in _decided(proc, closed=False)
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+@pytest.mark.parametrize("how", ["flag", "env"])
+async def test_a_daemon_that_greets_then_never_answers_is_decided_by_the_deadline(
+    any_relay: list[str], tmp_path: Path, closed: bool, how: str
+) -> None:
+    sock = tmp_path / "wedged.sock"
+    listening = trio.Event()
+    args = ["Stop", "--socket", str(sock), *(["--fail-closed"] if closed else [])]
+    env = {"ASAN_OPTIONS": "detect_leaks=0"}
+    if how == "flag":
+        args += ["--timeout", "3"]  # the greeting must come first even on a loaded box
+    else:
+        env["HOOKD_RELAY_TIMEOUT"] = "3"
+    with trio.fail_after(60):  # a guard: today's relays wait for the agent to kill them
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.to_thread.run_sync, _welcome_then_silence, sock, listening)
+            await listening.wait()
+            proc = await _run_relay(any_relay, *args, stdin=b"{}", env=env)
+    assert "hookd failed to answer: no reply within 3 s (--timeout)" in _decided(proc, closed)
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+async def test_a_reply_trickled_past_the_deadline_is_decided_by_it(
+    any_relay: list[str], tmp_path: Path, closed: bool
+) -> None:
+    """The deadline bounds the whole exchange, not each read."""
+    sock = tmp_path / "trickle.sock"
+    listening = trio.Event()
+    args = ["Stop", "--socket", str(sock), "--timeout", "3", *(["--fail-closed"] if closed else [])]
+    with trio.fail_after(60):  # a guard: a per-read timeout would wait 200 s here
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.to_thread.run_sync, _welcome_then_trickle, sock, listening)
+            await listening.wait()
+            proc = await _run_relay(
+                any_relay, *args, stdin=b"{}", env={"ASAN_OPTIONS": "detect_leaks=0"}
+            )
+    assert "hookd failed to answer: no reply within 3 s (--timeout)" in _decided(proc, closed)
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+async def test_a_full_backlog_is_decided_by_the_connect_deadline(
+    any_relay: list[str], tmp_path: Path, closed: bool
+) -> None:
+    """Nobody accepts and the backlog is full: even connecting would wait forever."""
+    import socket
+
+    sock = tmp_path / "full.sock"
+    listener = _hold(sock)
+    listener.listen(0)
+    queued: list[socket.socket] = []
+    try:
+        while True:
+            waiting = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            waiting.setblocking(False)
+            try:
+                waiting.connect(str(sock))
+            except BlockingIOError:
+                waiting.close()
+                break
+            queued.append(waiting)
+        args = ["PreToolUse", "--socket", str(sock), "--connect-timeout", "0.5"]
+        with trio.fail_after(60):  # a guard: today's relays block in connect for good
+            proc = await _run_relay(
+                any_relay,
+                *args,
+                *(["--fail-closed"] if closed else []),
+                stdin=b"{}",
+                env={"ASAN_OPTIONS": "detect_leaks=0"},
+            )
+    finally:
+        for waiting in queued:
+            waiting.close()
+        listener.close()
+    assert "its socket takes no more connections (the listen backlog is full" in _decided(
+        proc, closed
+    )
+
+
+def test_a_stopped_daemon_is_decided_by_both_relays(relay_cmd: list[str], tmp_path: Path) -> None:
+    """The real thing: ``hookd serve``, SIGSTOPped while it listens."""
+    import signal
+
+    from cli.helpers import cli_env, serving_client
+
+    sock = tmp_path / "s.sock"
+    (tmp_path / "hooks.json").write_text("{}")
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "hookd", "serve", "--socket", str(sock), "--state-dir",
+         str(tmp_path / "state"), "--no-watch", "--user-file", str(tmp_path / "hooks.json"),
+         "--policy-file", str(tmp_path / "policy.json")],
+        env=cli_env(),
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        serving_client(sock, daemon).close()
+        daemon.send_signal(signal.SIGSTOP)
+        for closed in (False, True):
+            args = ["PreToolUse", "--socket", str(sock), *(["--fail-closed"] if closed else [])]
+            proc = _run_with_stdin(
+                relay_cmd + args, subprocess.PIPE, {"HOOKD_RELAY_CONNECT_TIMEOUT": "1"}
+            )  # its timeout=60 is a guard: today's relays wait until they are killed
+            assert "no welcome within 1 s" in _decided(proc, closed)
+    finally:
+        daemon.send_signal(signal.SIGCONT)
+        daemon.kill()
+        daemon.wait()
+
+
+def test_the_relay_deadline_keeps_under_the_timeout_the_installer_writes() -> None:
+    """Every relay entry ``hookctl claude install`` writes decides before Claude Code
+    kills it: its ``--timeout`` (or the relay's default for the event) is under the
+    entry's ``timeout`` (or Claude Code's default for the event)."""
+    from hookd.bridge.claude_settings import Bridge, bridge_hooks
+
+    cc_default = {"UserPromptSubmit": 30.0, "PreModelSwitch": 30.0, "PostModelSwitch": 30.0}
+    for longest in (None, 10, 29, 200, 900):
+        hook: dict[str, Any] = {"type": "command", "command": "true"}
+        if longest is not None:
+            hook["timeout"] = longest
+        config = {
+            event: [{"hooks": [hook]}] for event in ("Stop", "UserPromptSubmit", "SessionStart")
+        }
+        for transport in ("http", "mod"):
+            assert transport in ("http", "mod")  # the Literal mypy wants
+            bridge = Bridge(port=1, token="t", relay_binary="/x/relay", transport=transport)
+            for event, groups in bridge_hooks(bridge, config).items():
+                handler = groups[0]["hooks"][0]
+                if handler["type"] != "command":
+                    continue
+                args = handler["args"]
+                agent_kills_at = float(handler.get("timeout", cc_default.get(event, 600.0)))
+                if "--timeout" in args:
+                    decides_at = float(args[args.index("--timeout") + 1])
+                else:
+                    decides_at = relay.default_deadline(event, "")
+                assert decides_at < agent_kills_at, (event, longest, transport)
+                if longest is not None and event in config:
+                    assert decides_at > longest, (event, longest)  # hookd's own timeout first
+
+
+# --- every failure under --fail-closed blocks; --help (issue 28 item 13, issue 31.7) ----
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["closed-stdin", "directory-stdin", "bad-option", "no-event", "bad-timeout", "bad-env"],
+)
+async def test_every_failure_under_fail_closed_blocks(
+    any_relay: list[str], tmp_path: Path, case: str
+) -> None:
+    if case == "directory-stdin" and any_relay[0] == sys.executable:
+        pytest.skip("CPython itself refuses a directory on stdin before any code runs (exit 1)")
+    args = ["PreToolUse", "--socket", str(tmp_path / "nobody.sock"), "--fail-closed"]
+    env = {"ASAN_OPTIONS": "detect_leaks=0"}
+    stdin: Any = subprocess.PIPE
+    said = "hookd is not running"
+    if case == "closed-stdin":
+        stdin, said = None, "hookd-relay cannot read the hook input on stdin: stdin is closed"
+    elif case == "directory-stdin":
+        stdin, said = tmp_path, "cannot read the hook input on stdin: Is a directory"
+    elif case == "bad-option":
+        args, said = [*args, "--nope"], "usage: hookd-relay"
+    elif case == "no-event":
+        args, said = args[1:], "usage: hookd-relay"
+    elif case == "bad-timeout":
+        args, said = [*args, "--timeout", "soon"], "--timeout must be a number of seconds"
+    else:
+        env["HOOKD_RELAY_TIMEOUT"] = "-1"
+        said = "$HOOKD_RELAY_TIMEOUT must be a number of seconds"
+    proc = await trio.to_thread.run_sync(lambda: _run_with_stdin(any_relay + args, stdin, env))
+    assert proc.returncode == 2, proc.stderr
+    assert said in proc.stderr.decode()
+
+
+def _run_with_stdin(
+    argv: list[str], stdin: Path | int | None, env: dict[str, str]
+) -> subprocess.CompletedProcess[bytes]:
+    """Run with stdin a directory (a Path), a pipe, or closed (None: fd 0 not open)."""
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
+    if isinstance(stdin, Path):
+        fd = os.open(stdin, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            return subprocess.run(argv, stdin=fd, env=base, capture_output=True, timeout=60)
+        finally:
+            os.close(fd)
+    if stdin is None:  # fd 0 closed in the child, as a careless parent leaves it
+        return subprocess.run(
+            argv, env=base, capture_output=True, timeout=60, preexec_fn=lambda: os.close(0)
+        )
+    return subprocess.run(argv, input=b"{}", env=base, capture_output=True, timeout=60)
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+@pytest.mark.parametrize("how", ["as-installed", "console-script"])
+async def test_help_names_hookd_relay_and_exits_0(
+    relay_cmd: list[str], flag: str, how: str
+) -> None:
+    if how == "console-script":  # the `hookd-relay` on PATH (pyproject's entry point)
+        if relay_cmd[0] != sys.executable:
+            pytest.skip("the console script is the Python relay")
+        script = Path(sys.executable).parent / "hookd-relay"
+        if not script.exists():
+            pytest.skip("hookd-relay is not installed beside this interpreter")
+        relay_cmd = [str(script)]
+    proc = await _run_relay(relay_cmd, flag, stdin=b"")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(b"usage: hookd-relay [--agent AGENT] EVENT")
+    for documented in (
+        b"--fail-closed",
+        b"--timeout",
+        b"--connect-timeout",
+        b"HOOKD_RELAY_TIMEOUT",
+    ):
+        assert documented in proc.stdout

@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+from hookd_client.client import Client, DaemonUnavailable
 
 from hookd_client.client import Client
 
@@ -46,6 +50,22 @@ def hookctl(
     )
 
 
+def serving_client(sock: Path, daemon: subprocess.Popen[Any], **options: Any) -> Client:
+    """A client connected to ``daemon`` once it serves ``sock``.
+
+    A daemon just started takes a moment to bind, and a client does not retry a
+    missing socket (nobody serves it: the caller's failure policy answers at
+    once), so the wait for the daemon is here, bounded, and fails if it died."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return Client(sock, retries=0, **options).connect()
+        except DaemonUnavailable:
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 @contextmanager
 def serving(
     socket: Path, *flags: str, env: Mapping[str, str] | None = None
@@ -60,7 +80,7 @@ def serving(
         text=True,
     )
     try:
-        with Client(socket, retries=100, backoff=0.05, max_backoff=0.5) as client:
+        with serving_client(socket, daemon) as client:
             client.status()
         yield daemon
     finally:

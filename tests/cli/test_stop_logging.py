@@ -10,9 +10,8 @@ import tempfile
 from pathlib import Path
 
 from hookd_client import protocol
-from hookd_client.client import Client
 
-from .helpers import cli_env
+from .helpers import cli_env, serving_client
 
 
 def test_stop_logs_each_step_after_shutting_down() -> None:
@@ -27,7 +26,7 @@ def test_stop_logs_each_step_after_shutting_down() -> None:
         text=True,
     )  # fmt: skip
     try:
-        with Client(sock, retries=40, backoff=0.05, max_backoff=0.5) as client:
+        with serving_client(sock, daemon) as client:
             client.status()
             client.call(protocol.Shutdown(id=client.next_id()))
         _, err = daemon.communicate(timeout=60)

@@ -41,17 +41,6 @@ def test_with_block_fails_open_when_the_daemon_is_down(
     assert reply.result.system_messages[0].startswith("hookd unavailable:")
 
 
-def test_backoff_doubles_up_to_max_backoff(
-    unused_socket: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    slept: list[float] = []
-    monkeypatch.setattr("hookd_client.client.time.sleep", slept.append)
-    client = Client(unused_socket, retries=5, backoff=0.1, max_backoff=0.3)
-    with pytest.raises(DaemonUnavailable):
-        client.connect()
-    assert slept == pytest.approx([0.1, 0.2, 0.3, 0.3, 0.3])
-
-
 @pytest.fixture
 def silent_daemon(unused_socket: Path) -> Iterator[tuple[Path, threading.Event]]:
     """A real socket whose peer accepts, answers the handshake, then never replies."""

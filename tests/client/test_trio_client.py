@@ -25,26 +25,6 @@ async def _accepts(path: Path) -> bool:
     return True
 
 
-async def test_connects_to_a_daemon_that_starts_a_moment_later(
-    daemon_factory: Any, make_event: Any, unused_socket: Path
-) -> None:
-    async with open_client(unused_socket, retries=60, backoff=0.02, max_backoff=0.2) as client:
-        replies: list[protocol.FireReply] = []
-
-        async def fire() -> None:
-            replies.append(await client.fire("PreToolUse", make_event("PreToolUse-Bash")))
-
-        with trio.fail_after(HANG_GUARD):
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(fire)
-                while client.connect_attempts < 2:  # it has failed at least once
-                    await trio.sleep(0.01)
-                await daemon_factory(socket=str(unused_socket))
-    assert replies[0].result.event == "PreToolUse"
-    assert replies[0].result.system_messages == []
-    assert client.connect_attempts >= 2
-
-
 async def test_client_default_policy_applies_to_fire(make_event: Any, unused_socket: Path) -> None:
     async with open_client(unused_socket, retries=0, on_unavailable="closed") as client:
         reply = await client.fire("Stop", make_event("Stop"))

@@ -89,7 +89,12 @@ def squat(monkeypatch: pytest.MonkeyPatch) -> Iterator[Squat]:
 def _other_users_dir(squat: Squat) -> str:
     squat.dir.mkdir(mode=0o755)
     squat.listen()
-    return f"belongs to uid {os.geteuid()}, not to you (uid {squat.uid})"
+    if os.geteuid() != 0:  # made by this process's real uid: another user's
+        return f"belongs to uid {os.geteuid()}, not to you (uid {squat.uid})"
+    attacker = squat.uid + 1  # root's own files are trusted: the squatter is another user
+    os.chown(squat.socket, attacker, -1)
+    os.chown(squat.dir, attacker, -1)
+    return f"{squat.dir} belongs to uid {attacker}, not to you (uid {squat.uid})"
 
 
 def _world_writable_dir(squat: Squat) -> str:
@@ -98,7 +103,7 @@ def _world_writable_dir(squat: Squat) -> str:
     squat.listen()
     os.chown(squat.dir, squat.uid, -1)
     os.chown(squat.socket, squat.uid, -1)
-    return "is writable by other users (mode 0777)"
+    return "is writable by other users (mode 0777) and not sticky"
 
 
 def _symlinked_dir(squat: Squat) -> str:
@@ -107,7 +112,8 @@ def _symlinked_dir(squat: Squat) -> str:
     squat.listen(target / "hookd.sock")
     os.chown(target, squat.uid, -1)
     squat.dir.symlink_to(target)
-    return "is not a directory (a symlink"
+    os.lchown(squat.dir, squat.uid + 1, -1)  # planted by another user
+    return f"{squat.dir} belongs to uid {squat.uid + 1}, not to you (uid {squat.uid})"
 
 
 def _other_users_socket(squat: Squat) -> str:
