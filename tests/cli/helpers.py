@@ -13,8 +13,6 @@ from typing import Any
 
 from hookd_client.client import Client, DaemonUnavailable
 
-from hookd_client.client import Client
-
 ROOT = Path(__file__).resolve().parents[2]
 CC_FIXTURES = ROOT / "tests" / "data" / "cc-fixtures"
 

@@ -33,7 +33,7 @@ import pytest
 import trio
 
 from hookd.daemon.audit import AuditRun, read_records
-from hookd_client.client import Client
+from hookd_client.client import Client, DaemonUnavailable
 from reliability.helpers import DATA, ROOT
 
 PIDS_MAX = 48
@@ -101,7 +101,16 @@ class Contained:
                 os.close(log)
 
         process: trio.Process = await nursery.start(run)
-        return process
+        # Ready once it answers (a client does not retry a socket nobody serves yet).
+        with trio.fail_after(60):
+            while True:
+                try:
+                    with Client(self.socket, retries=0) as client:
+                        client.status()
+                    return process
+                except DaemonUnavailable:
+                    assert process.returncode is None, (self.root / "daemon.log").read_text()
+                    await trio.sleep(0.02)
 
     def tasks(self) -> int:
         return int((self.cgroup / "pids.current").read_text())
