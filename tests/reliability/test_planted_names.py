@@ -21,6 +21,10 @@ from hookd_client.results import FireResult
 
 
 @pytest.fixture
+NO_DAEMON = 3
+"""``hookctl claude install``: written, but no daemon serves the door (none runs here)."""
+
+
 def victim(tmp_path: Path) -> Path:
     path = tmp_path / "victim" / "precious.txt"
     path.parent.mkdir()
@@ -91,7 +95,7 @@ def test_hookd_toml_is_not_written_through_a_link_at_its_temporary_name(
     config = home / ".config" / "hookd"
     config.mkdir(parents=True)
     (config / ".hookd.toml.hookd-tmp").symlink_to(victim)
-    assert hookctl(["claude", "install", "--port", "47998", "--python-relay"]) == 0
+    assert hookctl(["claude", "install", "--port", "47998", "--python-relay"]) == NO_DAEMON
     assert untouched(victim)
     assert (config / "hookd.toml").read_text().startswith("http_port = 47998")
 
@@ -103,7 +107,7 @@ def test_hookd_toml_linked_from_dotfiles_stays_a_link(home: Path) -> None:
     config = home / ".config" / "hookd"
     config.mkdir(parents=True)
     (config / "hookd.toml").symlink_to(dotfile)
-    assert hookctl(["claude", "install", "--port", "47998", "--python-relay"]) == 0
+    assert hookctl(["claude", "install", "--port", "47998", "--python-relay"]) == NO_DAEMON
     assert (config / "hookd.toml").is_symlink()
     assert dotfile.read_text().startswith("http_port = 47998")
 
