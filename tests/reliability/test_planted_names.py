@@ -20,11 +20,11 @@ from hookd.daemon.audit import AuditLog
 from hookd_client.results import FireResult
 
 
-@pytest.fixture
 NO_DAEMON = 3
 """``hookctl claude install``: written, but no daemon serves the door (none runs here)."""
 
 
+@pytest.fixture
 def victim(tmp_path: Path) -> Path:
     path = tmp_path / "victim" / "precious.txt"
     path.parent.mkdir()
