@@ -19,7 +19,6 @@ from hookd.daemon.async_store import JOURNAL, AsyncStore
 from hookd.daemon.audit import AuditLog
 from hookd_client.results import FireResult
 
-
 NO_DAEMON = 3
 """``hookctl claude install``: written, but no daemon serves the door (none runs here)."""
 
