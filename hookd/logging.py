@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Literal
+from typing import Literal, TextIO, cast
 
 import structlog
 
@@ -44,9 +44,20 @@ def configure_logging(fmt: LogFormat = "auto", level: str = "info") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(threshold),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=cast(TextIO, _CurrentStderr())),
         cache_logger_on_first_use=True,
     )
+
+
+class _CurrentStderr:
+    """``sys.stderr`` as it is when a line is written, not when logging was set up: a
+    process that swaps it (pytest's capture, an embedding agent) gets its lines there."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 def colour_wanted() -> bool:
