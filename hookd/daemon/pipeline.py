@@ -38,10 +38,11 @@ from hookd.config.schema import Handler
 from hookd.config.skills import find_skill, invoked_skill, load_skill
 from hookd.daemon.activity import Activity
 from hookd.daemon.async_delivery import AsyncDelivery
-from hookd.daemon.async_runner import AsyncRunner
+from hookd.daemon.async_runner import AsyncOrigin, AsyncRunner
 from hookd.daemon.audit import AuditLog, EventAudit
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import Session, SessionTable
+from hookd.daemon.telemetry import SpanIds, Telemetry
 from hookd.daemon.trust import TrustGate, canonical
 from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd.engine.engine import Engine, Plan, ProgressFn
@@ -91,6 +92,9 @@ class PreparedEvent:
     """A ``once`` fire made this session: it is forgotten when the event is done."""
     kept_project: str | None = None
     """The session was known in another project than the input names (``fire_reply``)."""
+    span: SpanIds | None = None
+    """With telemetry on: the event's span, chosen before its hooks run (their spans
+    name it as parent)."""
 
     @property
     def runs_hooks(self) -> bool:
@@ -113,8 +117,11 @@ class EventPipeline:
         async_delivery: AsyncDelivery,
         activity: Activity,
         answers_at_once: AnswersAtOnce | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.engine = engine
+        self.telemetry = telemetry
+        """OpenTelemetry export (hookd/daemon/telemetry.py); None when off."""
         self.answers_at_once = answers_at_once
         self.sessions = sessions
         self.registry = registry
@@ -365,6 +372,10 @@ class EventPipeline:
         session = prepared.session
         session.in_flight += 1
         self.activity.event_started()
+        origin = None
+        if self.telemetry is not None:
+            prepared.span = self.telemetry.event_span(prepared.env)
+            origin = self._async_origin(prepared, self.telemetry)
         try:
             try:
                 result = await self.engine.fire(
@@ -374,8 +385,8 @@ class EventPipeline:
                     extra_groups=session.extra_groups(),
                     env=prepared.env,
                     context=context,
-                    async_sink=self.async_runner.sink(prepared.agent_pid),
-                    progress=self._progress(session, progress, prepared.audit),
+                    async_sink=self.async_runner.sink(prepared.agent_pid, origin),
+                    progress=self._progress(session, progress, prepared),
                     plan=prepared.plan,
                     cap_stop=not prepared.agent_caps_stop,
                 )
@@ -398,8 +409,12 @@ class EventPipeline:
         if prepared.agent_spec is not None:
             result = degrade(result, prepared.agent_spec)
         self.audit.event(prepared.audit, result, prepared.held_back)
+        received = None
         if deliver_async:
-            self.async_delivery.attach(result, session.session_id)
+            received = self.async_delivery.attach(result, session.session_id)
+        if self.telemetry is not None:
+            span = prepared.span or self.telemetry.event_span(prepared.env)
+            self.telemetry.event(span, prepared.audit, result, prepared.held_back, received)
         session.events += 1
         session.last_event = event_name
         session.last_event_at = time.time()
@@ -433,8 +448,19 @@ class EventPipeline:
             hooks=prepared.held_back, project=project, reason=self.trust.verdict(project).reason
         )
 
+    @staticmethod
+    def _async_origin(prepared: PreparedEvent, telemetry: Telemetry) -> AsyncOrigin:
+        span = prepared.span
+        assert span is not None
+        prompt = prepared.event.raw.get("prompt_id")
+        return AsyncOrigin(
+            lambda: telemetry.async_span(span),
+            prepared.session.agent,
+            prompt if isinstance(prompt, str) else "",
+        )
+
     def _progress(
-        self, session: Session, extra: ProgressFn | None, audit: EventAudit
+        self, session: Session, extra: ProgressFn | None, prepared: PreparedEvent
     ) -> ProgressFn:
         activity = self.activity
 
@@ -448,18 +474,26 @@ class EventPipeline:
                 if run is not None:
                     session.hook_runs += 1
                     session.outcomes[run.outcome] += 1
-                    self._account(invocation, session.session_id, ref, run, audit)
+                    self._account(invocation, session.session_id, ref, run, prepared)
             if extra is not None:
                 extra(phase, ref, run, invocation)
 
         return on_progress
 
     def _account(
-        self, invocation: Invocation, session_id: str, ref: HookRef, run: HookRun, audit: EventAudit
+        self,
+        invocation: Invocation,
+        session_id: str,
+        ref: HookRef,
+        run: HookRun,
+        prepared: PreparedEvent,
     ) -> None:
-        """Feed one finished run to the circuit breaker and the audit log."""
+        """Feed one finished run to the circuit breaker, the audit log and telemetry."""
         key = breaker_key(invocation.spec, session_id)
+        audit = prepared.audit
         self.audit.run(audit, ref, run)
+        if self.telemetry is not None and prepared.span is not None:
+            self.telemetry.run(prepared.span, audit, ref, run)
         if self.breaker.record(key, ref.name, run) == "paused":
             log.warning(
                 "hook paused by the circuit breaker", hook=ref.name, key=key, error=run.error

@@ -22,6 +22,7 @@ from hookd.daemon.async_runner import AsyncRunner
 from hookd.daemon.faults import Fault, FaultLog
 from hookd.daemon.registry import ConfigRegistry, SourceStatus
 from hookd.daemon.sessions import SessionInfo, SessionTable
+from hookd.daemon.telemetry import TelemetryStatus
 from hookd.daemon.trust import TrustGate, UntrustedProject
 from hookd.engine.breaker import BreakerState, CircuitBreaker
 from hookd.subreaper import SUBREAPER
@@ -58,6 +59,9 @@ class DaemonStatus(msgspec.Struct, kw_only=True):
     """Long-lived tasks that raised and were restarted (hookd/daemon/faults.py)."""
     subreaper: SubreaperStatus | None = None
     """Orphans of hooks the daemon adopted and reaped (hookd/subreaper.py); None when off."""
+    telemetry: TelemetryStatus | None = None
+    """OpenTelemetry export: spans recorded, exported, dropped (hookd/daemon/telemetry.py);
+    None when off."""
 
 
 class SubreaperStatus(msgspec.Struct, kw_only=True):
@@ -85,6 +89,8 @@ class ServerFacts(Protocol):
 
     @property
     def http_socket(self) -> Path | None: ...
+
+    def telemetry_status(self) -> TelemetryStatus | None: ...
 
 
 class AgentConnection(Protocol):
@@ -131,6 +137,7 @@ def build_status(parts: StatusSources) -> DaemonStatus:
         http_port=parts.server.http_port,
         http_socket=None if parts.server.http_socket is None else str(parts.server.http_socket),
         faults=parts.faults.all(),
+        telemetry=parts.server.telemetry_status(),
         subreaper=SubreaperStatus(
             adopted=SUBREAPER.adopted,
             reaped=SUBREAPER.reaped,
