@@ -25,7 +25,6 @@ import re
 import shlex
 import sys
 import threading
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -145,7 +144,8 @@ class Exporter:
         self.done = False
         self.stats = ExporterStats()
         self._reported = ExporterStats()
-        self._last_report = 0.0
+        self._report_lock = threading.Lock()
+        self.finished = threading.Event()
         self.spans: Any = None
         if config.traces:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -199,14 +199,14 @@ class Exporter:
                 self.stats.queued = len(self.queue)
             if batch:
                 self._export(batch)
-            self._report()
             if done:
                 break
         if self.spans is not None:
             self.spans.shutdown()
         if self.metrics is not None:
             self.metrics.shutdown()
-        self._report(force=True)
+        self.finished.set()
+        self._report()
 
     def _export(self, batch: list[SpanRecord]) -> None:
         from opentelemetry.sdk.trace.export import SpanExportResult
@@ -224,14 +224,19 @@ class Exporter:
         self.stats.dropped += len(batch)
         self.stats.last_error = f"{error} ({self.config.traces_endpoint})"
 
-    def _report(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if self.stats == self._reported or (not force and now - self._last_report < 0.2):
-            return
-        self._last_report = now
-        self._reported = msgspec.structs.replace(self.stats)
-        sys.stdout.buffer.write(msgspec.json.encode(self.stats) + b"\n")
-        sys.stdout.buffer.flush()
+    def report(self) -> None:
+        """Its own thread: the counts, every 0.2 s when they changed — an export that
+        hangs for its whole timeout must not hide the drops meanwhile."""
+        while not self.finished.wait(0.2):
+            self._report()
+
+    def _report(self) -> None:
+        with self._report_lock:
+            if self.stats == self._reported:
+                return
+            self._reported = msgspec.structs.replace(self.stats)
+            sys.stdout.buffer.write(msgspec.json.encode(self.stats) + b"\n")
+            sys.stdout.buffer.flush()
 
     def _span(self, r: SpanRecord) -> Any:
         from opentelemetry.sdk.trace import ReadableSpan
@@ -445,6 +450,7 @@ def main() -> int:
         return NOT_INSTALLED
     reader = threading.Thread(target=exporter.read, args=(stdin,), daemon=True)
     reader.start()
+    threading.Thread(target=exporter.report, daemon=True).start()
     exporter.run()
     return 0
 
