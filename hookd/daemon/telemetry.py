@@ -161,7 +161,7 @@ class ExporterStats(msgspec.Struct, kw_only=True, omit_defaults=True):
     last_error: str | None = None
 
 
-class TelemetryStatus(msgspec.Struct, kw_only=True, omit_defaults=True):
+class TelemetryStatus(msgspec.Struct, kw_only=True):
     """``hookctl status``'s telemetry line."""
 
     traces_endpoint: str
