@@ -110,6 +110,7 @@ def _add_table_flags(parser: argparse.ArgumentParser, table: str, cls: type) -> 
     for its ``enabled`` key, ``--telemetry-KEY`` for each scalar key (``dest``
     ``telemetry.KEY``); its mappings (headers, resource attributes) are set in the file
     or by their ``OTEL_*`` variables."""
+    parser.set_defaults(**{table: None})  # the table itself: from its keys' flags
     defaults = cls()
     docs = setting_docs(cls)
     for key, hint in typing.get_type_hints(cls).items():
@@ -131,7 +132,13 @@ def _add_table_flags(parser: argparse.ArgumentParser, table: str, cls: type) -> 
                 flag, dest=dest, choices=choices, help=f"{doc} (default: {default})"
             )
         elif hint in (str, int, float):
-            parser.add_argument(flag, dest=dest, type=hint, help=f"{doc} (default: {default!r})")
+            parser.add_argument(
+                flag,
+                dest=dest,
+                type=hint,
+                metavar=key.upper(),
+                help=f"{doc} (default: {default!r})",
+            )
 
 
 def setting_overrides(args: argparse.Namespace) -> dict[str, Any]:
