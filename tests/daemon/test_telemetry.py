@@ -286,7 +286,8 @@ def test_the_daemon_never_imports_opentelemetry(tmp_path: Path) -> None:
         "        await trio.to_thread.run_sync(fire)\n"
         "        await trio.sleep(0)\n"
         "        daemon.stop_requested.set()\n"
-        "    print('OTEL' if any(m.startswith('opentelemetry') for m in sys.modules) else 'CLEAN')\n"
+        "    otel = [m for m in sys.modules if m.startswith('opentelemetry')]\n"
+        "    print('OTEL' if otel else 'CLEAN')\n"
         "trio.run(main)\n"
     )
     done = subprocess.run(

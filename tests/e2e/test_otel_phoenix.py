@@ -35,7 +35,7 @@ PROJECT_NAME = "hookd-e2e"
 SECRET = "e2e-s3cret-value"
 BASH = {"command": "echo one > one.txt; echo one", "description": "first"}
 BASH_2 = {"command": "echo two > two.txt; echo two", "description": "second"}
-TURNS = [
+TURNS: list[list[dict[str, Any]]] = [
     [{"type": "tool_use", "name": "Bash", "input": BASH}],
     [{"type": "tool_use", "name": "Bash", "input": BASH_2}],
     [{"type": "text", "text": "FINAL-ANSWER"}],
