@@ -70,11 +70,12 @@ class TelemetrySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     """Export the metrics (hook durations, decisions, failures, breakers, sessions, …)."""
     metric_interval: float = 0.0
     """Seconds between metric exports (``OTEL_METRIC_EXPORT_INTERVAL``, in ms); 0: 60 s."""
-    max_queue: int = 2048
+    max_queue: int = 0
     """Spans waiting for export (``OTEL_BSP_MAX_QUEUE_SIZE``); beyond it new ones are
-    dropped and counted — export never holds an event."""
-    batch_size: int = 512
-    """Spans per export request (``OTEL_BSP_MAX_EXPORT_BATCH_SIZE``)."""
+    dropped and counted — export never holds an event.  0: the variable, else 2048."""
+    batch_size: int = 0
+    """Spans per export request (``OTEL_BSP_MAX_EXPORT_BATCH_SIZE``); 0: the variable,
+    else 512."""
     schedule_delay: float = 0.0
     """Seconds between span exports (``OTEL_BSP_SCHEDULE_DELAY``, in ms); 0: 1 s."""
     hook_names: Literal["redacted", "full", "hash"] = "redacted"

@@ -243,6 +243,13 @@ def _ms(env: Mapping[str, str], name: str) -> float:
         return 0.0
 
 
+def _count(env: Mapping[str, str], name: str) -> int:
+    try:
+        return max(0, int(env.get(name, "")))
+    except ValueError:
+        return 0
+
+
 def resolve_config(
     settings: TelemetrySettings, env: Mapping[str, str], version: str
 ) -> ExporterConfig:
@@ -277,6 +284,8 @@ def resolve_config(
     timeout = settings.timeout or _ms(env, "OTEL_EXPORTER_OTLP_TIMEOUT") or 10.0
     interval = settings.metric_interval or _ms(env, "OTEL_METRIC_EXPORT_INTERVAL") or 60.0
     delay = settings.schedule_delay or _ms(env, "OTEL_BSP_SCHEDULE_DELAY") or 1.0
+    queue = settings.max_queue or _count(env, "OTEL_BSP_MAX_QUEUE_SIZE") or 2048
+    batch = settings.batch_size or _count(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE") or 512
     return ExporterConfig(
         traces_endpoint=settings.traces_endpoint
         or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -290,8 +299,8 @@ def resolve_config(
         traces=settings.traces,
         metrics=settings.metrics,
         metric_interval=interval,
-        max_queue=max(1, settings.max_queue),
-        batch_size=max(1, min(settings.batch_size, settings.max_queue)),
+        max_queue=max(1, queue),
+        batch_size=max(1, min(batch, queue)),
         schedule_delay=delay,
         hook_names=settings.hook_names,
         version=version,

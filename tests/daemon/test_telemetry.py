@@ -315,6 +315,7 @@ def test_the_table_mirrors_the_otel_variables_and_wins_over_them(tmp_path: Path)
         "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=dev,team=tools",
         "OTEL_EXPORTER_OTLP_TIMEOUT": "2500",
         "OTEL_METRIC_EXPORT_INTERVAL": "15000",
+        "OTEL_BSP_MAX_QUEUE_SIZE": "100",
     }
     from_env = resolve_config(TelemetrySettings(enabled=True), env, "1.0")
     assert from_env.traces_endpoint == "http://collector:4318/v1/traces"
@@ -323,6 +324,7 @@ def test_the_table_mirrors_the_otel_variables_and_wins_over_them(tmp_path: Path)
     assert from_env.resource["service.name"] == "hookd-laptop"
     assert from_env.resource["team"] == "tools"
     assert (from_env.timeout, from_env.metric_interval) == (2.5, 15.0)
+    assert (from_env.max_queue, from_env.batch_size) == (100, 100)  # a batch fits the queue
 
     config = tmp_path / "hookd.toml"
     config.write_text(
