@@ -259,10 +259,8 @@ class Exporter:
             )
             for t, s, h in r.links
         ]
-        failed = r.outcome in ("non_blocking_error", "cancelled") or r.timed_out
-        status = (
-            Status(StatusCode.ERROR, r.kill or r.outcome) if failed else Status(StatusCode.UNSET)
-        )
+        error = _error_type(r) if r.hook else ""
+        status = Status(StatusCode.ERROR, error) if error else Status(StatusCode.UNSET)
         if r.hook:
             name, kind = f"execute_hook {attributes['hookd.hook.name']}", SpanKind.INTERNAL
         else:
@@ -280,6 +278,16 @@ class Exporter:
             end_time=r.end_ns,
             instrumentation_scope=self.scope,
         )
+
+
+def _error_type(r: SpanRecord) -> str:
+    """Why a hook run failed (``timeout``, ``signal N``, ``non_blocking_error``,
+    ``cancelled``), or "" — a block (exit 2) is a decision, not a failure."""
+    if r.kill:
+        return r.kill
+    if r.outcome in ("non_blocking_error", "cancelled"):
+        return r.outcome
+    return ""
 
 
 def span_attributes(r: SpanRecord, names: _Names) -> dict[str, Any]:
@@ -313,7 +321,7 @@ def span_attributes(r: SpanRecord, names: _Names) -> dict[str, Any]:
             ("hookd.hook.scope", r.scope),
             ("hookd.hook.source", r.source),
             ("hookd.hook.matcher", r.matcher),
-            ("error.type", r.kill or (r.outcome if r.outcome != "success" else "")),
+            ("error.type", _error_type(r)),
         ):
             if value:
                 a[key] = value
@@ -411,8 +419,9 @@ class _Metrics:
             self.decisions.add(1, {**attrs, "hookd.decision": r.decision})
         if r.timed_out:
             self.timeouts.add(1, attrs)
-        if r.outcome in ("non_blocking_error", "cancelled") or r.timed_out:
-            self.failures.add(1, {**attrs, "error.type": r.kill or r.outcome})
+        error = _error_type(r)
+        if error:
+            self.failures.add(1, {**attrs, "error.type": error})
 
     def gauges(self, g: Gauges, names: _Names) -> None:
         self.sessions.set(g.sessions)

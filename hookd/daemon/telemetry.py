@@ -386,6 +386,9 @@ class Telemetry:
         self.restarts = 0
         self.pid: int | None = None
         self.stats = ExporterStats()
+        """The running exporter's counts (each process counts from zero)."""
+        self._past = ExporterStats()
+        """The counts of the exporter processes that exited."""
         self.last_error: str | None = None
 
     # --- recording (the hot path: no await, no system call) --------------------------
@@ -531,16 +534,16 @@ class Telemetry:
     # --- status ----------------------------------------------------------------------------
 
     def status(self) -> TelemetryStatus:
-        stats = self.stats
+        stats, past = self.stats, self._past
         return TelemetryStatus(
             traces_endpoint=self.config.traces_endpoint if self.config.traces else "",
             metrics_endpoint=self.config.metrics_endpoint if self.config.metrics else "",
             exporter_pid=self.pid,
             recorded=self.recorded,
-            exported=stats.exported,
-            dropped=self.dropped + stats.dropped,
+            exported=past.exported + stats.exported,
+            dropped=self.dropped + past.dropped + stats.dropped,
             queued=len(self._buffer) + stats.queued,
-            failed_exports=stats.failed_exports,
+            failed_exports=past.failed_exports + stats.failed_exports,
             restarts=self.restarts,
             last_error=stats.last_error or self.last_error,
         )
@@ -594,6 +597,12 @@ class Telemetry:
             self.pid = None
             with trio.CancelScope(shield=True):
                 await self._stop(process)
+            # What this process counted carries over (its queue, lost with it, as drops).
+            old, past = self.stats, self._past
+            past.exported += old.exported
+            past.dropped += old.dropped + old.queued
+            past.failed_exports += old.failed_exports
+            self.stats = ExporterStats(last_error=old.last_error)
 
     async def _feed(self, stdin: trio.abc.SendStream) -> None:
         """Write the buffer to the exporter, a batch at a time.  A blocked write (the

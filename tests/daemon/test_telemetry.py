@@ -368,3 +368,27 @@ def test_traceparent_parsing() -> None:
     assert parse_traceparent(None) is None
     assert parse_traceparent("00-" + "0" * 32 + f"-{PARENT}-01") is None
     assert parse_traceparent(f"00-{TRACE}-zzzzzzzzzzzzzzzz-01") is None
+
+
+async def test_an_exporter_that_dies_is_restarted_and_its_counts_kept(
+    daemon_factory: Any, nursery: trio.Nursery
+) -> None:
+    sink = await start_otlp_sink(nursery)
+    handle = await daemon_factory(telemetry=telemetry(sink.endpoint))
+    await fire(handle, "PreToolUse-Bash", session_id="s-r")
+    await sink.wait_for(lambda: len(event_spans(sink)) == 1)
+    daemon = handle.daemon
+    first = await wait_until(lambda: (s := daemon.telemetry_status()).exported == 1 and s)
+    assert first.exporter_pid is not None
+    os.kill(first.exporter_pid, 9)
+    again = await wait_until(
+        lambda: (
+            (s := daemon.telemetry_status()).restarts == 1
+            and s.exporter_pid not in (None, first.exporter_pid)
+            and s
+        )
+    )
+    assert again.last_error == "exporter exited with status -9"
+    await fire(handle, "PreToolUse-Bash", session_id="s-r")
+    await sink.wait_for(lambda: len(event_spans(sink)) == 2)
+    await wait_until(lambda: daemon.telemetry_status().exported == 2)
