@@ -413,8 +413,9 @@ class EventPipeline:
         if deliver_async:
             received = self.async_delivery.attach(result, session.session_id)
         if self.telemetry is not None:
-            span = prepared.span or self.telemetry.event_span(prepared.env)
-            self.telemetry.event(span, prepared.audit, result, prepared.held_back, received)
+            self.telemetry.event(
+                prepared.span, prepared.env, prepared.audit, result, prepared.held_back, received
+            )
         session.events += 1
         session.last_event = event_name
         session.last_event_at = time.time()

@@ -78,6 +78,10 @@ class TelemetrySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     else 512."""
     schedule_delay: float = 0.0
     """Seconds between span exports (``OTEL_BSP_SCHEDULE_DELAY``, in ms); 0: 1 s."""
+    exporter_cpu: float = 0.25
+    """The share of one core the exporter process may use (0: no cap); past it, it stops
+    reading and new spans are dropped and counted — under a burst of events the daemon's
+    work comes first."""
     hook_names: Literal["redacted", "full", "hash"] = "redacted"
     """How a hook's command, URL or prompt is named in spans and metrics: ``redacted``
     keeps the program, flags and file paths and replaces every other word;

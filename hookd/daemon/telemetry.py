@@ -187,6 +187,7 @@ class ExporterConfig(msgspec.Struct, kw_only=True):
     batch_size: int
     schedule_delay: float
     hook_names: str
+    exporter_cpu: float
     version: str
 
 
@@ -303,6 +304,7 @@ def resolve_config(
         batch_size=max(1, min(batch, queue)),
         schedule_delay=delay,
         hook_names=settings.hook_names,
+        exporter_cpu=settings.exporter_cpu,
         version=version,
     )
 
@@ -353,9 +355,10 @@ def _span_id() -> int:
     return random.getrandbits(64) or 1
 
 
-def _wall_ns(perf_started: float) -> int:
-    """A ``time.perf_counter()`` instant as wall-clock nanoseconds."""
-    return time.time_ns() - int((time.perf_counter() - perf_started) * 1e9)
+_EVENT, _RUN = 0, 1
+_Pending = tuple[Any, ...] | SpanRecord | Gauges
+"""A buffered item: an event's or a run's references (``_EVENT``/``_RUN`` first), or a
+record built already (an async hook's span, the gauges)."""
 
 
 # --- the daemon's recorder --------------------------------------------------------------
@@ -377,8 +380,10 @@ class Telemetry:
         self.config = config
         self.gauges = gauges
         self.argv = exporter_argv or [sys.executable, "-m", EXPORTER_MODULE]
-        self._buffer: list[tuple[Any, ...] | SpanRecord | Gauges] = []
+        self._buffer: list[_Pending] = []
         self._wake = trio.Event()
+        self._torn = False
+        """A write to the exporter was cancelled part-way (the daemon is stopping)."""
         self._encode = msgspec.json.Encoder().encode
         self.recorded = 0
         self.dropped = 0
@@ -400,106 +405,144 @@ class Telemetry:
             return SpanIds(parent[0], _span_id(), parent[1])
         return SpanIds(f"{random.getrandbits(128):032x}", _span_id())
 
-    def _put(self, record: tuple[Any, ...] | SpanRecord | Gauges) -> None:
+    def _put(self, item: _Pending) -> None:
         if len(self._buffer) >= self.config.max_queue:
             self.dropped += 1
             return
-        self._buffer.append(record)
+        self._buffer.append(item)
         if not self._wake.is_set():
             self._wake.set()
 
-    # ``event`` and ``run`` build the record as a plain tuple in SpanRecord's wire order
-    # (its tag, then its fields: :data:`_WIRE_ORDER` is checked against the Struct at
-    # import) — a third of the cost of building the Struct, on every event; the writer
-    # encodes a whole batch at once, between events.
+    # On the hot path ``event`` and ``run`` keep references and two clock readings, no
+    # more (under a µs): the writer turns them into records (:meth:`_wire`) a batch at a
+    # time, after the answer went out.  What they reference is not changed afterwards.
 
     def event(
         self,
-        ids: SpanIds,
+        ids: SpanIds | None,
+        env: Mapping[str, str] | None,
         audit: EventAudit,
         result: FireResult,
         held_back: int,
         received: list[AsyncEntry] | None = None,
     ) -> None:
-        """The event's span, when its answer is ready."""
-        raw = audit.raw
-        tool = raw.get("tool_name")
-        has_tool = isinstance(tool, str)
-        quiet = not (result.hooks or result.errors or result.decision is not None)
+        """The event's span, when its answer is ready; ``ids`` None: chosen later (an
+        event that ran no hook has no child that needed them first)."""
         self.recorded += 1
         self._put(
             (
-                "s",
-                ids.trace,
-                ids.span,
-                ids.parent,
-                _wall_ns(audit.started),
+                _EVENT,
+                ids,
+                env,
+                audit,
                 time.time_ns(),
-                audit.agent,
-                audit.event,
-                audit.session_id,
-                raw.get("prompt_id") or "",
-                tool if has_tool else "",
-                (raw.get("tool_use_id") or "") if has_tool else "",
-                audit.id,
-                result.decision,
-                audit.native_event,
-                audit.project,
-                audit.client,
-                0 if quiet else len(result.hooks),
+                time.perf_counter(),
+                result,
                 held_back,
-                result.generation,
-                0 if quiet else len(result.errors),
-                not result.continue_,
-                [_link(entry) for entry in received if entry.span] if received else [],
+                received,
             )
         )
 
     def run(self, ids: SpanIds, audit: EventAudit, ref: HookRef, run: HookRun) -> None:
         """One finished (foreground) hook run's span, a child of its event's."""
-        end = time.time_ns()
+        self.recorded += 1
+        self._put((_RUN, ids, audit, time.time_ns(), ref, run))
+
+    def _wire(self, item: _Pending) -> tuple[Any, ...] | SpanRecord | Gauges:
+        """A pending item as it goes on the wire: the tuples are in SpanRecord's order
+        (its tag, then its fields: :data:`_WIRE_ORDER` is checked against the Struct at
+        import), cheaper to build than the Struct."""
+        if not isinstance(item, tuple):
+            return item
+        if item[0] == _EVENT:
+            return self._event_record(*item[1:])
+        return self._run_record(*item[1:])
+
+    def _event_record(
+        self,
+        ids: SpanIds | None,
+        env: Mapping[str, str] | None,
+        audit: EventAudit,
+        end: int,
+        perf_end: float,
+        result: FireResult,
+        held_back: int,
+        received: list[AsyncEntry] | None,
+    ) -> tuple[Any, ...]:
+        if ids is None:
+            ids = self.event_span(env)
         raw = audit.raw
         tool = raw.get("tool_name")
         has_tool = isinstance(tool, str)
-        self.recorded += 1
-        self._put(
-            (
-                "s",
-                ids.trace,
-                _span_id(),
-                ids.span,
-                end - int(run.duration_ms * 1e6),
-                end,
-                audit.agent,
-                audit.event,
-                audit.session_id,
-                raw.get("prompt_id") or "",
-                tool if has_tool else "",
-                (raw.get("tool_use_id") or "") if has_tool else "",
-                audit.id,
-                hook_decision(run),
-                "",
-                "",
-                "",
-                0,
-                0,
-                0,
-                0,
-                False,
-                [],
-                ref.name,
-                ref.type,
-                ref.scope,
-                ref.source,
-                ref.matcher or "",
-                run.outcome,
-                run.exit_code,
-                run.timed_out,
-                run.truncated,
-                False,
-                kill_reason(run),
-                run.error,
-            )
+        return (
+            "s",
+            ids.trace,
+            ids.span,
+            ids.parent,
+            end - int((perf_end - audit.started) * 1e9),
+            end,
+            audit.agent,
+            audit.event,
+            audit.session_id,
+            raw.get("prompt_id") or "",
+            tool if has_tool else "",
+            (raw.get("tool_use_id") or "") if has_tool else "",
+            audit.id,
+            result.decision,
+            audit.native_event,
+            audit.project,
+            audit.client,
+            len(result.hooks),
+            held_back,
+            result.generation,
+            len(result.errors),
+            not result.continue_,
+            [_link(entry) for entry in received if entry.span] if received else [],
+        )
+
+    @staticmethod
+    def _run_record(
+        ids: SpanIds, audit: EventAudit, end: int, ref: HookRef, run: HookRun
+    ) -> tuple[Any, ...]:
+        raw = audit.raw
+        tool = raw.get("tool_name")
+        has_tool = isinstance(tool, str)
+        return (
+            "s",
+            ids.trace,
+            _span_id(),
+            ids.span,
+            end - int(run.duration_ms * 1e6),
+            end,
+            audit.agent,
+            audit.event,
+            audit.session_id,
+            raw.get("prompt_id") or "",
+            tool if has_tool else "",
+            (raw.get("tool_use_id") or "") if has_tool else "",
+            audit.id,
+            hook_decision(run),
+            "",
+            "",
+            "",
+            0,
+            0,
+            0,
+            0,
+            False,
+            [],
+            ref.name,
+            ref.type,
+            ref.scope,
+            ref.source,
+            ref.matcher or "",
+            run.outcome,
+            run.exit_code,
+            run.timed_out,
+            run.truncated,
+            False,
+            kill_reason(run),
+            run.error,
         )
 
     def async_span(self, ids: SpanIds) -> str:
@@ -621,7 +664,10 @@ class Telemetry:
         """One line: the batch as a JSON array of records."""
         batch, self._buffer = self._buffer, []
         if batch:
-            await stdin.send_all(self._encode(batch) + b"\n")
+            wire = [self._wire(item) for item in batch]
+            self._torn = True  # until the whole line is written
+            await stdin.send_all(self._encode(wire) + b"\n")
+            self._torn = False
 
     async def _stop(self, process: trio.Process) -> None:
         """Hand over what is buffered, close the exporter's input (it exports what it
@@ -629,6 +675,8 @@ class Telemetry:
         if process.stdin is not None:
             with trio.move_on_after(1):
                 try:
+                    if self._torn:  # a write was cut off: end its line (dropped there)
+                        await process.stdin.send_all(b"\n")
                     await self._write_buffer(process.stdin)
                 except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
                     pass
