@@ -392,3 +392,32 @@ async def test_an_exporter_that_dies_is_restarted_and_its_counts_kept(
     await fire(handle, "PreToolUse-Bash", session_id="s-r")
     await sink.wait_for(lambda: len(event_spans(sink)) == 2)
     await wait_until(lambda: daemon.telemetry_status().exported == 2)
+
+
+def test_without_the_extra_the_daemon_runs_and_says_why_nothing_is_exported(
+    tmp_path: Path,
+) -> None:
+    """An ``opentelemetry`` package without the SDK (the API alone, as other packages pull
+    in) first on the path: telemetry is off, and status says what to install."""
+    shadow = tmp_path / "path" / "opentelemetry"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    code = (
+        "from hookd.daemon.server import Daemon\n"
+        "from hookd.daemon.settings import DaemonSettings, TelemetrySettings\n"
+        f"d = Daemon(DaemonSettings(state_dir={str(tmp_path / 's')!r}, policy_files=[],\n"
+        "    telemetry=TelemetrySettings(enabled=True)))\n"
+        "print(d.telemetry is None, d.telemetry_status().last_error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "path")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.splitlines()[-1]  # after the daemon's log lines
+    assert last.startswith("True ") and "pip install 'hookd[otel]'" in last
+    assert "telemetry off" in done.stdout  # and the log said so
