@@ -288,6 +288,8 @@ class Exporter:
             )
             for t, s, h in r.links
         ]
+        if r.is_async and r.parent:  # it outlives its parent: say so where links are read
+            links.append(Link(parent, {"hookd.link": "started_by"}))
         error = _error_type(r) if r.hook else ""
         status = Status(StatusCode.ERROR, error) if error else Status(StatusCode.UNSET)
         if r.hook:

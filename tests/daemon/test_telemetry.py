@@ -178,6 +178,9 @@ async def test_an_async_hook_span_ends_with_it_and_is_linked_from_the_receiving_
     # after that event's answer.
     assert (run.trace_id, run.parent_id) == (started_by.trace_id, started_by.span_id)
     assert run.end_ns > started_by.end_ns
+    assert [(t, s, a["hookd.link"]) for t, s, a in run.links] == [
+        (started_by.trace_id, started_by.span_id, "started_by")
+    ]
     assert run.attributes["prompt.id"] == "p-a" and run.attributes["session.id"] == "s-async"
     assert run.attributes["hookd.hook.outcome"] == "success"
     # The event that received its result links to it.
