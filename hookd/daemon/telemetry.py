@@ -251,16 +251,17 @@ def _count(env: Mapping[str, str], name: str) -> int:
         return 0
 
 
-def resolve_config(
-    settings: TelemetrySettings, env: Mapping[str, str], version: str
-) -> ExporterConfig:
-    """The table's keys, each empty one filled from its ``OTEL_*`` variable, then the
-    defaults.  Raises ValueError for a protocol other than ``http/protobuf``."""
-    protocol = (
-        settings.protocol
-        or env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-        or env.get("OTEL_EXPORTER_OTLP_PROTOCOL")
-        or "http/protobuf"
+def _first(*values: str | None) -> str:
+    """The first value that is set (the table's key, then its variable, then a default)."""
+    return next((v for v in values if v), "")
+
+
+def _check_protocol(settings: TelemetrySettings, env: Mapping[str, str]) -> None:
+    protocol = _first(
+        settings.protocol,
+        env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"),
+        env.get("OTEL_EXPORTER_OTLP_PROTOCOL"),
+        "http/protobuf",
     )
     if protocol != "http/protobuf":
         raise ValueError(
@@ -268,41 +269,51 @@ def resolve_config(
             "http/protobuf (port 4318 of a collector; set protocol or "
             "OTEL_EXPORTER_OTLP_PROTOCOL to http/protobuf)"
         )
-    base = (
-        settings.endpoint or env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "http://localhost:4318"
-    ).rstrip("/")
+
+
+def _resource(settings: TelemetrySettings, env: Mapping[str, str], version: str) -> dict[str, str]:
     resource = _pairs(env.get("OTEL_RESOURCE_ATTRIBUTES", ""))
     resource.update(settings.resource_attributes)
-    resource["service.name"] = (
-        settings.service_name
-        or env.get("OTEL_SERVICE_NAME")
-        or resource.get("service.name")
-        or "hookd"
+    resource["service.name"] = _first(
+        settings.service_name, env.get("OTEL_SERVICE_NAME"), resource.get("service.name"), "hookd"
     )
     resource.setdefault("service.version", version)
+    return resource
+
+
+def resolve_config(
+    settings: TelemetrySettings, env: Mapping[str, str], version: str
+) -> ExporterConfig:
+    """The table's keys, each empty one filled from its ``OTEL_*`` variable, then the
+    defaults.  Raises ValueError for a protocol other than ``http/protobuf``."""
+    _check_protocol(settings, env)
+    base = _first(
+        settings.endpoint, env.get("OTEL_EXPORTER_OTLP_ENDPOINT"), "http://localhost:4318"
+    ).rstrip("/")
     headers = _pairs(env.get("OTEL_EXPORTER_OTLP_HEADERS", ""))
     headers.update(settings.headers)
-    timeout = settings.timeout or _ms(env, "OTEL_EXPORTER_OTLP_TIMEOUT") or 10.0
-    interval = settings.metric_interval or _ms(env, "OTEL_METRIC_EXPORT_INTERVAL") or 60.0
-    delay = settings.schedule_delay or _ms(env, "OTEL_BSP_SCHEDULE_DELAY") or 1.0
     queue = settings.max_queue or _count(env, "OTEL_BSP_MAX_QUEUE_SIZE") or 2048
     batch = settings.batch_size or _count(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE") or 512
     return ExporterConfig(
-        traces_endpoint=settings.traces_endpoint
-        or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        or f"{base}/v1/traces",
-        metrics_endpoint=settings.metrics_endpoint
-        or env.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
-        or f"{base}/v1/metrics",
+        traces_endpoint=_first(
+            settings.traces_endpoint,
+            env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+            f"{base}/v1/traces",
+        ),
+        metrics_endpoint=_first(
+            settings.metrics_endpoint,
+            env.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"),
+            f"{base}/v1/metrics",
+        ),
         headers=headers,
-        timeout=timeout,
-        resource=resource,
+        timeout=settings.timeout or _ms(env, "OTEL_EXPORTER_OTLP_TIMEOUT") or 10.0,
+        resource=_resource(settings, env, version),
         traces=settings.traces,
         metrics=settings.metrics,
-        metric_interval=interval,
+        metric_interval=settings.metric_interval or _ms(env, "OTEL_METRIC_EXPORT_INTERVAL") or 60.0,
         max_queue=max(1, queue),
         batch_size=max(1, min(batch, queue)),
-        schedule_delay=delay,
+        schedule_delay=settings.schedule_delay or _ms(env, "OTEL_BSP_SCHEDULE_DELAY") or 1.0,
         hook_names=settings.hook_names,
         exporter_cpu=settings.exporter_cpu,
         version=version,
