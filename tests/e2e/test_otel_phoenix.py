@@ -40,6 +40,9 @@ TURNS: list[list[dict[str, Any]]] = [
     [{"type": "tool_use", "name": "Bash", "input": BASH_2}],
     [{"type": "text", "text": "FINAL-ANSWER"}],
 ]
+KEEP_TRACEPARENT = 'printf %s "$TRACEPARENT" > "$CLAUDE_PROJECT_DIR/traceparent.txt"'
+"""A hook that keeps the trace context Claude Code gave its hooks (hookd passes the agent's
+environment on: the Stop event comes through the relay, a command hook of Claude Code's)."""
 HOOKS: dict[str, Any] = {
     "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "true"}]}],
     "PreToolUse": [
@@ -52,8 +55,31 @@ HOOKS: dict[str, Any] = {
         }
     ],
     "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "true"}]}],
-    "Stop": [{"hooks": [{"type": "command", "command": "true"}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": KEEP_TRACEPARENT}]}],
 }
+
+
+def claude_tracing(phoenix: str) -> dict[str, str]:
+    """Claude Code's own (beta) tracing, pointed at the same Phoenix: with it Claude Code
+    passes its span to its command hooks as ``TRACEPARENT`` (2.1.330 needs every one of
+    these), and hookd's relay — a command hook — carries it to the daemon."""
+    return {
+        "DISABLE_TELEMETRY": "",
+        "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
+        "ENABLE_ENHANCED_TELEMETRY_BETA": "1",
+        "ENABLE_BETA_TRACING_DETAILED": "1",
+        "CLAUDE_CODE_PROPAGATE_TRACEPARENT": "1",
+        "BETA_TRACING_ENDPOINT": phoenix,
+        "OTEL_TRACES_EXPORTER": "otlp",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix,
+        "OTEL_RESOURCE_ATTRIBUTES": f"openinference.project.name={PROJECT_NAME}",
+        "OTEL_TRACES_EXPORT_INTERVAL": "500",
+        "OTEL_BSP_SCHEDULE_DELAY": "200",
+    }
 
 
 def phoenix_binary() -> str | None:
@@ -183,6 +209,7 @@ async def test_every_hook_run_of_a_claude_session_is_a_span_under_its_event_in_p
                 turns=[Turn(t) for t in TURNS],
                 home=home,
                 project=project,
+                env=claude_tracing(phoenix),
             )
             assert run.exit_code == 0, run.stderr[-2000:]
             assert run.result.get("result") == "FINAL-ANSWER"
@@ -254,6 +281,12 @@ async def test_every_hook_run_of_a_claude_session_is_a_span_under_its_event_in_p
         if run_record.event in ("PreToolUse", "PostToolUse"):
             assert attrs["gen_ai.tool.name"] == "Bash"
             assert attrs["gen_ai.tool.call.id"] == parent["attributes"]["gen_ai.tool.call.id"]
+    # Where Claude Code passed its trace context (the relay's events: Stop here), hookd's
+    # event span continues Claude Code's trace, as a child of the span it named.
+    _, trace, parent, _ = (project / "traceparent.txt").read_text().split("-")
+    (stop,) = (s for s in spans if s["name"] == "hookd Stop")
+    assert (stop["context"]["trace_id"], stop["parent_id"]) == (trace, parent)
+    assert stop["attributes"]["hookd.client"] == "hookd-relay"
     names = {s["attributes"]["hookd.hook.name"] for s in hook_spans}
     assert "true --token=…" in names and "cat >/dev/null" in names
     assert SECRET not in json.dumps(spans)
