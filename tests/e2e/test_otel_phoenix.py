@@ -283,9 +283,9 @@ async def test_every_hook_run_of_a_claude_session_is_a_span_under_its_event_in_p
             assert attrs["gen_ai.tool.call.id"] == parent["attributes"]["gen_ai.tool.call.id"]
     # Where Claude Code passed its trace context (the relay's events: Stop here), hookd's
     # event span continues Claude Code's trace, as a child of the span it named.
-    _, trace, parent, _ = (project / "traceparent.txt").read_text().split("-")
+    _, trace, agent_span, _ = (project / "traceparent.txt").read_text().split("-")
     (stop,) = (s for s in spans if s["name"] == "hookd Stop")
-    assert (stop["context"]["trace_id"], stop["parent_id"]) == (trace, parent)
+    assert (stop["context"]["trace_id"], stop["parent_id"]) == (trace, agent_span)
     assert stop["attributes"]["hookd.client"] == "hookd-relay"
     names = {s["attributes"]["hookd.hook.name"] for s in hook_spans}
     assert "true --token=…" in names and "cat >/dev/null" in names
