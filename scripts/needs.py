@@ -2,7 +2,10 @@
 
 Usage: ``.venv/bin/python scripts/needs.py [pytest args...]`` prints one word per line:
 ``npm`` (the pinned agent CLIs in tests/e2e, ~1.1 GB), ``systemd`` (systemd-analyze and
-systemd-socket-activate), ``tmux`` (``hookctl top`` in a real terminal).
+systemd-socket-activate), ``tmux`` (``hookctl top`` in a real terminal), ``otel`` (hookd's
+``otel`` extra: opentelemetry-sdk and the OTLP exporter, for the telemetry tests),
+``phoenix`` (Arize Phoenix, the OpenTelemetry backend of the telemetry e2e test, in its
+own ``.venv-phoenix``).
 
 It collects the tests the arguments select (pytest ``--collect-only``, nothing runs) and reads
 each selected test file: a file that names a tool's program or the CLIs' folder needs that
@@ -32,6 +35,8 @@ NEEDS = {
     ),
     "systemd": ("systemd-analyze", "systemd-socket-activate"),
     "tmux": ('"tmux"',),
+    "otel": ("support.otlp", "opentelemetry", "phoenix_binary"),
+    "phoenix": ("phoenix_binary",),
 }
 
 

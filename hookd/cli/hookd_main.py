@@ -28,21 +28,22 @@ from hookd.daemon.settings import (
     DaemonSettings,
     SettingsError,
     SettingsSource,
+    TelemetrySettings,
     settings_path,
 )
 from hookd.logging import configure_logging
 
-__all__ = ["main"]
+__all__ = ["main", "setting_overrides"]
 
 
-def setting_docs() -> dict[str, str]:
-    """Each :class:`DaemonSettings` field's docstring (the string under it), by name.
+def setting_docs(cls: type = DaemonSettings) -> dict[str, str]:
+    """Each :class:`DaemonSettings` (or ``cls``) field's docstring (the string under it), by name.
 
     Attribute docstrings are not kept at run time, so the class source is read
     with :mod:`ast`: the settings are documented once, where they are defined,
     and ``hookd serve --help`` shows the same words.
     """
-    tree = ast.parse(textwrap.dedent(inspect.getsource(DaemonSettings)))
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
     docs: dict[str, str] = {}
     for field, after in zip(body, [*body[1:], None], strict=True):
@@ -73,7 +74,9 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         default = getattr(defaults, name)
         args = typing.get_args(hint)
         doc = docs.get(name, name.replace("_", " "))
-        if hint is bool:
+        if hint is TelemetrySettings:
+            _add_table_flags(parser, name, hint)
+        elif hint is bool:
             parser.add_argument(
                 flag,
                 dest=name,
@@ -118,6 +121,57 @@ def _or_none(base: Any) -> Callable[[str], Any]:
     return convert
 
 
+def _add_table_flags(parser: argparse.ArgumentParser, table: str, cls: type) -> None:
+    """The flags of a settings table (``[telemetry]``): ``--telemetry`` / ``--no-telemetry``
+    for its ``enabled`` key, ``--telemetry-KEY`` for each scalar key (``dest``
+    ``telemetry.KEY``); its mappings (headers, resource attributes) are set in the file
+    or by their ``OTEL_*`` variables."""
+    parser.set_defaults(**{table: None})  # the table itself: from its keys' flags
+    defaults = cls()
+    docs = setting_docs(cls)
+    for key, hint in typing.get_type_hints(cls).items():
+        dest = f"{table}.{key}"
+        doc = docs.get(key, key.replace("_", " "))
+        default = getattr(defaults, key)
+        flag = f"--{table}" if key == "enabled" else f"--{table}-{key.replace('_', '-')}"
+        if hint is bool:
+            parser.add_argument(
+                flag,
+                dest=dest,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=f"{doc} (default: {default})",
+            )
+        elif typing.get_origin(hint) is typing.Literal:
+            choices = typing.get_args(hint)
+            parser.add_argument(
+                flag, dest=dest, choices=choices, help=f"{doc} (default: {default})"
+            )
+        elif hint in (str, int, float):
+            parser.add_argument(
+                flag,
+                dest=dest,
+                type=hint,
+                metavar=key.upper(),
+                help=f"{doc} (default: {default!r})",
+            )
+
+
+def setting_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings the flags gave (None: not given), tables as nested mappings."""
+    overrides: dict[str, Any] = {
+        name: getattr(args, name, None) for name in DaemonSettings.__struct_fields__
+    }
+    for name, value in overrides.items():
+        if isinstance(value, list) and value and isinstance(value[0], tuple):
+            overrides[name] = dict(value)  # NAME=N pairs of a mapping setting
+    for dest, value in vars(args).items():
+        table, dot, key = dest.partition(".")
+        if dot and value is not None:
+            overrides[table] = {**(overrides.get(table) or {}), key: value}
+    return overrides
+
+
 def _key_count(text: str) -> tuple[str, int]:
     """``NAME=N`` for a mapping setting (``--inject-fault reload=1``)."""
     name, sep, count = text.partition("=")
@@ -156,13 +210,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command not in (None, "serve"):
         return 2
-    overrides: dict[str, Any] = {
-        name: getattr(args, name, None) for name in DaemonSettings.__struct_fields__
-    }
-    for name, value in overrides.items():
-        if isinstance(value, list) and value and isinstance(value[0], tuple):
-            overrides[name] = dict(value)  # NAME=N pairs of a mapping setting
-    source = SettingsSource(getattr(args, "config", None) or settings_path(), overrides)
+    source = SettingsSource(
+        getattr(args, "config", None) or settings_path(), setting_overrides(args)
+    )
     try:
         settings = source.load()
     except SettingsError as exc:

@@ -112,6 +112,7 @@ def render_status(st: dict[str, Any]) -> str:
         _status_running,
         _status_async,
         _status_process,
+        _status_telemetry,
         _status_counters,
     ):
         out.extend(section(st))
@@ -317,6 +318,33 @@ def _status_process(st: dict[str, Any]) -> list[str]:
             f"{_ago(audit.get('last_error_at'))}: {audit.get('last_error')}",
         ]
     return out
+
+
+def _status_telemetry(st: dict[str, Any]) -> list[str]:
+    """OpenTelemetry export (docs/observability.md): where to, and what never got there."""
+    t = st.get("telemetry")
+    if not t:
+        return []
+    if not t.get("traces_endpoint") and not t.get("metrics_endpoint"):
+        return [f"telemetry: off: {t.get('last_error')}", ""]
+    where = ", ".join(
+        f"{kind} → {t[key]}"
+        for kind, key in (("traces", "traces_endpoint"), ("metrics", "metrics_endpoint"))
+        if t.get(key)
+    )
+    line = (
+        f"telemetry: {where}; spans recorded {t.get('recorded', 0)}, "
+        f"exported {t.get('exported', 0)}, dropped {t.get('dropped', 0)}, "
+        f"queued {t.get('queued', 0)}"
+    )
+    out = [line]
+    if t.get("exporter_pid") is None:
+        out.append("  exporter process not running")
+    if t.get("failed_exports"):
+        out.append(f"  {t['failed_exports']} export(s) failed")
+    if t.get("last_error"):
+        out.append(f"  last error: {t['last_error']}")
+    return [*out, ""]
 
 
 def _status_counters(st: dict[str, Any]) -> list[str]:

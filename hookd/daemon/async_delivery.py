@@ -124,19 +124,22 @@ class AsyncDelivery:
         """``check_async``: the session's new results, each returned exactly once."""
         return [msgspec.to_builtins(e) for e in self.take(session_id)]
 
-    def attach(self, result: FireResult, session_id: str) -> None:
+    def attach(self, result: FireResult, session_id: str) -> list[AsyncEntry]:
         """Put the session's new results on a reply, as Claude Code does at its next request.
 
         Text goes to ``async_results`` (bare context; the Claude-format renderer
         folds it into additionalContext); runs that timed out, were cancelled or
-        failed become lines in ``errors``.
+        failed become lines in ``errors``.  Returns the entries taken (telemetry links
+        the event's span to theirs).
         """
-        for entry in self.take(session_id):
+        taken = self.take(session_id)
+        for entry in taken:
             result.async_results.extend(entry.messages)
             if entry.state != "finished" or entry.error:
                 result.errors.append(
                     f"{entry.hook_name}: async hook {entry.state}: {entry.error or entry.state}"
                 )
+        return taken
 
     # --- out: pushed -----------------------------------------------------------------
 

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from hookd.daemon.settings import DaemonSettings
     from hookd.engine.engine import Engine
 
-__all__ = ["AsyncLimits", "AsyncListing", "AsyncRunner"]
+__all__ = ["AsyncLimits", "AsyncListing", "AsyncOrigin", "AsyncRunner"]
 
 log = structlog.get_logger("hookd.async")
 
@@ -106,6 +106,16 @@ class AsyncLimits:
             housekeeping_seconds=settings.async_housekeeping_seconds,
             keep_delivered=settings.async_keep_delivered,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncOrigin:
+    """Who started a fire's async hooks, for telemetry: each run's span (a fresh id
+    under the event's span, from ``span()``), the agent and the prompt."""
+
+    span: Callable[[], str]
+    agent: str
+    prompt_id: str
 
 
 class AsyncListing(msgspec.Struct, kw_only=True):
@@ -205,12 +215,17 @@ class AsyncRunner:
 
     # --- intake ------------------------------------------------------------------------
 
-    def sink(self, agent_pid: int | None) -> _Sink:
+    def sink(self, agent_pid: int | None, origin: AsyncOrigin | None = None) -> _Sink:
         """The engine's :class:`~hookd.engine.engine.AsyncSink` for one fire of one agent."""
-        return _Sink(self, agent_pid)
+        return _Sink(self, agent_pid, origin)
 
     def submit(
-        self, spec: HookSpec, inv: Invocation, engine: Engine, agent_pid: int | None
+        self,
+        spec: HookSpec,
+        inv: Invocation,
+        engine: Engine,
+        agent_pid: int | None,
+        origin: AsyncOrigin | None = None,
     ) -> str | None:
         """Take a config ``async``/``asyncRewake`` hook: run it, queue it, or say why not."""
         handler = spec.handler
@@ -219,7 +234,7 @@ class AsyncRunner:
             if isinstance(handler, CommandHandler) and handler.asyncRewake
             else "async"
         )
-        entry = self._new_entry(kind, spec, inv, agent_pid)
+        entry = self._new_entry(kind, spec, inv, agent_pid, origin)
         refusal = self._admit(entry, queue=True)
         if refusal is not None:
             return refusal
@@ -240,11 +255,16 @@ class AsyncRunner:
         return None
 
     def adopt(
-        self, spec: HookSpec, inv: Invocation, agent_pid: int | None, handoff: AsyncHandoff
+        self,
+        spec: HookSpec,
+        inv: Invocation,
+        agent_pid: int | None,
+        handoff: AsyncHandoff,
+        origin: AsyncOrigin | None = None,
     ) -> str | None:
         """Take a hook that backgrounded itself; it is already running, so it is never queued."""
         timeout = output_async_timeout(handoff.ack)
-        entry = self._new_entry("output", spec, inv, agent_pid)
+        entry = self._new_entry("output", spec, inv, agent_pid, origin)
         entry.timeout = timeout
         entry.pid = handoff.pid
         refusal = self._admit(entry, queue=False)
@@ -270,14 +290,19 @@ class AsyncRunner:
         return None
 
     def _new_entry(
-        self, kind: AsyncKind, spec: HookSpec, inv: Invocation, agent_pid: int | None
+        self,
+        kind: AsyncKind,
+        spec: HookSpec,
+        inv: Invocation,
+        agent_pid: int | None,
+        origin: AsyncOrigin | None = None,
     ) -> AsyncEntry:
         handler = spec.handler
         tool = inv.input.get("tool_name")
         command = handler.command if isinstance(handler, CommandHandler) else ""
         if isinstance(handler, CommandHandler) and handler.args:
             command = " ".join([handler.command, *handler.args])
-        return AsyncEntry(
+        entry = AsyncEntry(
             process_id=uuid.uuid4().hex[:16],
             kind=kind,
             agent_pid=agent_pid,
@@ -291,6 +316,9 @@ class AsyncRunner:
             timeout=inv.timeout,
             run_id=inv.run_id,
         )
+        if origin is not None:
+            entry.span, entry.agent, entry.prompt_id = origin.span(), origin.agent, origin.prompt_id
+        return entry
 
     def _admit(self, entry: AsyncEntry, *, queue: bool) -> str | None:
         if self._nursery is None or self._stopping:
@@ -535,16 +563,19 @@ class AsyncRunner:
 class _Sink:
     """The engine's sink for one fire: remembers which agent process fired it."""
 
-    def __init__(self, runner: AsyncRunner, agent_pid: int | None) -> None:
+    def __init__(
+        self, runner: AsyncRunner, agent_pid: int | None, origin: AsyncOrigin | None = None
+    ) -> None:
         self.runner = runner
         self.agent_pid = agent_pid
+        self.origin = origin
 
     def start(self, spec: HookSpec, invocation: Invocation, engine: Engine) -> str | None:
-        return self.runner.submit(spec, invocation, engine, self.agent_pid)
+        return self.runner.submit(spec, invocation, engine, self.agent_pid, self.origin)
 
     def adopt(self, invocation: Invocation, handoff: AsyncHandoff) -> str | None:
         """The engine's :data:`~hookd.handlers.base.RunAdopter` for this fire's command hooks."""
-        return self.runner.adopt(invocation.spec, invocation, self.agent_pid, handoff)
+        return self.runner.adopt(invocation.spec, invocation, self.agent_pid, handoff, self.origin)
 
 
 def _kill_orphans(entry: AsyncEntry) -> None:

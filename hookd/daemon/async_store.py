@@ -88,6 +88,13 @@ class AsyncEntry(msgspec.Struct, kw_only=True, rename="camel"):
     delivered_time: float | None = None
     run_id: str = ""
     """The run's ``HOOKD_RUN_ID``: after a crash, its orphaned processes are found by it."""
+    agent: str = ""
+    """The agent whose event started it (telemetry)."""
+    prompt_id: str = ""
+    """The starting event's ``prompt_id`` (telemetry: joins the agent's own traces)."""
+    span: str = ""
+    """With telemetry on: ``<trace>-<parent span>-<own span>`` in hex — the span this run
+    will have, a child of the event that started it (hookd/daemon/telemetry.py)."""
 
     @property
     def done(self) -> bool:

@@ -52,8 +52,10 @@ __all__ = [
     "AuditRun",
     "DiffOp",
     "EventAudit",
+    "hook_decision",
     "input_hash",
     "json_diff",
+    "kill_reason",
     "read_records",
 ]
 
@@ -181,7 +183,7 @@ def json_diff(old: Any, new: Any, path: str = "$") -> list[DiffOp]:
     return [DiffOp(op="change", path=path, old=old, new=new)]
 
 
-def _hook_decision(run: HookRun) -> str | None:
+def hook_decision(run: HookRun) -> str | None:
     """The verdict one hook gave, in Claude Code's words, for the audit record."""
     output = run.output
     specific = output.hookSpecificOutput if output is not None else None
@@ -197,7 +199,7 @@ def _hook_decision(run: HookRun) -> str | None:
     return decision
 
 
-def _kill_reason(run: HookRun) -> str | None:
+def kill_reason(run: HookRun) -> str | None:
     if run.timed_out:
         return "timeout"
     if run.exit_code is not None and run.exit_code < 0:
@@ -320,12 +322,12 @@ class AuditLog:
             pid=run.pid,
         )
         # The rest assigned, not passed (see ``event``: a call's keywords are what cost).
-        record.decision = _hook_decision(run)
+        record.decision = hook_decision(run)
         specific = run.output.hookSpecificOutput if run.output is not None else None
         if specific is not None and specific.updatedInput is not None:
             tool_input = audit.raw.get("tool_input", {})
             record.updated_input_diff = json_diff(tool_input, specific.updatedInput, "$.tool_input")
-        record.kill_reason = _kill_reason(run)
+        record.kill_reason = kill_reason(run)
         record.error, record.truncated = run.error, run.truncated
         record.daemon_fault, record.paused = run.daemon_fault, run.paused
         record.launch = run.launch

@@ -39,11 +39,12 @@ from hookd.config.schema import Handler
 from hookd.config.skills import find_skill, invoked_skill, load_skill
 from hookd.daemon.activity import Activity
 from hookd.daemon.async_delivery import AsyncDelivery
-from hookd.daemon.async_runner import AsyncRunner
+from hookd.daemon.async_runner import AsyncOrigin, AsyncRunner
 from hookd.daemon.audit import AuditLog, EventAudit
 from hookd.daemon.limits import BufferBudget, EventCharge
 from hookd.daemon.registry import ConfigRegistry
 from hookd.daemon.sessions import Session, SessionTable
+from hookd.daemon.telemetry import SpanIds, Telemetry
 from hookd.daemon.trust import TrustGate
 from hookd.engine.breaker import CircuitBreaker, breaker_key
 from hookd.engine.engine import Engine, Plan, ProgressFn
@@ -96,6 +97,9 @@ class PreparedEvent:
     """A ``once`` fire made this session: it is forgotten when the event is done."""
     kept_project: str | None = None
     """The session was known in another project than the input names (``fire_reply``)."""
+    span: SpanIds | None = None
+    """With telemetry on: the event's span, chosen before its hooks run (their spans
+    name it as parent)."""
 
     @property
     def runs_hooks(self) -> bool:
@@ -119,10 +123,13 @@ class EventPipeline:
         activity: Activity,
         answers_at_once: AnswersAtOnce | None = None,
         budget: BufferBudget | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.engine = engine
         self.budget = budget
         """The buffer budget each event's hooks charge the output they keep to."""
+        self.telemetry = telemetry
+        """OpenTelemetry export (hookd/daemon/telemetry.py); None when off."""
         self.answers_at_once = answers_at_once
         self.sessions = sessions
         self.registry = registry
@@ -380,6 +387,10 @@ class EventPipeline:
         session.in_flight += 1
         self.activity.event_started()
         charge = EventCharge(self.budget) if self.budget is not None else None
+        origin = None
+        if self.telemetry is not None:
+            prepared.span = self.telemetry.event_span(prepared.env)
+            origin = self._async_origin(prepared, self.telemetry)
         try:
             try:
                 result = await self.engine.fire(
@@ -389,8 +400,8 @@ class EventPipeline:
                     extra_groups=session.extra_groups(),
                     env=prepared.env,
                     context=context,
-                    async_sink=self.async_runner.sink(prepared.agent_pid),
-                    progress=self._progress(session, progress, prepared.audit),
+                    async_sink=self.async_runner.sink(prepared.agent_pid, origin),
+                    progress=self._progress(session, progress, prepared),
                     plan=prepared.plan,
                     cap_stop=not prepared.agent_caps_stop,
                     output_budget=charge,
@@ -418,8 +429,13 @@ class EventPipeline:
         for held in prepared.plan.held:  # paused fail-closed hooks: the blocks that stood in
             self.audit.run(prepared.audit, held.hook, held)
         self.audit.event(prepared.audit, result, prepared.held_back)
+        received = None
         if deliver_async:
-            self.async_delivery.attach(result, session.session_id)
+            received = self.async_delivery.attach(result, session.session_id)
+        if self.telemetry is not None:
+            self.telemetry.event(
+                prepared.span, prepared.env, prepared.audit, result, prepared.held_back, received
+            )
         session.events += 1
         session.last_event = event_name
         session.last_event_at = time.time()
@@ -453,8 +469,19 @@ class EventPipeline:
             hooks=prepared.held_back, project=project, reason=self.trust.verdict(project).reason
         )
 
+    @staticmethod
+    def _async_origin(prepared: PreparedEvent, telemetry: Telemetry) -> AsyncOrigin:
+        span = prepared.span
+        assert span is not None
+        prompt = prepared.event.raw.get("prompt_id")
+        return AsyncOrigin(
+            lambda: telemetry.async_span(span),
+            prepared.session.agent,
+            prompt if isinstance(prompt, str) else "",
+        )
+
     def _progress(
-        self, session: Session, extra: ProgressFn | None, audit: EventAudit
+        self, session: Session, extra: ProgressFn | None, prepared: PreparedEvent
     ) -> ProgressFn:
         activity = self.activity
 
@@ -468,21 +495,29 @@ class EventPipeline:
                 if run is not None:
                     session.hook_runs += 1
                     session.outcomes[run.outcome] += 1
-                    self._account(invocation, session.session_id, ref, run, audit)
+                    self._account(invocation, session.session_id, ref, run, prepared)
             if extra is not None:
                 extra(phase, ref, run, invocation)
 
         return on_progress
 
     def _account(
-        self, invocation: Invocation, session_id: str, ref: HookRef, run: HookRun, audit: EventAudit
+        self,
+        invocation: Invocation,
+        session_id: str,
+        ref: HookRef,
+        run: HookRun,
+        prepared: PreparedEvent,
     ) -> None:
-        """Feed one finished run to the circuit breaker and the audit log.
+        """Feed one finished run to the circuit breaker, the audit log and telemetry.
 
         A run the daemon could not start for want of resources is not counted
         (:attr:`HookRun.daemon_fault`), but counted apart and logged: it is the
         daemon's trouble, whoever caused it."""
+        audit = prepared.audit
         self.audit.run(audit, ref, run)
+        if self.telemetry is not None and prepared.span is not None:
+            self.telemetry.run(prepared.span, audit, ref, run)
         if run.daemon_fault:
             self.activity.counters["daemon_faults"] += 1
             log.warning(

@@ -37,7 +37,7 @@ from hookd.config.sources import SourceLayout
 from hookd.daemon import systemd
 from hookd.daemon.activity import Activity
 from hookd.daemon.async_runner import AsyncLimits, AsyncRunner
-from hookd.daemon.async_store import AsyncStore
+from hookd.daemon.async_store import AsyncEntry, AsyncStore
 from hookd.daemon.audit import AuditLog
 from hookd.daemon.connection import Connection, PeerCred, peer_credentials
 from hookd.daemon.faults import FaultLog, supervise
@@ -55,6 +55,14 @@ from hookd.daemon.requests.inspection import InspectionRequests
 from hookd.daemon.sessions import SessionTable
 from hookd.daemon.settings import DaemonSettings, SettingsError, SettingsSource, source_layout
 from hookd.daemon.status import StatusSources
+from hookd.daemon.telemetry import (
+    Gauges,
+    Telemetry,
+    TelemetryStatus,
+    gauges_from,
+    otel_installed,
+    resolve_config,
+)
 from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.daemon.watcher import watch_sources
 from hookd.engine.breaker import CircuitBreaker
@@ -114,7 +122,10 @@ class Daemon:
         )
         self.async_delivery = self.async_runner.delivery
         self.activity = Activity(settings.tail_buffer)
-        self.async_runner.on_finished = self.activity.async_finished
+        self.telemetry_off_reason: str | None = None
+        """Telemetry is enabled but cannot run: why (status and the log say it)."""
+        self.telemetry = self._telemetry()
+        self.async_runner.on_finished = self._async_finished
         self.lifecycle = Lifecycle()
         self.socket_path = settings.socket_path()
         self.limits = ConnectionLimits(settings)
@@ -132,6 +143,50 @@ class Daemon:
         self.connections: set[Connection] = set()
         self.handlers: Handlers | None = None
         """The live handler set (http client, python worker pool) while ``run`` runs."""
+
+    def _telemetry(self) -> Telemetry | None:
+        """The OpenTelemetry recorder when ``[telemetry] enabled`` and it can run."""
+        table = self.settings.telemetry
+        if not table.enabled or os.environ.get("OTEL_SDK_DISABLED", "").lower() == "true":
+            return None
+        try:
+            config = resolve_config(table, os.environ, hookd.__version__)
+        except ValueError as exc:
+            self.telemetry_off_reason = str(exc)
+        else:
+            if otel_installed():
+                return Telemetry(config, gauges=self._gauges)
+            self.telemetry_off_reason = (
+                "telemetry is enabled but the otel extra is not installed: "
+                "pip install 'hookd[otel]' (opentelemetry-sdk and the OTLP exporter)"
+            )
+        log.error("telemetry off", reason=self.telemetry_off_reason)
+        return None
+
+    def _gauges(self) -> Gauges:
+        return gauges_from(
+            sessions=len(self.sessions.all()),
+            async_stats=self.async_runner.stats(),
+            generation=self.registry.generation,
+            config_errors=len(self.registry.errors()),
+            reload_failures=sum(f.count for f in self.faults.all() if f.task == "reload"),
+            breakers=self.breaker.states(),
+        )
+
+    def _async_finished(self, entry: AsyncEntry) -> None:
+        """An async hook ended: the live view, and its span."""
+        self.activity.async_finished(entry)
+        if self.telemetry is not None:
+            self.telemetry.async_finished(entry)
+
+    def telemetry_status(self) -> TelemetryStatus | None:
+        if self.telemetry is not None:
+            return self.telemetry.status()
+        if self.telemetry_off_reason is not None:
+            return TelemetryStatus(
+                traces_endpoint="", metrics_endpoint="", last_error=self.telemetry_off_reason
+            )
+        return None
 
     pipeline: EventPipeline
     """Built by :meth:`run` once the handlers' resources are open (the engine is
@@ -172,6 +227,7 @@ class Daemon:
             activity=self.activity,
             answers_at_once=handlers.python.answers_at_once,
             budget=self.buffer_budget,
+            telemetry=self.telemetry,
         )
         status = StatusSources(
             server=self,
@@ -270,6 +326,8 @@ class Daemon:
                 self.handlers = handlers
                 dispatcher = self._assemble(handlers)
                 await nursery.start(self.async_runner.run)
+                if self.telemetry is not None:
+                    await nursery.start(self.telemetry.run_exporter)
                 nursery.start_soon(
                     supervise, "signals", self.faults, self._signals, nursery.cancel_scope
                 )

@@ -25,6 +25,7 @@ __all__ = [
     "DaemonSettings",
     "SettingsError",
     "SettingsSource",
+    "TelemetrySettings",
     "load_settings",
     "settings_path",
     "source_layout",
@@ -39,6 +40,56 @@ class SettingsError(ValueError):
 def state_dir() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "hookd"
+
+
+class TelemetrySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The ``[telemetry]`` table: OpenTelemetry export of hook runs (docs/observability.md).
+
+    Each key mirrors a standard ``OTEL_*`` variable; a key left empty here takes the
+    variable's value from the daemon's environment, and the table wins where both say
+    something (an explicit file beats an ambient variable)."""
+
+    enabled: bool = False
+    """Export traces and metrics over OTLP (needs ``pip install 'hookd[otel]'``)."""
+    endpoint: str = ""
+    """OTLP/HTTP base URL (``OTEL_EXPORTER_OTLP_ENDPOINT``); ``/v1/traces`` and
+    ``/v1/metrics`` are appended.  Empty: the variable, else ``http://localhost:4318``."""
+    traces_endpoint: str = ""
+    """Full traces URL (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``), used as is."""
+    metrics_endpoint: str = ""
+    """Full metrics URL (``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``), used as is."""
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    """Headers sent with every export (``OTEL_EXPORTER_OTLP_HEADERS``: ``k=v,k2=v2``)."""
+    protocol: str = ""
+    """``http/protobuf``, the only one hookd speaks (``OTEL_EXPORTER_OTLP_PROTOCOL``)."""
+    timeout: float = 0.0
+    """Seconds one export may take (``OTEL_EXPORTER_OTLP_TIMEOUT``, in ms); 0: 10 s."""
+    service_name: str = ""
+    """The ``service.name`` resource attribute (``OTEL_SERVICE_NAME``); empty: ``hookd``."""
+    resource_attributes: dict[str, str] = msgspec.field(default_factory=dict)
+    """More resource attributes (``OTEL_RESOURCE_ATTRIBUTES``: ``k=v,k2=v2``)."""
+    traces: bool = True
+    """Export a span per event and per hook run."""
+    metrics: bool = True
+    """Export the metrics (hook durations, decisions, failures, breakers, sessions, …)."""
+    metric_interval: float = 0.0
+    """Seconds between metric exports (``OTEL_METRIC_EXPORT_INTERVAL``, in ms); 0: 60 s."""
+    max_queue: int = 0
+    """Spans waiting for export (``OTEL_BSP_MAX_QUEUE_SIZE``); beyond it new ones are
+    dropped and counted — export never holds an event.  0: the variable, else 2048."""
+    batch_size: int = 0
+    """Spans per export request (``OTEL_BSP_MAX_EXPORT_BATCH_SIZE``); 0: the variable,
+    else 512."""
+    schedule_delay: float = 0.0
+    """Seconds between span exports (``OTEL_BSP_SCHEDULE_DELAY``, in ms); 0: 1 s."""
+    exporter_cpu: float = 0.25
+    """The share of one core the exporter process may use (0: no cap); past it, it stops
+    reading and new spans are dropped and counted — under a burst of events the daemon's
+    work comes first."""
+    hook_names: Literal["redacted", "full", "hash"] = "redacted"
+    """How a hook's command, URL or prompt is named in spans and metrics: ``redacted``
+    keeps the program, flags and file paths and replaces every other word;
+    ``full`` sends it as configured; ``hash`` sends a digest only."""
 
 
 class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -190,6 +241,10 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Make the daemon a child subreaper (Linux ``prctl``), so that a hook's descendant that
     leaves its process group and scrubs its environment is still found and killed at a
     timeout; false: such a process is re-parented to init and escapes (docs/reliability.md)."""
+    telemetry: TelemetrySettings = msgspec.field(default_factory=TelemetrySettings)
+    """The ``[telemetry]`` table: OpenTelemetry traces and metrics of every hook run, off by
+    default (docs/observability.md); ``--telemetry`` turns it on, ``--telemetry-KEY`` sets
+    one key."""
     inject_faults: dict[str, int] = msgspec.field(default_factory=dict)
     """Fault points that raise their first N times (``reload``; the supervised tasks
     ``watcher``, ``sweep``, ``reaper``, ``signals``, ``http`` at each start): for tests and
@@ -236,6 +291,10 @@ def settings_path() -> Path:
     return config_dir() / "hookd.toml"
 
 
+_TABLES = frozenset({"telemetry"})
+"""Settings that are tables of their own in hookd.toml (``[telemetry]``)."""
+
+
 def load_settings(
     path: Path | None = None, overrides: dict[str, Any] | None = None
 ) -> DaemonSettings:
@@ -255,7 +314,11 @@ def load_settings(
     for name, value in (overrides or {}).items():
         if value is CLEARED:
             data[name] = None
-        elif value is not None:
+        elif value is None:
+            continue
+        elif name in _TABLES and isinstance(value, dict) and isinstance(data.get(name), dict):
+            data[name] = {**data[name], **value}  # a table: flags override its keys one by one
+        else:
             data[name] = value
     try:
         return msgspec.convert(data, DaemonSettings)

@@ -25,6 +25,7 @@ from hookd.daemon.faults import Fault, FaultLog
 from hookd.daemon.limits import BufferBudget
 from hookd.daemon.registry import ConfigRegistry, SourceStatus
 from hookd.daemon.sessions import SessionInfo, SessionTable
+from hookd.daemon.telemetry import TelemetryStatus
 from hookd.daemon.trust import TrustGate, UntrustedProject
 from hookd.engine.breaker import BreakerState, CircuitBreaker
 from hookd.subreaper import SUBREAPER
@@ -79,6 +80,9 @@ class DaemonStatus(msgspec.Struct, kw_only=True):
     """The daemon's own process: memory, descriptors, the buffer budget, dumpability."""
     audit: AuditStatus | None = None
     """Audit records written and lost (a full disk); None when the audit log is off."""
+    telemetry: TelemetryStatus | None = None
+    """OpenTelemetry export: spans recorded, exported, dropped (hookd/daemon/telemetry.py);
+    None when off."""
 
 
 class ProcessStatus(msgspec.Struct, kw_only=True):
@@ -143,6 +147,8 @@ class ServerFacts(Protocol):
     @property
     def settings_error(self) -> str | None: ...
 
+    def telemetry_status(self) -> TelemetryStatus | None: ...
+
 
 class AgentConnection(Protocol):
     @property
@@ -193,6 +199,7 @@ def build_status(parts: StatusSources) -> DaemonStatus:
         http_error=parts.server.http_error,
         settings_error=parts.server.settings_error,
         faults=parts.faults.all(),
+        telemetry=parts.server.telemetry_status(),
         subreaper=SubreaperStatus(
             adopted=SUBREAPER.adopted,
             reaped=SUBREAPER.reaped,

@@ -1,5 +1,6 @@
-"""scripts/check installs the optional tools (agent CLIs, systemd, tmux) only for the tests
-that use them: scripts/needs.py must name each tool exactly when a selected test needs it."""
+"""scripts/check installs the optional tools (agent CLIs, systemd, tmux, the otel extra,
+Phoenix) only for the tests that use them: scripts/needs.py must name each tool exactly
+when a selected test needs it."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def _needs(*args: str) -> set[str]:
         (("tests/cli/test_top.py",), {"tmux"}),
         (("tests/daemon/test_systemd.py",), {"systemd"}),
         (("tests/engine", "tests/cli/test_top.py"), {"tmux"}),
+        (("tests/daemon/test_telemetry.py",), {"otel"}),
+        (("tests/e2e/test_otel_phoenix.py",), {"npm", "otel", "phoenix"}),
     ],
 )
 def test_needs_names_exactly_the_tools_the_selected_tests_use(

@@ -45,7 +45,11 @@ from hookd_client.client import Client
 from support.daemon import configure
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "docs" / "configuration.md", ROOT / "docs" / "client.md"]
+DOCS = [
+    ROOT / "docs" / "configuration.md",
+    ROOT / "docs" / "client.md",
+    ROOT / "docs" / "observability.md",
+]
 FIXTURES = ROOT / "tests" / "data" / "cc-fixtures"
 
 _FENCE = re.compile(r"^```(\S*)\s*$")
