@@ -83,6 +83,7 @@ from hookd.agents.base import (
 from hookd.agents.claude_shape import is_hookd_command, read_claude_shaped
 from hookd.agents.detect import detect_binary
 from hookd.agents.flat_shape import load_object
+from hookd.agents.mcp_names import McpNaming, McpTool
 from hookd.engine.claude_output import carries_late_context
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult
@@ -113,6 +114,22 @@ Claude models, ``rg``/``apply_patch`` the ones it gives GPT models).  ``apply_pa
 keeps its name (see the module docstring)."""
 
 PATCH_TOOL = "apply_patch"
+
+MCP_NAMING = McpNaming(
+    prefix="",
+    sep="-",
+    exact=False,
+    prefer="last",
+    how="Copilot joins server and tool with `-`, so a `-` inside either reads several ways",
+)
+"""Copilot names MCP server ``srv``'s tool ``echo`` ``srv-echo`` to its hooks, in both
+shapes (seen at 1.0.102); a server or tool name with a ``-`` in it makes the split
+ambiguous, and hookd then tests a matcher against every reading."""
+
+PERMISSION_MCP_NAMING = McpNaming(
+    prefix="", sep="/", how="Copilot's permissionRequest names it `srv/echo`"
+)
+"""On ``permissionRequest`` Copilot names the same tool ``srv/echo`` (seen at 1.0.102)."""
 
 _SHAPED_NATIVE: dict[str, str] = {
     canonical: native
@@ -248,9 +265,20 @@ class CopilotAdapter(Adapter):
     """The native (camelCase) doors first — the ones ``wire`` writes — then the
     Claude-shaped (PascalCase) ones, for hook files a user wrote in that shape."""
     tools: ClassVar[Mapping[str, str]] = TOOLS
+    mcp: ClassVar[McpNaming] = MCP_NAMING
     timeout_unit: ClassVar[float] = 1.0
 
     # --- runtime ------------------------------------------------------------------
+
+    def mcp_tool(self, native: str, data: Mapping[str, Any] | None = None) -> McpTool | None:
+        """``srv-echo`` (pre/post tool use, both shapes) or ``srv/echo`` (permissionRequest)
+        → ``mcp__srv__echo``; Copilot's own tools have neither character."""
+        del data
+        if native in self.tools or native == PATCH_TOOL:
+            return None
+        if "/" in native:
+            return PERMISSION_MCP_NAMING.tool(native)
+        return self.mcp.tool(native)
 
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
         spec = self.event_spec(native_event)
@@ -293,9 +321,8 @@ class CopilotAdapter(Adapter):
         if isinstance(tool, str):
             if tool == PATCH_TOOL:
                 data["tool_input"] = self._patch_input(native_event, data.get("tool_input"))
-            elif tool in self.tools:
-                data["native_tool_name"] = tool
-                data["tool_name"] = self.tools[tool]
+            else:
+                self.map_tool(data, tool)
         self._tool_response(data)
         return data
 
@@ -315,6 +342,9 @@ class CopilotAdapter(Adapter):
             data["tool_input"] = {"command": data["tool_input"]}
         elif data.get("tool_name") in _SHAPED_NATIVE:
             data["native_tool_name"] = _SHAPED_NATIVE[data["tool_name"]]
+        elif isinstance(data.get("tool_name"), str):
+            # An MCP tool: Copilot's Claude shape keeps its own name (`srv-echo`).
+            self.map_tool(data, data["tool_name"])
         self._tool_response(data)
         return data
 

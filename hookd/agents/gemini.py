@@ -17,8 +17,9 @@ and in the 0.61.0 bundle's hook runner, which wins over its docs):
 * **Tools.**  ``run_shell_command`` is ``Bash``, ``replace`` is ``Edit`` and
   so on (:data:`TOOLS`), so one matcher ``Bash`` means the shell for every
   agent; the hook still finds Gemini's name under ``native_tool_name``.  MCP
-  tools (``mcp_<server>_<tool>``) keep their name: the server/tool split of
-  Gemini's single underscore cannot be undone.
+  tools (``mcp_<server>_<tool>``) are Claude Code's ``mcp__<server>__<tool>``,
+  split where the input's ``mcp_context`` says (:mod:`hookd.agents.mcp_names`);
+  a matcher on Gemini's own ``mcp_…`` name still matches them (a candidate).
 * **Answers.**  Gemini reads a top-level ``decision`` (``deny``/``block``/
   ``ask``/``allow``) and ``reason`` — Claude Code's
   ``hookSpecificOutput.permissionDecision`` is *ignored* (the tool runs), so
@@ -67,6 +68,7 @@ from hookd.agents.base import (
     Scope,
     UnknownAgentEvent,
 )
+from hookd.agents.mcp_names import McpNaming, McpTool, claude_name
 from hookd.config.matching import tool_aliases
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult, HookRun
@@ -200,6 +202,18 @@ _CANONICAL_VALUES: dict[str, dict[str, dict[str, str]]] = {
 }
 
 
+MCP_NAMING = McpNaming(
+    prefix="mcp_",
+    sep="_",
+    exact=True,
+    how="Gemini names it `mcp_<server>_<tool>` and its hook input's `mcp_context` names the"
+    " server and the tool",
+)
+"""Gemini CLI's name for MCP server ``srv``'s tool ``echo`` is ``mcp_srv_echo``; its
+``BeforeTool``/``AfterTool`` input carries ``mcp_context: {server_name, tool_name, …}``
+(seen at 0.61.0), which says exactly where to split."""
+
+
 class SettingsError(ValueError):
     """A Gemini settings file that cannot be read as JSON (with comments): file, line, column."""
 
@@ -213,9 +227,23 @@ class GeminiAdapter(Adapter):
     tested_version: ClassVar[str | None] = "0.61.0"
     events = _EVENTS
     tools = TOOLS
+    mcp: ClassVar[McpNaming] = MCP_NAMING
     timeout_unit: ClassVar[float] = 0.001
 
     # --- runtime ------------------------------------------------------------------
+
+    def mcp_tool(self, native: str, data: Mapping[str, Any] | None = None) -> McpTool | None:
+        """``mcp_srv_echo`` → ``mcp__srv__echo``, split where Gemini's own ``mcp_context``
+        says (its ``server_name`` and ``tool_name``: exact); without one, every reading."""
+        context = data.get("mcp_context") if data is not None else None
+        if isinstance(context, dict):
+            server, tool = context.get("server_name"), context.get("tool_name")
+            if isinstance(server, str) and isinstance(tool, str) and server and tool:
+                name = claude_name(server, tool)
+                return McpTool(name=name, candidates=(name, native))
+        if native in self.tools:
+            return None
+        return self.mcp.tool(native)
 
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
         spec = self.event_spec(native_event)

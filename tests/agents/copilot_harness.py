@@ -30,6 +30,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,21 @@ MODEL = "gpt-5.4"
 """A catalog model: Copilot gives it the ``bash`` tool (and ``apply_patch``)."""
 
 Mode = Literal["native", "hookd"]
+
+
+FAKE_MCP = Path(__file__).resolve().parent / "fake_mcp.py"
+
+
+def mcp_config() -> dict[str, Any]:
+    """Copilot's ``mcp-config.json`` naming :mod:`agents.fake_mcp` the local server ``srv``."""
+    server: dict[str, Any] = {
+        "type": "local",
+        "command": sys.executable,
+        "args": [str(FAKE_MCP)],
+        "tools": ["*"],
+        "env": {"MCP_LOG": "${HOOK_LOG}"},
+    }
+    return {"mcpServers": {"srv": server}}
 
 
 def copilot_available() -> bool:
@@ -127,6 +143,7 @@ async def run_copilot(
     prompt: str = PROMPT,
     daemon_up: bool = True,
     by_hand: bool = False,
+    mcp: bool = False,
 ) -> CopilotRun:
     """One Copilot run in ``root`` (a fresh directory) with ``hook_file`` (either shape)
     as ``$COPILOT_HOME/hooks/hooks.json``.
@@ -136,7 +153,9 @@ async def run_copilot(
     ``daemon_up``: False installs but starts no daemon (the relay fails open or closed).
     ``by_hand``: instead of installing, put ``hook_file``'s (Claude-shaped) hooks in hookd's
     config and wire the relay into Copilot's file in the Claude shape, one group per
-    event, as a user may write it — Copilot's Claude-shaped door."""
+    event, as a user may write it — Copilot's Claude-shaped door.
+    ``mcp``: configure :mod:`agents.fake_mcp` as the MCP server ``srv`` (its tool ``echo``
+    is ``srv-echo`` to Copilot); its calls are lines ``echo <text>`` in ``records``."""
     home, project = root / "home", root / "proj"
     copilot_home = home / ".copilot"
     hooks_dir = copilot_home / "hooks"
@@ -147,6 +166,8 @@ async def run_copilot(
     hook_log.touch()
     hook_path = hooks_dir / "hooks.json"
     hook_path.write_text(json.dumps(hook_file, indent=2))
+    if mcp:
+        (copilot_home / "mcp-config.json").write_text(json.dumps(mcp_config()))
     api = FakeResponsesApi(turns)
     async with trio.open_nursery() as nursery:
         await nursery.start(serve_fake_responses, api)

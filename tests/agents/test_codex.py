@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agents.codex_harness import CodexRun, codex_available, run_codex
-from agents.fake_responses import Patch, Shell, Text, Turn
+from agents.fake_responses import Patch, Shell, Text, ToolCall, Turn
 from support.clis import require_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.codex]
@@ -196,3 +196,29 @@ async def test_a_patch_keeps_its_tool_name_and_a_matcher_on_it_denies(
     native, _ = await both(tmp_path, relay, hooks, turns, model="gpt-5.5")
     assert native.records == ["patch"] and "patched.txt" not in native.files
     assert "PATCH-MARK no patches" in native.seen()[-1]["tool_outputs"][0]
+
+
+async def test_a_claude_code_mcp_matcher_guards_codex_s_mcp_tool(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Codex names MCP server ``srv``'s tool ``echo`` as Claude Code does,
+    ``mcp__srv__echo`` (inside its ``mcp__srv`` namespace to the model): the guard on
+    ``mcp__srv__.*`` denies the call natively and through hookd alike — the MCP server
+    never runs it (no ``echo`` line among the records)."""
+    deny = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "MCP-DENY no echo",
+        }
+    }
+    hooks = {"PreToolUse": [{"matcher": "mcp__srv__.*", "hooks": [hook(emit("guard", deny))]}]}
+    turns: list[Turn] = [ToolCall("^echo$", {"text": "MCP-MARK"}), Text("All done.")]
+    runs = [
+        await run_codex(tmp_path / mode, turns, hooks, mode, relay=compiled_relay, mcp=True)
+        for mode in ("native", "hookd")
+    ]
+    native, hookd = runs
+    assert native.records == ["guard"], native.stderr[-2000:]
+    assert hookd.comparable() == native.comparable(), hookd.daemon_log[-3000:]
+    assert "MCP-DENY no echo" in native.seen()[-1]["tool_outputs"][0]

@@ -36,7 +36,7 @@ from agents.copilot_harness import (
     copilot_available,
     run_copilot,
 )
-from agents.fake_responses import Shell, Text, Turn
+from agents.fake_responses import Shell, Text, ToolCall, Turn
 from support.clis import require_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.copilot]
@@ -108,14 +108,16 @@ async def run_both(
     relay: Path | None,
     hook_file: dict[str, Any],
     turns: list[Turn] | None = None,
+    *,
+    mcp: bool = False,
 ) -> tuple[CopilotRun, CopilotRun]:
     """The native and the hookd run of one scenario, at once (each in its own HOME, with
-    its own fake model server)."""
+    its own fake model server; ``mcp``: with the fake MCP server ``srv``)."""
     runs: dict[str, CopilotRun] = {}
 
     async def one(mode: Mode) -> None:
         runs[mode] = await run_copilot(
-            tmp_path / mode, turns or TURNS, hook_file, mode, cache=cache, relay=relay
+            tmp_path / mode, turns or TURNS, hook_file, mode, cache=cache, relay=relay, mcp=mcp
         )
 
     async with trio.open_nursery() as nursery:
@@ -409,3 +411,52 @@ async def test_the_claude_shaped_door_wired_by_hand(
     assert '"PreToolUse"' in hookd.wired and "--agent copilot PreToolUse" in hookd.wired
     assert native.seen()[-1]["tool_outputs"] == ["Denied by preToolUse hook: DENY-MARK by hand"]
     assert "PROMPT-MARK" in native.seen()[0]["user"][0]
+
+
+# --- one guard for MCP tools (issue 30) ------------------------------------------------------
+
+MCP_TURNS: list[Turn] = [ToolCall("^srv-echo$", {"text": "MCP-MARK"}), Text("All done.")]
+
+
+async def test_a_claude_code_mcp_matcher_guards_copilot_s_mcp_tool(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """Copilot names MCP server ``srv``'s tool ``echo`` ``srv-echo`` (both formats); a
+    native Claude-shaped hook must say ``srv-echo``, while hookd's config says it as Claude
+    Code's docs do, ``mcp__srv__echo`` — and the same guard denies the same call: the MCP
+    server never runs it (no ``echo`` line), the model reads the same denial."""
+    native_hooks = {"PreToolUse": [group(emit("guard", deny("MCP-DENY no echo")), "srv-echo")]}
+    hookd_hooks = {"PreToolUse": [group(emit("guard", deny("MCP-DENY no echo")), "mcp__srv__echo")]}
+    runs: dict[str, CopilotRun] = {}
+
+    async def one(mode: Mode, hooks: dict[str, Any]) -> None:
+        runs[mode] = await run_copilot(
+            tmp_path / mode,
+            MCP_TURNS,
+            {"hooks": hooks},
+            mode,
+            cache=copilot_cache,
+            relay=compiled,
+            mcp=True,
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(one, "native", native_hooks)
+        nursery.start_soon(one, "hookd", hookd_hooks)
+    native, hookd = runs["native"], runs["hookd"]
+    assert native.records == ["guard"], explain(native, hookd)
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
+    assert native.seen()[-1]["tool_outputs"] == ["Denied by preToolUse hook: MCP-DENY no echo"]
+
+
+async def test_copilot_s_own_mcp_matcher_moved_by_install_keeps_guarding(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """A Claude-shaped hook on Copilot's ``srv-echo`` that ``install`` moved into hookd's
+    config still fires: the agent's own name is one of the tool's candidate names."""
+    hooks = {"PreToolUse": [group(emit("guard", deny("MCP-DENY no echo")), "srv-echo")]}
+    native, hookd = await run_both(
+        tmp_path, copilot_cache, compiled, {"hooks": hooks}, MCP_TURNS, mcp=True
+    )
+    assert hookd.records == ["guard"], explain(native, hookd)
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
