@@ -226,6 +226,13 @@ class Adapter(abc.ABC):
             agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
         )
 
+    def hook_workdir(self, event: AgentEvent, env: Mapping[str, str] | None) -> str | None:
+        """Where the agent runs this event's hooks, when not in the input's ``cwd`` (None:
+        the ``cwd``, Claude Code's rule).  ``env``: the environment the agent gave the
+        relay (its hook process), whose ``PWD`` is where the agent ran it."""
+        del event, env
+        return None
+
     def native_tools(self, canonical: str) -> list[str]:
         """Every native name that maps to ``canonical`` (for doctor and explain): an MCP
         tool's as the agent names it (``mcp__srv__echo`` → Copilot's ``srv-echo``)."""

@@ -280,6 +280,20 @@ class CopilotAdapter(Adapter):
             return PERMISSION_MCP_NAMING.tool(native)
         return self.mcp.tool(native)
 
+    def hook_workdir(self, event: AgentEvent, env: Mapping[str, str] | None) -> str | None:
+        """Copilot runs every hook in the project's root (``COPILOT_PROJECT_DIR``, the
+        repository), not in the session's ``cwd`` its input names (seen at 1.0.102,
+        started in ``proj/sub``: the hook's ``pwd`` is ``proj``): a hook with relative
+        paths must find them through hookd too.  The relay is that hook, so its ``PWD``
+        is the directory; ``COPILOT_PROJECT_DIR`` where the shell set none."""
+        del event
+        env = env or {}
+        for name in ("PWD", "COPILOT_PROJECT_DIR"):
+            found = env.get(name, "")
+            if found.startswith("/") and os.path.isdir(found):
+                return found
+        return None
+
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
         spec = self.event_spec(native_event)
         if not isinstance(raw, dict):

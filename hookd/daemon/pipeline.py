@@ -214,6 +214,7 @@ class EventPipeline:
         agent: str = DEFAULT_AGENT,
         agent_spec: EventSpec | None = None,
         once: bool = False,
+        workdir: str | None = None,
     ) -> PreparedEvent:
         """Everything before the hooks run, synchronously: validate the input, find
         the session and its config generation (trust applied), plan the hooks.
@@ -221,8 +222,11 @@ class EventPipeline:
         ``agent`` names the session's agent (status, tail, audit); ``agent_spec`` is the
         agent's event when it is not Claude Code (``event_name`` and ``raw`` are then
         already the canonical event its adapter decoded).  ``once``: a one-shot fire
-        (``protocol.Fire.once``) — a session made for it is forgotten afterwards."""
+        (``protocol.Fire.once``) — a session made for it is forgotten afterwards.
+        ``workdir``: where the hooks run, when the agent runs them elsewhere than the
+        input's ``cwd`` (``Adapter.hook_workdir``)."""
         event = decode_event(raw, event_name)
+        event.workdir = workdir
         known = self.sessions.get(event.typed.session_id)
         named = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
         # A known session keeps the project it started in (the table ignores

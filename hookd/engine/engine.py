@@ -287,7 +287,7 @@ class Engine:
                 stdin=msgspec.json.encode(raw) + b"\n",
                 timeout=timeout,
                 env=base_env,
-                cwd=event.typed.cwd,
+                cwd=event.workdir or event.typed.cwd,
                 project_dir=project_dir,
                 session_id=event.typed.session_id,
                 hook_index=index,

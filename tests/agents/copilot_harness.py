@@ -144,6 +144,7 @@ async def run_copilot(
     daemon_up: bool = True,
     by_hand: bool = False,
     mcp: bool = False,
+    subdir: str = "",
 ) -> CopilotRun:
     """One Copilot run in ``root`` (a fresh directory) with ``hook_file`` (either shape)
     as ``$COPILOT_HOME/hooks/hooks.json``.
@@ -155,13 +156,16 @@ async def run_copilot(
     config and wire the relay into Copilot's file in the Claude shape, one group per
     event, as a user may write it — Copilot's Claude-shaped door.
     ``mcp``: configure :mod:`agents.fake_mcp` as the MCP server ``srv`` (its tool ``echo``
-    is ``srv-echo`` to Copilot); its calls are lines ``echo <text>`` in ``records``."""
+    is ``srv-echo`` to Copilot); its calls are lines ``echo <text>`` in ``records``.
+    ``subdir``: start Copilot in this subdirectory of the project (created)."""
     home, project = root / "home", root / "proj"
     copilot_home = home / ".copilot"
     hooks_dir = copilot_home / "hooks"
     for d in (hooks_dir, project):
         d.mkdir(parents=True)
     await trio.run_process(["git", "init", "-q", str(project)], check=True)
+    start = project / subdir if subdir else project
+    start.mkdir(parents=True, exist_ok=True)
     hook_log = root / "hook-log.txt"
     hook_log.touch()
     hook_path = hooks_dir / "hooks.json"
@@ -187,7 +191,7 @@ async def run_copilot(
             "HOOK_LOG": str(hook_log),
         }
         if mode == "native":
-            run = await _run(env, project, prompt, api)
+            run = await _run(env, project, prompt, api, start)
         else:
             # Unix socket paths must stay short: the daemon's directory is not under root.
             base = Path(tempfile.mkdtemp(prefix="hkcp", dir="/tmp"))
@@ -219,10 +223,10 @@ async def run_copilot(
                 assert install.returncode == 0, install.stderr.decode()
                 if daemon_up:
                     async with hookd_daemon(daemon):
-                        run = await _run(env, project, prompt, api)
+                        run = await _run(env, project, prompt, api, start)
                     run.daemon_log = daemon.log.read_text(errors="replace")
                 else:
-                    run = await _run(env, project, prompt, api)
+                    run = await _run(env, project, prompt, api, start)
                 run.install_output = install.stdout.decode()
             finally:
                 shutil.rmtree(base, ignore_errors=True)
@@ -266,13 +270,17 @@ async def _by_hand(
 
 
 async def _run(
-    env: dict[str, str], project: Path, prompt: str, api: FakeResponsesApi
+    env: dict[str, str],
+    project: Path,
+    prompt: str,
+    api: FakeResponsesApi,
+    start: Path | None = None,
 ) -> CopilotRun:
     args = [str(COPILOT_BIN), "-p", prompt, "--allow-all-tools", "--disable-client-telemetry"]
     with trio.fail_after(RUN_TIMEOUT):
         done = await trio.run_process(
             args,
-            cwd=project,
+            cwd=start or project,
             env=env,
             stdin=b"",
             capture_stdout=True,

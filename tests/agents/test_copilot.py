@@ -110,14 +110,23 @@ async def run_both(
     turns: list[Turn] | None = None,
     *,
     mcp: bool = False,
+    subdir: str = "",
 ) -> tuple[CopilotRun, CopilotRun]:
     """The native and the hookd run of one scenario, at once (each in its own HOME, with
-    its own fake model server; ``mcp``: with the fake MCP server ``srv``)."""
+    its own fake model server; ``mcp``: with the fake MCP server ``srv``; ``subdir``:
+    Copilot started in that subdirectory of the project)."""
     runs: dict[str, CopilotRun] = {}
 
     async def one(mode: Mode) -> None:
         runs[mode] = await run_copilot(
-            tmp_path / mode, turns or TURNS, hook_file, mode, cache=cache, relay=relay, mcp=mcp
+            tmp_path / mode,
+            turns or TURNS,
+            hook_file,
+            mode,
+            cache=cache,
+            relay=relay,
+            mcp=mcp,
+            subdir=subdir,
         )
 
     async with trio.open_nursery() as nursery:
@@ -459,4 +468,20 @@ async def test_copilot_s_own_mcp_matcher_moved_by_install_keeps_guarding(
         tmp_path, copilot_cache, compiled, {"hooks": hooks}, MCP_TURNS, mcp=True
     )
     assert hookd.records == ["guard"], explain(native, hookd)
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
+
+
+async def test_hooks_run_in_the_project_root_when_copilot_starts_in_a_subdirectory(
+    tmp_path: Path, copilot_cache: Path, relay: Path | None
+) -> None:
+    """Started in ``proj/sub``, Copilot names ``proj/sub`` as the input's ``cwd`` but runs
+    its hooks in the project's root: a hook's relative paths resolve there, through hookd
+    too (the hook still reads ``cwd`` = ``proj/sub``)."""
+    script = (
+        "cwd=$(python3 -c \"import json,sys; print(json.load(sys.stdin)['cwd'])\"); "
+        'echo "pwd=$(basename "$(pwd)") cwd=$(basename "$cwd")" >> "$HOOK_LOG"'
+    )
+    hooks = {"PreToolUse": [group(script, "Bash")]}
+    native, hookd = await run_both(tmp_path, copilot_cache, relay, {"hooks": hooks}, subdir="sub")
+    assert native.records == ["pwd=proj cwd=sub"], explain(native, hookd)
     assert hookd.comparable() == native.comparable(), explain(native, hookd)

@@ -118,6 +118,7 @@ class EventRequests:
             agent=adapter.name,
             agent_spec=agent_event.spec,
             once=isinstance(msg, protocol.Fire) and msg.once,
+            workdir=adapter.hook_workdir(agent_event, env),
         )
         as_result = isinstance(msg, protocol.Fire) and msg.format == "result"
         deliver = as_result or _agent_carries_late_context(agent_event.spec)
