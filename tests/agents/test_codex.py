@@ -222,3 +222,41 @@ async def test_a_claude_code_mcp_matcher_guards_codex_s_mcp_tool(
     assert native.records == ["guard"], native.stderr[-2000:]
     assert hookd.comparable() == native.comparable(), hookd.daemon_log[-3000:]
     assert "MCP-DENY no echo" in native.seen()[-1]["tool_outputs"][0]
+
+
+async def test_a_rewrite_without_a_decision_is_denied_where_codex_would_ignore_it(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Natively Codex ignores an ``updatedInput`` without ``permissionDecision`` and runs
+    the command the model wrote — the sanitising hook silently does nothing.  hookd
+    deliberately denies instead (an allow would also skip Codex's approval), saying why;
+    docs/agents.md and the PreToolUse note (explain, doctor) say so."""
+    rewrite = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": {"command": "echo rewritten > rewritten.txt"},
+        }
+    }
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [hook(emit("rewrite", rewrite))]}]}
+    native = await run_codex(tmp_path / "native", TURNS, hooks, "native")
+    hookd = await run_codex(tmp_path / "hookd", TURNS, hooks, "hookd", relay=compiled_relay)
+    assert native.records == hookd.records == ["rewrite"], hookd.daemon_log[-3000:]
+    assert "tool_out.txt" in native.files and "rewritten.txt" not in native.files
+    assert "tool_out.txt" not in hookd.files and "rewritten.txt" not in hookd.files
+    assert hookd.commands() == []
+    assert "without a permission decision" in hookd.seen()[-1]["tool_outputs"][0]
+
+
+async def test_continue_false_on_pre_tool_use_denies_where_codex_would_ignore_it(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """``continue: false`` on PreToolUse: Codex ignores it natively (the call runs); hookd
+    deliberately denies the call (never run after a hook said stop) — documented."""
+    stop = {"continue": False, "stopReason": "STOP-MARK halt"}
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [hook(emit("stop", stop))]}]}
+    native = await run_codex(tmp_path / "native", TURNS, hooks, "native")
+    hookd = await run_codex(tmp_path / "hookd", TURNS, hooks, "hookd", relay=compiled_relay)
+    assert native.records == hookd.records == ["stop"], hookd.daemon_log[-3000:]
+    assert hookd.commands() == [] and "tool_out.txt" not in hookd.files
+    assert "STOP-MARK halt" in hookd.seen()[-1]["tool_outputs"][0]
+    assert native.commands(), "Codex ran the call natively (it ignores continue: false)"
