@@ -43,9 +43,14 @@ What Copilot obeys, as seen running it (observations in the tests'
 * ``additionalContext`` reaches the model on sessionStart (a user message
   before the prompt; lost under the Claude shape), userPromptSubmitted (a
   ``<system_reminder>`` after the prompt), preToolUse (a user message after
-  the tool result) and postToolUse (appended to the tool result).  Plain
-  stdout is ignored natively; hookd's answer carries Claude Code's plain
-  context as ``additionalContext``.
+  the tool result) and postToolUse (appended to the tool result).  Two hooks'
+  contexts are joined with a blank line — except on userPromptSubmitted, where
+  Copilot keeps only the last hook's: hookd deliberately keeps every hook's
+  there (a context is never dropped in silence).  Plain stdout is ignored
+  natively; hookd follows Claude Code's rules, where a UserPromptSubmit or
+  SessionStart hook's plain stdout *is* context, and carries it as
+  ``additionalContext`` — a deliberate difference, in docs/agents.md and in
+  the event's note (explain, doctor).
 * A userPromptSubmitted block ends ``copilot -p`` with exit 1 before any model
   request; an agentStop block continues the turn with the reason as a new user
   message (the next stop has ``stop_hook_active: true``); a postToolUse block
@@ -159,7 +164,10 @@ _NATIVE: tuple[EventSpec, ...] = (
         native="userPromptSubmitted",
         canonical="UserPromptSubmit",
         caps=_caps(block=True, add_context=True),
-        note="a block ends the run before any model request (`copilot -p` exits 1)",
+        note="a block ends the run before any model request (`copilot -p` exits 1)."
+        " Deliberately unlike Copilot: a hook's plain stdout is context (Claude Code's rule;"
+        " Copilot ignores it), and every hook's context reaches the model (Copilot keeps"
+        " only the last one's)",
     ),
     EventSpec(
         native="preToolUse",
@@ -401,7 +409,10 @@ class CopilotAdapter(Adapter):
         if carries_late_context(name):
             contexts.extend(result.async_results)
         if contexts and event.spec.caps.add_context:
-            out["additionalContext"] = "\n".join(contexts)
+            # Copilot joins its hooks' contexts with a blank line (seen at 1.0.102 on
+            # preToolUse and postToolUse); on userPromptSubmitted it keeps only the last
+            # hook's, where hookd deliberately keeps every one (docs/agents.md).
+            out["additionalContext"] = "\n\n".join(contexts)
         return AgentReply(stdout=json.dumps(out) + "\n" if out else "")
 
     # --- install --------------------------------------------------------------------

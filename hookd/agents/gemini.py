@@ -621,19 +621,37 @@ def _gemini_reason(result: FireResult) -> str:
 
     A JSON reason is verbatim in both; an exit-2 block is the hook's stderr,
     trimmed (Gemini: ``stdout.trim() || stderr.trim()``), where hookd's engine
-    wrote Claude Code's ``[<cmd>]: <stderr>``.  Several blocking hooks: one
-    reason a line, as Gemini's own aggregation joins them."""
+    wrote Claude Code's ``[<cmd>]: <stderr>``.  Several hooks: one reason a
+    line, in configuration order, as Gemini's own aggregation joins them — an
+    allowing hook's reason among them."""
     runs = _blocking_runs(result)
     messages = result.blocking_messages
     if not runs or len(runs) != len(messages):
         return "\n".join(m for m in messages if m) or result.reason or "Blocked by hook"
+    own = dict(zip((id(r) for r in runs), messages, strict=True))
     reasons = []
-    for run, message in zip(runs, messages, strict=True):
-        if run.exit_code == 2 and run.output is None:
+    for run in result.hooks:
+        if run.is_async:
+            continue
+        message = own.get(id(run))
+        if message is None:
+            # Gemini joins every hook's reason, an allowing hook's too (seen at 0.61.0:
+            # "Tool execution blocked: ALLOW-REASON\nDENY-REASON").
+            reasons.append(_answer_reason(run))
+        elif run.exit_code == 2 and run.output is None:
             reasons.append(run.stderr.strip() or message)
         else:
             reasons.append(message)
     return "\n".join(r for r in reasons if r) or result.reason or "Blocked by hook"
+
+
+def _answer_reason(run: HookRun) -> str:
+    """The reason a hook that did not block gave with its answer (an allow's), if any."""
+    if run.output is None:
+        return ""
+    specific = run.output.hookSpecificOutput
+    said = getattr(specific, "permissionDecisionReason", None) or run.output.reason
+    return said if isinstance(said, str) else ""
 
 
 def _warnings(result: FireResult) -> list[str]:

@@ -485,3 +485,41 @@ async def test_hooks_run_in_the_project_root_when_copilot_starts_in_a_subdirecto
     native, hookd = await run_both(tmp_path, copilot_cache, relay, {"hooks": hooks}, subdir="sub")
     assert native.records == ["pwd=proj cwd=sub"], explain(native, hookd)
     assert hookd.comparable() == native.comparable(), explain(native, hookd)
+
+
+async def test_two_hooks_contexts_are_joined_as_copilot_joins_them(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """Two hooks each adding context on the prompt, before and after the call: the model
+    reads them joined exactly as Copilot joins its own hooks' contexts."""
+
+    def context(event: str, text: str) -> dict[str, Any]:
+        return {
+            "additionalContext": text,
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": text},
+        }
+
+    hooks = {
+        "UserPromptSubmit": [
+            group(emit("prompt1", context("UserPromptSubmit", "PROMPT-ONE"))),
+            group(emit("prompt2", context("UserPromptSubmit", "PROMPT-TWO"))),
+        ],
+        "PreToolUse": [
+            group(emit("pre1", context("PreToolUse", "PRE-ONE")), "Bash"),
+            group(emit("pre2", context("PreToolUse", "PRE-TWO")), "Bash"),
+        ],
+        "PostToolUse": [
+            group(emit("post1", context("PostToolUse", "POST-ONE")), "Bash"),
+            group(emit("post2", context("PostToolUse", "POST-TWO")), "Bash"),
+        ],
+    }
+    native, hookd = await run_both(tmp_path, copilot_cache, compiled, {"hooks": hooks})
+    assert sorted(native.records) == sorted(hookd.records), explain(native, hookd)
+    mine, theirs = native.seen()[-1], hookd.seen()[-1]
+    assert mine["tool_outputs"] == theirs["tool_outputs"], explain(native, hookd)
+    assert mine["user"][1:] == theirs["user"][1:], explain(native, hookd)
+    assert "POST-ONE\n\nPOST-TWO" in mine["tool_outputs"][0]
+    assert any("PRE-ONE\n\nPRE-TWO" in m for m in mine["user"][1:])
+    # The deliberate difference: Copilot keeps only the last prompt hook's context.
+    assert "PROMPT-ONE" not in mine["user"][0] and "PROMPT-TWO" in mine["user"][0]
+    assert "PROMPT-ONE\n\nPROMPT-TWO" in theirs["user"][0]

@@ -582,3 +582,41 @@ async def test_a_claude_code_mcp_matcher_guards_gemini_s_mcp_tool() -> None:
     assert seen["model_saw"][1]["tool_results"] == [
         {"error": "Tool execution blocked: no echo here"}
     ]
+
+
+async def test_an_allow_beside_a_deny_keeps_both_reasons_as_gemini_does() -> None:
+    """One hook allows with a reason, another denies: Gemini's block message carries both
+    hooks' reasons, one a line, the allow's too; through hookd the same."""
+
+    def scenario(run: Run) -> tuple[Hooks, Hooks]:
+        def says(label: str, decision: str, reason: str) -> str:
+            native = {"decision": decision, "reason": reason}
+            return hook(run, label, "--stdout", js(native))
+
+        def answers(label: str, decision: str, reason: str) -> str:
+            out = {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": decision,
+                    "permissionDecisionReason": reason,
+                }
+            }
+            return hook(run, label, "--stdout", js(out))
+
+        return (
+            {
+                "BeforeTool": [
+                    group(says("allow", "allow", "ALLOW-REASON"), "run_shell_command"),
+                    group(says("deny", "deny", "DENY-REASON"), "run_shell_command"),
+                ]
+            },
+            {
+                "PreToolUse": [
+                    group(answers("allow", "allow", "ALLOW-REASON"), "Bash"),
+                    group(answers("deny", "deny", "DENY-REASON"), "Bash"),
+                ]
+            },
+        )
+
+    seen, _ = await compare(scenario, TOOL_TURNS)
+    assert seen["tool_file"] is None
