@@ -233,6 +233,24 @@ class Adapter(abc.ABC):
         del event, env
         return None
 
+    def claims_claude_input(self, raw: Mapping[str, Any]) -> bool:
+        """Is ``raw``, which reached hookd through *Claude Code's* wiring, this agent's own
+        input?  An agent that runs Claude Code's hook files itself (Copilot reads a
+        project's ``.claude/settings.json``) sends its own payload there; the door then
+        answers for this agent (:mod:`hookd.agents.guests`).  Default: never."""
+        del raw
+        return False
+
+    def own_door_wired(
+        self, canonical: str, env: Mapping[str, str] | None, project: str | None
+    ) -> bool:
+        """Does this agent's own wiring (``hookctl agents install``) send ``canonical``
+        (Claude Code's event name) to hookd, for an agent running with ``env`` in
+        ``project``?  Then a delivery of the same event through Claude Code's wiring
+        must not run the hooks a second time."""
+        del canonical, env, project
+        return False
+
     def native_tools(self, canonical: str) -> list[str]:
         """Every native name that maps to ``canonical`` (for doctor and explain): an MCP
         tool's as the agent names it (``mcp__srv__echo`` → Copilot's ``srv-echo``)."""

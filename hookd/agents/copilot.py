@@ -302,6 +302,30 @@ class CopilotAdapter(Adapter):
                 return found
         return None
 
+    def claims_claude_input(self, raw: Mapping[str, Any]) -> bool:
+        """Copilot's Claude-shaped input, sent through Claude Code's own wiring (Copilot
+        ≥ 1.0.12 runs a project's ``.claude/settings.json`` hooks): an ISO ``timestamp``
+        and no ``transcript_path`` — Claude Code sends every event a ``transcript_path``
+        and never a ``timestamp`` (seen at 1.0.102 and 2.1.330)."""
+        return "transcript_path" not in raw and isinstance(raw.get("timestamp"), str)
+
+    def own_door_wired(
+        self, canonical: str, env: Mapping[str, str] | None, project: str | None
+    ) -> bool:
+        """Copilot's own files (``$COPILOT_HOME/hooks/*.json``, its ``settings.json``, the
+        project's ``.github/hooks/*.json``) send ``canonical`` to hookd's Copilot door."""
+        native = _NATIVE_NAME.get(canonical)
+        if native is None:
+            return False
+        env = env or {}
+        home = Path(env.get("HOME") or Path.home())
+        base = Path(env["COPILOT_HOME"]) if env.get("COPILOT_HOME") else home / ".copilot"
+        files = [*sorted((base / "hooks").glob("*.json")), base / "settings.json"]
+        where = env.get("COPILOT_PROJECT_DIR") or project
+        if where:
+            files.extend(sorted((Path(where) / ".github" / "hooks").glob("*.json")))
+        return any(_sends(_read(path), native, canonical) for path in files)
+
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
         spec = self.event_spec(native_event)
         if not isinstance(raw, dict):
@@ -564,6 +588,22 @@ def _read(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except OSError:
         return None
+
+
+def _sends(text: str | None, native: str, canonical: str) -> bool:
+    """Does a Copilot hook file's text send ``native`` (or its Claude-shaped ``canonical``)
+    to hookd's Copilot door (an entry running ``hookd-relay … --agent copilot``)?"""
+    try:
+        hooks = load_object(text, "").get("hooks")
+    except ValueError:
+        return False
+    if not isinstance(hooks, dict):
+        return False
+    for key in (native, canonical):
+        entries = hooks.get(key)
+        if isinstance(entries, list) and "--agent copilot" in json.dumps(entries):
+            return True
+    return False
 
 
 def _has_hooks(text: str | None) -> bool:

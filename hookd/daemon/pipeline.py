@@ -30,8 +30,9 @@ import structlog
 import trio
 
 from hookd.agent_process import AgentLookup
-from hookd.agents.base import EventSpec
+from hookd.agents.base import Adapter, EventSpec, UnknownAgentEvent
 from hookd.agents.capabilities import degrade, report
+from hookd.agents.guests import guest_at_claude_door
 from hookd.agents.registry import DEFAULT_AGENT, adapter_for
 from hookd.config.model import HookConfig
 from hookd.config.schema import Handler
@@ -161,14 +162,22 @@ class EventPipeline:
         session_id = raw.get("session_id")
         known = isinstance(session_id, str) and self.sessions.get(session_id) is not None
         info = None if known else await agent.resolve(event_name, raw)
-        prepared = self.prepare(
-            event_name,
-            raw,
-            env=info.env if info is not None else None,
-            agent_pid=info.pid if info is not None else None,
-            client=client,
-            agent_caps_stop=agent_caps_stop,
-        )
+        guest = guest_at_claude_door(raw)
+        if guest is not None:
+            if info is None:
+                info = await agent.resolve(event_name, raw)
+            prepared = self._prepare_guest(guest, event_name, raw, info.env, info.pid, client)
+            if prepared is None:
+                return FireResult(event=event_name)  # its own door runs the hooks
+        else:
+            prepared = self.prepare(
+                event_name,
+                raw,
+                env=info.env if info is not None else None,
+                agent_pid=info.pid if info is not None else None,
+                client=client,
+                agent_caps_stop=agent_caps_stop,
+            )
         if info is None and prepared.runs_hooks:
             info = await agent.resolve(event_name, raw)
             prepared.env, prepared.agent_pid = info.env, info.pid
@@ -286,6 +295,42 @@ class EventPipeline:
             agent_spec,
             forget_session=once and known is None,
             kept_project=known.project if known and named != known.project else None,
+        )
+
+    def _prepare_guest(
+        self,
+        guest: Adapter,
+        event_name: str,
+        raw: dict[str, Any],
+        env: dict[str, str] | None,
+        agent_pid: int | None,
+        client: str,
+    ) -> PreparedEvent | None:
+        """Another agent's input at Claude Code's http door (:mod:`hookd.agents.guests`):
+        None when that agent's own door also gets this event (it runs the hooks, once);
+        else the event prepared as that agent's — its adapter decodes it (tool names
+        mapped), its capabilities degrade the answer, its working directory is used."""
+        cwd = raw.get("cwd")
+        if guest.own_door_wired(event_name, env, cwd if isinstance(cwd, str) else None):
+            log.info(
+                "another agent's event through Claude Code's wiring: its own door runs it",
+                agent=guest.name,
+                hook_event=event_name,
+            )
+            return None
+        try:
+            agent_event = guest.decode(event_name, raw)
+        except UnknownAgentEvent as exc:
+            raise EventInputError(str(exc)) from None
+        return self.prepare(
+            agent_event.event,
+            agent_event.input,
+            env=env,
+            agent_pid=agent_pid,
+            client=client,
+            agent=guest.name,
+            agent_spec=agent_event.spec,
+            workdir=guest.hook_workdir(agent_event, env),
         )
 
     def _warn_losses(self, agent: str, config: HookConfig) -> None:

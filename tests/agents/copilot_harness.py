@@ -145,6 +145,8 @@ async def run_copilot(
     by_hand: bool = False,
     mcp: bool = False,
     subdir: str = "",
+    claude_wired: Literal["", "project", "local"] = "",
+    extra_env: dict[str, str] | None = None,
 ) -> CopilotRun:
     """One Copilot run in ``root`` (a fresh directory) with ``hook_file`` (either shape)
     as ``$COPILOT_HOME/hooks/hooks.json``.
@@ -157,12 +159,16 @@ async def run_copilot(
     event, as a user may write it — Copilot's Claude-shaped door.
     ``mcp``: configure :mod:`agents.fake_mcp` as the MCP server ``srv`` (its tool ``echo``
     is ``srv-echo`` to Copilot); its calls are lines ``echo <text>`` in ``records``.
-    ``subdir``: start Copilot in this subdirectory of the project (created)."""
+    ``subdir``: start Copilot in this subdirectory of the project (created).
+    ``claude_wired`` (hookd mode): ``hookctl claude install --project`` (or ``--local``)
+    first, as a user who also runs Claude Code there would — Copilot reads the project's
+    ``.claude/settings.json`` and ``settings.local.json`` itself.  ``extra_env``: more of
+    Copilot's environment."""
     home, project = root / "home", root / "proj"
     copilot_home = home / ".copilot"
     hooks_dir = copilot_home / "hooks"
     for d in (hooks_dir, project):
-        d.mkdir(parents=True)
+        d.mkdir(parents=True, exist_ok=True)
     await trio.run_process(["git", "init", "-q", str(project)], check=True)
     start = project / subdir if subdir else project
     start.mkdir(parents=True, exist_ok=True)
@@ -189,6 +195,7 @@ async def run_copilot(
             "COPILOT_AUTO_UPDATE": "false",
             "COPILOT_ALLOW_ALL": "true",
             "HOOK_LOG": str(hook_log),
+            **(extra_env or {}),
         }
         if mode == "native":
             run = await _run(env, project, prompt, api, start)
@@ -204,6 +211,11 @@ async def run_copilot(
                     run.wired = hook_path.read_text()
                     nursery.cancel_scope.cancel()
                     return run
+                claude_output = ""
+                if claude_wired:
+                    claude_output = await _claude_install(daemon, project, claude_wired, relay)
+                    # The http hooks' token, exported where the agent runs (as install says).
+                    env["HOOKD_HTTP_TOKEN"] = daemon.token()
                 install = await trio.run_process(
                     [
                         str(VENV_BIN / "hookctl"),
@@ -227,13 +239,40 @@ async def run_copilot(
                     run.daemon_log = daemon.log.read_text(errors="replace")
                 else:
                     run = await _run(env, project, prompt, api, start)
-                run.install_output = install.stdout.decode()
+                run.install_output = claude_output + install.stdout.decode()
             finally:
                 shutil.rmtree(base, ignore_errors=True)
         nursery.cancel_scope.cancel()
     run.records = [line for line in hook_log.read_text().splitlines() if line]
     run.wired = hook_path.read_text()
     return run
+
+
+async def _claude_install(
+    daemon: RunningDaemon, project: Path, scope: str, relay: Path | None
+) -> str:
+    """``hookctl claude install --project``/``--local`` into ``project`` for this daemon."""
+    done = await trio.run_process(
+        [
+            str(VENV_BIN / "hookctl"),
+            "claude",
+            "install",
+            f"--{scope}",
+            "--project-dir",
+            str(project),
+            "--port",
+            str(daemon.port),
+            "--socket",
+            str(daemon.socket),
+            *(["--relay", str(relay)] if relay is not None else ["--python-relay"]),
+        ],
+        env=daemon.env(),
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode() + done.stdout.decode()
+    return done.stdout.decode()
 
 
 async def _by_hand(

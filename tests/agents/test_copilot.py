@@ -523,3 +523,54 @@ async def test_two_hooks_contexts_are_joined_as_copilot_joins_them(
     # The deliberate difference: Copilot keeps only the last prompt hook's context.
     assert "PROMPT-ONE" not in mine["user"][0] and "PROMPT-TWO" in mine["user"][0]
     assert "PROMPT-ONE\n\nPROMPT-TWO" in theirs["user"][0]
+
+
+# --- Copilot runs Claude Code's hook files too (issue 30) ------------------------------------
+
+
+async def test_with_claude_code_s_wiring_too_each_hook_runs_once_in_copilot_s_words(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """Copilot reads the project's ``.claude/settings.json`` itself: after ``hookctl claude
+    install --project`` *and* ``hookctl agents install copilot``, each event reaches hookd
+    through both wirings (Copilot's http hooks run with ``COPILOT_HOOK_ALLOW_LOCALHOST=1``).
+    The user's hooks must still run once per event, answered in Copilot's words — the same
+    run as with the hooks native in Copilot's own file."""
+    deny = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "ONCE-DENY",
+        }
+    }
+    hooks = {
+        "hooks": {
+            "UserPromptSubmit": [group(record("prompt"))],
+            "PreToolUse": [group(emit("pre", deny), "Bash")],
+            "PostToolUse": [group(record("post"))],
+            "Stop": [group(record("stop"))],
+        }
+    }
+    allow_localhost = {"COPILOT_HOOK_ALLOW_LOCALHOST": "1"}
+    runs: dict[str, CopilotRun] = {}
+
+    async def one(mode: Mode) -> None:
+        runs[mode] = await run_copilot(
+            tmp_path / mode,
+            TURNS,
+            hooks,
+            mode,
+            cache=copilot_cache,
+            relay=compiled,
+            claude_wired="project" if mode == "hookd" else "",
+            extra_env=allow_localhost,
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(one, "native")
+        nursery.start_soon(one, "hookd")
+    native, hookd = runs["native"], runs["hookd"]
+    assert sorted(native.records) == ["pre", "prompt", "stop"], explain(native, hookd)
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
+    assert native.seen()[-1]["tool_outputs"] == ["Denied by preToolUse hook: ONCE-DENY"]
+    assert "claude" in hookd.install_output and "through Claude Code" in hookd.daemon_log
