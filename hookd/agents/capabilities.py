@@ -36,7 +36,14 @@ from hookd.config.model import HookSpec
 from hookd.config.schema import handler_label
 from hookd_client.results import FireResult
 
-__all__ = ["AFTER_EVENTS", "HookReport", "degrade", "mcp_matcher_report", "report"]
+__all__ = [
+    "AFTER_EVENTS",
+    "HookReport",
+    "degrade",
+    "mcp_install_notes",
+    "mcp_matcher_report",
+    "report",
+]
 
 log = structlog.get_logger("hookd.agents")
 
@@ -260,3 +267,19 @@ def mcp_matcher_report(adapter: Adapter, matcher: str | None) -> tuple[Severity,
         f"{adapter.title}: {naming.describe()}: hookd maps it back to Claude Code's, so"
         f" {matcher!r} fires there",
     )
+
+
+def mcp_install_notes(adapter: Adapter, hooks: dict[str, object]) -> list[str]:
+    """What ``hookctl agents install`` says about hookd's matchers naming MCP tools for
+    this agent: every warning and error of :func:`mcp_matcher_report`, so a guard that
+    reads several ways — or cannot match at all — is said when the agent is wired."""
+    notes: list[str] = []
+    for event, groups in hooks.items():
+        if event not in _TOOL_EVENTS or not isinstance(groups, list):
+            continue
+        for group in groups:
+            matcher = group.get("matcher") if isinstance(group, dict) else None
+            found = mcp_matcher_report(adapter, matcher if isinstance(matcher, str) else None)
+            if found is not None and found[0] != "info":
+                notes.append(f"{found[0]}: {event} matcher {matcher!r}: {found[1]}")
+    return notes

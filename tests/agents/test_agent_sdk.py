@@ -154,6 +154,7 @@ EXPECT: dict[str, dict[str, list[str]]] = {
     "prompt_block": {"markers": [REASONS["prompt_block"]]},
     "session_start": {"markers": [REASONS["session_context"]]},
     "timeout": {"markers": [TIMEOUT_DENIED], "absent": ["RAN-AFTER-TIMEOUT\\n"]},
+    "env_probe": {"markers": ["ENV-PROBE-RAN"]},
 }
 """What must (and must not) reach the model or the result, on both sides (a tool's
 output is followed by ``\\n`` in the JSON; the command that would print it is not)."""
@@ -206,3 +207,17 @@ async def test_sdk_hooks_through_hookd_match_native(scenario: str, tmp_path: Pat
         + _diff(seen["native"], seen["hookd"])
         + f"\n(daemon log: {tmp_path / 'hookd.log'})"
     )
+
+
+async def test_callback_events_give_hooks_the_cli_s_environment(tmp_path: Path) -> None:
+    """The CLI gives its own command hooks ``AI_AGENT``, ``CLAUDE_PID`` (itself),
+    ``CLAUDE_CODE_CHILD_SESSION=1``, ``CLAUDE_CODE_SESSION_ATTENDED=0`` and
+    ``COREPACK_ENABLE_AUTO_PIN=0`` (claude-code-observed.md, ``env_and_cwd``); a hook run
+    by hookd for a callback event gets them too — ``CLAUDE_PID`` naming the CLI process."""
+    await run_both("env_probe", tmp_path)
+    found = json.loads((tmp_path / "hookd" / "home" / "hook-env.json").read_text())
+    assert found["AI_AGENT"] == "claude-code_2-1-330_harness"
+    assert found["CLAUDE_CODE_CHILD_SESSION"] == "1"
+    assert found["CLAUDE_CODE_SESSION_ATTENDED"] == "0"
+    assert found["COREPACK_ENABLE_AUTO_PIN"] == "0"
+    assert found["CLAUDE_PID"] and "claude" in found["claude_pid_cmdline"], found

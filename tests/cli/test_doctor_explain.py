@@ -251,7 +251,9 @@ def test_explain_and_doctor_say_how_each_agent_names_an_mcp_tool(
     assert "`mcp_srv_echo`" in e["tool_note"] and [h["runs"] for h in e["hooks"]] == ["yes"]
 
     assert hookctl(["agents", "install", "cursor", "--python-relay"]) == 0
-    capsys.readouterr()
+    installed = capsys.readouterr().out
+    assert "error: PreToolUse matcher 'mcp__srv__echo'" in installed  # install says it too
+    assert "never matches" in installed
     code, rows = doctor(capsys, "--agent", "cursor", "--project-dir", str(project))
     [mcp] = [r for r in rows if "MCP tool" in r["message"]]
     assert code == 1 and mcp["severity"] == "error" and "never matches" in mcp["message"]
