@@ -437,6 +437,7 @@ def hookd_settings(
     *,
     fail_closed: Sequence[str] = (),
     python: str | None = None,
+    relay: Sequence[HookEvent] = (),
 ) -> str:
     """A ``ClaudeAgentOptions(settings=...)`` value relaying SessionStart and SessionEnd.
 
@@ -446,9 +447,19 @@ def hookd_settings(
     this interpreter (``python -m hookd_client.relay EVENT``), which answers exactly as
     for Claude Code.  ``fail_closed``: events whose relay blocks when hookd is down.
     If you pass your own ``settings=`` too, merge its ``hooks`` with these.
+
+    ``relay``: callback events to relay as command hooks too, for the CLI's framing of a
+    command hook's answer: the CLI frames a *callback's* block otherwise — a Stop or
+    SubagentStop block reaches the model twice (an extra ``Callback hook blocking
+    error`` reminder beside the usual feedback) and a PostToolUse block names the hook
+    ``command: "callback"`` (docs/agents.md).  Leave those events out of
+    :func:`hookd_hooks`'s ``events``, or the hooks run twice.
     """
+    unknown = [e for e in relay if e not in CALLBACK_EVENTS]
+    if unknown:
+        raise ValueError(f"not an Agent SDK callback event: {', '.join(unknown)}")
     hooks: dict[str, Any] = {}
-    for event in SETTINGS_EVENTS:
+    for event in (*SETTINGS_EVENTS, *relay):
         args = ["-m", "hookd_client.relay", "--agent", AGENT, event]
         if socket_path is not None:
             args += ["--socket", str(socket_path)]
