@@ -62,7 +62,7 @@ CALLBACK_FRAMING = {
     "PostToolUse": f'{_BLOCK_FRAMING} the hook is named `command: "callback"`;'
     ' hookd_settings(relay=["PostToolUse"]) names the command',
 }
-"""The deliberate difference of the callback door, as each event's note (explain, doctor):
+"""The deliberate difference of the callback door, per event (explain, doctor, matrix):
 the CLI itself frames a callback's block so, whatever the callback answers."""
 
 WIRING = (
@@ -78,7 +78,7 @@ class AgentSdkAdapter(ClaudeAdapter):
     verified: ClassVar[bool] = True
     tested_version: ClassVar[str | None] = "0.2.187"
     events = tuple(
-        msgspec.structs.replace(s, note=CALLBACK_FRAMING.get(s.native, s.note))
+        msgspec.structs.replace(s, differs=CALLBACK_FRAMING.get(s.native, ""))
         for s in ClaudeAdapter.events
         if s.native in SDK_EVENTS
     )

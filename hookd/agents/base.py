@@ -94,6 +94,10 @@ class EventSpec(msgspec.Struct, frozen=True, kw_only=True):
     caps: Capabilities
     note: str = ""
     """What differs from Claude Code on this event, in a sentence (docs, explain)."""
+    differs: str = ""
+    """Where hookd deliberately answers otherwise than the agent itself would act on
+    this event, and why (failing safe): a warning in ``doctor`` for every hook on the
+    event, a line of its own in ``explain``, a column of docs/agents.md's matrix."""
 
 
 class AgentEvent(msgspec.Struct, kw_only=True):

@@ -230,6 +230,8 @@ def report(adapter: Adapter, hooks: Iterable[HookSpec]) -> list[HookReport]:
                 )
             if spec.note:
                 add("info", f"{native}: {spec.note}")
+            if spec.differs:
+                add("warning", f"{native}: hookd differs from {adapter.title}: {spec.differs}")
     return out
 
 

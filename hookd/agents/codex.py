@@ -92,10 +92,10 @@ class CodexAdapter(Adapter):
             native="PreToolUse",
             canonical="PreToolUse",
             caps=Capabilities(block=True, rewrite_input=True, system_message=True),
-            note="no ask (becomes a deny); updatedInput must keep a string `command`."
-            " Deliberately unlike Codex, which ignores both: `continue: false` denies the"
-            " call, and `updatedInput` without `permissionDecision` denies it (Codex would"
-            " run the call as written; an allow would skip its approval)",
+            note="no ask (becomes a deny); updatedInput must keep a string `command`",
+            differs="`continue: false` and an `updatedInput` without `permissionDecision`"
+            " deny the call, where Codex ignores both and runs it as the model wrote it"
+            " (an allow would also skip Codex's approval)",
         ),
         EventSpec(
             native="PermissionRequest",

@@ -164,16 +164,19 @@ _NATIVE: tuple[EventSpec, ...] = (
         native="userPromptSubmitted",
         canonical="UserPromptSubmit",
         caps=_caps(block=True, add_context=True),
-        note="a block ends the run before any model request (`copilot -p` exits 1)."
-        " Deliberately unlike Copilot: a hook's plain stdout is context (Claude Code's rule;"
-        " Copilot ignores it), and every hook's context reaches the model (Copilot keeps"
-        " only the last one's)",
+        note="a block ends the run before any model request (`copilot -p` exits 1)",
+        differs="a hook's plain stdout is context (Claude Code's rule; Copilot ignores it),"
+        " and every hook's context reaches the model (Copilot keeps only the last one's)",
     ),
     EventSpec(
         native="preToolUse",
         canonical="PreToolUse",
         caps=_caps(block=True, rewrite_input=True, add_context=True, ask=True),
         note="an ask with no one to ask (`copilot -p`) is denied by Copilot",
+        differs="Claude Code's exit codes decide: a hook that exits 1 is a non-blocking"
+        " error (Copilot denies the call: `hook errored`), an exit-2 block tells the model"
+        " the hook's stderr (Copilot: `hook exited with code 2`); hooks of one event run in"
+        " parallel (Copilot: one after another, a deny stopping the rest)",
     ),
     EventSpec(
         native="postToolUse",
@@ -243,6 +246,7 @@ def _claude_shaped(spec: EventSpec) -> EventSpec:
         canonical=spec.canonical,
         caps=_claude_caps(**fields),
         note=note,
+        differs=spec.differs,
     )
 
 

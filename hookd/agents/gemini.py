@@ -121,11 +121,26 @@ HOOKS_CONFIG_FIELDS = frozenset({"enabled", "disabled", "notifications"})
 """Keys Gemini skips inside ``hooks`` (an old place for ``hooksConfig``'s fields)."""
 
 
-def _spec(native: str, canonical: str, note: str = "", **caps: bool) -> EventSpec:
+def _spec(
+    native: str, canonical: str, note: str = "", differs: str = "", **caps: bool
+) -> EventSpec:
     # Gemini applies matchers itself only on tool events, but hookd's one entry per
     # event has no matcher: matching is hookd's either way, so matchers=True is what
     # the *agent* could do natively (doctor reads it); parallel: observed (agents.md).
-    return EventSpec(native=native, canonical=canonical, caps=Capabilities(**caps), note=note)
+    return EventSpec(
+        native=native,
+        canonical=canonical,
+        caps=Capabilities(**caps),
+        note=note,
+        differs=differs,
+    )
+
+
+_EXIT_CODES = (
+    "Claude Code's exit codes decide: only exit 2 blocks (Gemini blocks on any exit code but"
+    " 0 and 1) and a failed hook is a non-blocking error shown as Gemini's `Warning: …`"
+)
+_PLAIN_STDOUT = "a hook's plain stdout is context (Claude Code's rule; Gemini shows it to the user)"
 
 
 _EVENTS: tuple[EventSpec, ...] = (
@@ -136,6 +151,7 @@ _EVENTS: tuple[EventSpec, ...] = (
         f"Gemini; {_NOTE_MERGE}; no additionalContext; an allow does not skip Gemini's own "
         "confirmation; an ask in a headless run (`-p`) ends the run without running the tool "
         "(Gemini cannot ask there, natively too)",
+        _EXIT_CODES,
         block=True,
         rewrite_input=True,
         ask=True,
@@ -155,6 +171,7 @@ _EVENTS: tuple[EventSpec, ...] = (
         "UserPromptSubmit",
         "a block drops the prompt (no model request); context is a `<hook_context>` part "
         "of the user's message",
+        f"{_PLAIN_STDOUT}; {_EXIT_CODES}",
         block=True,
         add_context=True,
         system_message=True,
@@ -172,6 +189,7 @@ _EVENTS: tuple[EventSpec, ...] = (
         "SessionStart",
         "SessionStart",
         "context is prepended to the first prompt (headless) or the first turn",
+        _PLAIN_STDOUT,
         add_context=True,
         system_message=True,
     ),

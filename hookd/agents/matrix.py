@@ -118,7 +118,11 @@ def per_agent(adapter: Adapter) -> list[str]:
     ]
     for spec in adapter.events:
         caps = " | ".join(_yes(spec.caps, attr) for attr, _ in _COLUMNS)
-        lines.append(f"| `{spec.native}` | {spec.canonical} | {caps} | {_cell(spec.note)} |")
+        note = spec.note
+        if spec.differs:
+            note = f"{note}. " if note else ""
+            note += f"**hookd differs, deliberately:** {spec.differs}"
+        lines.append(f"| `{spec.native}` | {spec.canonical} | {caps} | {_cell(note)} |")
     return [*lines, ""]
 
 

@@ -78,7 +78,7 @@ def explain(
     # One line per loss, with the hooks it concerns (the event's note is shown once, above).
     losses: dict[str, dict[str, Any]] = {}
     for r in report(adapter, [h for h in config.all_hooks() if h.event == event]):
-        if spec.note and r.message.endswith(spec.note):
+        if any(text and r.message.endswith(text) for text in (spec.note, spec.differs)):
             continue
         if not r.message.startswith(adapter.title) and spec.native not in r.message:
             continue  # about another native event of the same canonical one
@@ -91,6 +91,7 @@ def explain(
         "native_event": spec.native,
         "event": event,
         "note": spec.note,
+        "differs": spec.differs,
         "tool": tool,
         "canonical_tool": canonical_tool,
         "tool_names": list(dict.fromkeys(tested)),
@@ -242,6 +243,8 @@ def _print(e: dict[str, Any], style: Style) -> None:
     print(f"  matchers   applied by {e['matchers_applied_by']}")
     if e["note"]:
         print(f"  note       {e['note']}")
+    if e["differs"]:
+        print(f"  {style.yellow('differs')}    hookd, deliberately: {e['differs']}")
     trust = style.green("trusted") if e["trusted"] else style.yellow("NOT trusted")
     print(f"  hookd      project {trust}: {e['trust']}")
     if not e["hooks"]:

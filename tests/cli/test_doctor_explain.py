@@ -257,3 +257,24 @@ def test_explain_and_doctor_say_how_each_agent_names_an_mcp_tool(
     code, rows = doctor(capsys, "--agent", "cursor", "--project-dir", str(project))
     [mcp] = [r for r in rows if "MCP tool" in r["message"]]
     assert code == 1 and mcp["severity"] == "error" and "never matches" in mcp["message"]
+
+
+def test_a_deliberate_difference_is_said_by_explain_and_doctor(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where hookd answers otherwise than the agent would act (Codex: continue:false and a
+    rewrite without a decision deny), explain says so on its own line and doctor warns
+    for every hook on that event."""
+    write(home / ".config" / "hookd" / "hooks.json", {"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [cmd("sanitise")]}]}})  # fmt: skip
+    args = ["explain", "PreToolUse", "--agent", "codex", "--cwd", str(project)]
+    assert hookctl([*args, "--json"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    assert "continue: false" in e["differs"] and "permissionDecision" in e["differs"]
+    assert hookctl(args) == 0
+    assert "hookd, deliberately: `continue: false`" in capsys.readouterr().out
+    assert hookctl(["agents", "install", "codex", "--python-relay"]) == 0
+    capsys.readouterr()
+    _, rows = doctor(capsys, "--agent", "codex", "--project-dir", str(project))
+    [row] = [r for r in rows if "hookd differs from" in r["message"]]
+    assert row["severity"] == "warning" and "sanitise" in row["message"]
