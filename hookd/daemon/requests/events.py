@@ -55,13 +55,15 @@ class EventRequests:
         if self.lifecycle.stopping:
             raise RequestError("shutting_down", "hookd is stopping")
         agent = DEFAULT_AGENT
+        relayed: dict[str, Any] | None = None
         if msg.agent and msg.agent != DEFAULT_AGENT:
             adapter = _adapter(msg.agent)
             if not adapter.speaks_claude_code:
                 return self._route_agent(conn, msg, adapter)
             agent = adapter.name
         elif isinstance(msg, protocol.Relay):
-            guest = guest_at_claude_door(_relay_input(msg))
+            relayed = _relay_input(msg)
+            guest = guest_at_claude_door(relayed)
             if guest is not None:
                 return self._route_guest(conn, msg, guest)
         if isinstance(msg, protocol.Fire):
@@ -80,7 +82,7 @@ class EventRequests:
         else:
             prepared = self.pipeline.prepare(
                 msg.event,
-                _relay_input(msg),
+                relayed if relayed is not None else _relay_input(msg),
                 env=msg.env if msg.env is not None else conn.env,
                 agent_pid=msg.pid or conn.agent_pid,
                 client=conn.client or "hookd-relay",
