@@ -106,3 +106,25 @@ async def test_claude_code_s_own_input_stays_claude_code_s(daemon_factory: Any) 
     out = await relay(handle.socket, payload, handle.home)
     assert marker.exists()
     assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+async def test_copilot_s_project_wiring_counts_as_its_own_door(daemon_factory: Any) -> None:
+    """``hookctl agents install copilot --project`` writes ``.github/hooks/hooks.json``:
+    that wiring also gets the event, so Claude Code's delivery runs nothing."""
+    handle = await daemon_factory()
+    project = handle.project()
+    marker = handle.root / "ran"
+    every_tool = {k: v for k, v in guard(marker).items() if k != "matcher"}
+    configure(handle, {"PreToolUse": [every_tool]})
+    hooks = project / ".github" / "hooks"
+    hooks.mkdir(parents=True)
+    command = "hookd-relay --agent copilot preToolUse --fail-closed"
+    wired = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command}]}}
+    (hooks / "hookd.json").write_text(json.dumps(wired))
+    assert await relay(handle.socket, copilot_input(project), handle.home) is None
+    assert not marker.exists()
+    # Wired for another event only: this one runs, as Copilot's.
+    wired["hooks"] = {"agentStop": wired["hooks"]["preToolUse"]}
+    (hooks / "hookd.json").write_text(json.dumps(wired))
+    out = await relay(handle.socket, copilot_input(project), handle.home)
+    assert marker.exists() and out is not None and out["permissionDecision"] == "deny"
