@@ -66,6 +66,10 @@ log = structlog.get_logger("hookd.agents.codex")
 
 _NONE = Capabilities(system_message=True)
 _CONTEXT = Capabilities(add_context=True, system_message=True)
+_ONE_MESSAGE = (
+    "two hooks' contexts arrive as one developer message, joined by a newline (natively one"
+    " per hook: hookd's one wired entry answers once)"
+)
 _STOP = Capabilities(block=True, continue_stop=True, system_message=True)
 
 DEFAULT_BLOCK_REASON = "Blocked by a hook (hookd)"
@@ -81,12 +85,14 @@ class CodexAdapter(Adapter):
     verified: ClassVar[bool] = True
     tested_version: ClassVar[str | None] = "0.169.0"
     events = (
-        EventSpec(native="SessionStart", canonical="SessionStart", caps=_CONTEXT),
+        EventSpec(
+            native="SessionStart", canonical="SessionStart", caps=_CONTEXT, note=_ONE_MESSAGE
+        ),
         EventSpec(
             native="UserPromptSubmit",
             canonical="UserPromptSubmit",
             caps=Capabilities(block=True, add_context=True, system_message=True),
-            note="a block ends the turn before any model request (exec exits 0)",
+            note=f"a block ends the turn before any model request (exec exits 0); {_ONE_MESSAGE}",
         ),
         EventSpec(
             native="PreToolUse",
@@ -107,7 +113,8 @@ class CodexAdapter(Adapter):
             native="PostToolUse",
             canonical="PostToolUse",
             caps=Capabilities(block=True, add_context=True, system_message=True),
-            note="tool_response is a string; a block replaces the output the model sees",
+            note="tool_response is a string; a block replaces the output the model sees;"
+            f" {_ONE_MESSAGE}",
         ),
         EventSpec(native="PreCompact", canonical="PreCompact", caps=_NONE),
         EventSpec(native="PostCompact", canonical="PostCompact", caps=_NONE),
