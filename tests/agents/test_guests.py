@@ -119,12 +119,12 @@ async def test_copilot_s_project_wiring_counts_as_its_own_door(daemon_factory: A
     hooks = project / ".github" / "hooks"
     hooks.mkdir(parents=True)
     command = "hookd-relay --agent copilot preToolUse --fail-closed"
-    wired = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command}]}}
+    entry = [{"type": "command", "bash": command}]
+    wired = {"version": 1, "hooks": {"preToolUse": entry}}
     (hooks / "hookd.json").write_text(json.dumps(wired))
     assert await relay(handle.socket, copilot_input(project), handle.home) is None
     assert not marker.exists()
     # Wired for another event only: this one runs, as Copilot's.
-    wired["hooks"] = {"agentStop": wired["hooks"]["preToolUse"]}
-    (hooks / "hookd.json").write_text(json.dumps(wired))
+    (hooks / "hookd.json").write_text(json.dumps({"version": 1, "hooks": {"agentStop": entry}}))
     out = await relay(handle.socket, copilot_input(project), handle.home)
     assert marker.exists() and out is not None and out["permissionDecision"] == "deny"
