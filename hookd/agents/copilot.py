@@ -484,6 +484,8 @@ class CopilotAdapter(Adapter):
             shaped = read_claude_shaped(path, _CLAUDE_SHAPED, tools=TOOLS)
             for event, groups in shaped.hooks.items():
                 if event in _CLAUDE_KEYS:
+                    for group in groups:
+                        self._claude_mcp_matcher(group, f"{path}: hooks.{event}", out)
                     out.hooks.setdefault(event, []).extend(groups)
         for event, entries in hooks.items():
             where = f"{path}: hooks.{event}"
@@ -505,6 +507,39 @@ class CopilotAdapter(Adapter):
                     " Claude Code's format and move them to hookd's config"
                 )
         return out
+
+    def _claude_mcp_matcher(self, group: dict[str, Any], where: str, out: NativeHooks) -> None:
+        """A moved matcher naming MCP tools Copilot's way (``srv-echo``) in Claude Code's
+        words (``mcp__srv__echo``), so the guard holds for every agent hookd serves; a name
+        that reads several ways stays as written (it keeps matching under Copilot, where
+        the name is one of the tool's candidates) and the user is told."""
+        matcher = group.get("matcher")
+        if not isinstance(matcher, str) or not matcher.strip():
+            return
+        parts = [part.strip() for part in matcher.split("|")]
+        if not all(re.fullmatch(r"[A-Za-z0-9_-]+", part) for part in parts):
+            return
+        names = []
+        for part in parts:
+            mcp = self.mcp_tool(part)
+            readings = [c for c in mcp.candidates if c != part] if mcp else []
+            if mcp is not None and len(readings) == 1:
+                names.append(mcp.name)
+            elif mcp is not None:
+                names.append(part)
+                out.warnings.append(
+                    f"{where}: matcher {part!r} names an MCP tool that reads several ways"
+                    f" ({', '.join(readings)}): kept as written, so it guards the tool under"
+                    " Copilot only; write the Claude Code name you mean to guard it everywhere"
+                )
+            else:
+                names.append(part)
+        if names != parts:
+            group["matcher"] = "|".join(names)
+            out.warnings.append(
+                f"{where}: matcher {matcher!r} is {group['matcher']!r} in Claude Code's words"
+                " (Copilot's names of MCP tools mapped), so it guards every agent"
+            )
 
     def wire(self, text: str | None, command: Callable[[EventSpec], str]) -> str:
         """One native hookd entry first on every native event (the native door: it alone

@@ -461,14 +461,16 @@ async def test_a_claude_code_mcp_matcher_guards_copilot_s_mcp_tool(
 async def test_copilot_s_own_mcp_matcher_moved_by_install_keeps_guarding(
     tmp_path: Path, copilot_cache: Path, compiled: Path
 ) -> None:
-    """A Claude-shaped hook on Copilot's ``srv-echo`` that ``install`` moved into hookd's
-    config still fires: the agent's own name is one of the tool's candidate names."""
+    """A Claude-shaped hook on Copilot's ``srv-echo``: ``install`` moves it into hookd's
+    config as ``mcp__srv__echo`` (Claude Code's name, so it guards every agent), and it
+    still fires for Copilot's call."""
     hooks = {"PreToolUse": [group(emit("guard", deny("MCP-DENY no echo")), "srv-echo")]}
     native, hookd = await run_both(
         tmp_path, copilot_cache, compiled, {"hooks": hooks}, MCP_TURNS, mcp=True
     )
     assert hookd.records == ["guard"], explain(native, hookd)
     assert hookd.comparable() == native.comparable(), explain(native, hookd)
+    assert "'mcp__srv__echo' in Claude Code's words" in hookd.install_output
 
 
 async def test_hooks_run_in_the_project_root_when_copilot_starts_in_a_subdirectory(

@@ -25,6 +25,7 @@ from engine.vectors import clean_env, command_engine
 from hookd.agents.capabilities import degrade, mcp_matcher_report, report
 from hookd.agents.mcp_names import McpNaming, parse_claude
 from hookd.agents.registry import ADAPTERS, adapter_for
+from hookd.bridge.agent_doctor import hookd_config_findings
 from hookd.config.assemble import load_config
 from hookd.engine.engine import SessionState
 from hookd_client.events import decode_event
@@ -261,3 +262,46 @@ def test_cursor_s_unnamed_server_is_an_error_in_the_report(tmp_path: Path) -> No
     found = [r for r in reports if "MCP tool" in r.message]
     assert [r.severity for r in found] == ["error"]
     assert "never matches" in found[0].message
+
+
+def test_install_moves_copilot_s_mcp_matchers_in_claude_code_s_words(tmp_path: Path) -> None:
+    """A Claude-shaped Copilot hook on ``srv-echo`` moves as ``mcp__srv__echo``; a name that
+    reads several ways stays as written (it still matches under Copilot), said so."""
+    path = tmp_path / "hooks.json"
+    guard = {"type": "command", "command": "guard"}
+    path.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "PreToolUse": [
+                        {"matcher": "srv-echo|Bash", "hooks": [guard]},
+                        {"matcher": "my-srv-get", "hooks": [guard]},
+                    ]
+                }
+            }
+        )
+    )
+    found = adapter_for("copilot").read_hooks(path)
+    assert [g["matcher"] for g in found.hooks["PreToolUse"]] == [
+        "mcp__srv__echo|Bash",
+        "my-srv-get",
+    ]
+    assert any("reads several ways" in w for w in found.warnings)
+    assert any("in Claude Code's words" in w for w in found.warnings)
+
+
+def test_doctor_says_an_agent_s_mcp_name_in_hookd_s_config_guards_one_agent(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "hooks.json"
+    groups: list[dict[str, Any]] = [
+        {"matcher": m, "hooks": []} for m in ("srv-echo", "mcp_srv_echo", "mcp__srv__echo")
+    ]
+    path.write_text(json.dumps({"hooks": {"PreToolUse": groups}}))
+    found = hookd_config_findings(path, ADAPTERS)
+    assert [(f.where, f.severity) for f in found] == [
+        ("hooks.PreToolUse[0].matcher", "warning"),
+        ("hooks.PreToolUse[1].matcher", "warning"),
+    ]
+    assert "write mcp__srv__echo" in found[0].message and "Copilot" in found[0].message
+    assert "Gemini" in found[1].message
