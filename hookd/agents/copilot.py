@@ -296,14 +296,18 @@ class CopilotAdapter(Adapter):
         """Copilot runs every hook in the project's root (``COPILOT_PROJECT_DIR``, the
         repository), not in the session's ``cwd`` its input names (seen at 1.0.102,
         started in ``proj/sub``: the hook's ``pwd`` is ``proj``): a hook with relative
-        paths must find them through hookd too.  The relay is that hook, so its ``PWD``
-        is the directory; ``COPILOT_PROJECT_DIR`` where the shell set none."""
-        del event
-        env = env or {}
-        for name in ("PWD", "COPILOT_PROJECT_DIR"):
-            found = env.get(name, "")
-            if found.startswith("/") and os.path.isdir(found):
-                return found
+        paths must find them through hookd too.  The relay Copilot runs has
+        ``COPILOT_PROJECT_DIR``; an http hook has no process, so the root is the
+        repository holding the input's ``cwd`` (where Copilot would have run it)."""
+        found = (env or {}).get("COPILOT_PROJECT_DIR", "")
+        if found.startswith("/") and os.path.isdir(found):
+            return found
+        cwd = event.input.get("cwd")
+        if not isinstance(cwd, str) or not cwd.startswith("/"):
+            return None
+        for directory in (Path(cwd), *Path(cwd).parents):
+            if (directory / ".git").exists():
+                return str(directory)
         return None
 
     def claims_claude_input(self, raw: Mapping[str, Any]) -> bool:
