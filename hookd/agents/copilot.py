@@ -311,11 +311,14 @@ class CopilotAdapter(Adapter):
         return None
 
     def claims_claude_input(self, raw: Mapping[str, Any]) -> bool:
-        """Copilot's Claude-shaped input, sent through Claude Code's own wiring (Copilot
-        ≥ 1.0.12 runs a project's ``.claude/settings.json`` hooks): an ISO ``timestamp``
+        """Copilot's input, sent through Claude Code's own wiring (Copilot ≥ 1.0.12 runs a
+        project's ``.claude/settings.json`` hooks): Claude-shaped with an ISO ``timestamp``
         and no ``transcript_path`` — Claude Code sends every event a ``transcript_path``
-        and never a ``timestamp`` (seen at 1.0.102 and 2.1.330)."""
-        return "transcript_path" not in raw and isinstance(raw.get("timestamp"), str)
+        and never a ``timestamp`` — or camelCase (``sessionId``), as Copilot sends
+        PermissionRequest even there (seen at 1.0.102 and 2.1.330)."""
+        if "transcript_path" in raw:
+            return False
+        return isinstance(raw.get("timestamp"), str) or "sessionId" in raw
 
     def own_door_wired(
         self, canonical: str, env: Mapping[str, str] | None, project: str | None

@@ -30,7 +30,7 @@ import structlog
 import trio
 
 from hookd.agent_process import AgentLookup
-from hookd.agents.base import Adapter, EventSpec, UnknownAgentEvent
+from hookd.agents.base import Adapter, AgentEvent, EventSpec, UnknownAgentEvent
 from hookd.agents.capabilities import degrade, report
 from hookd.agents.guests import guest_at_claude_door
 from hookd.agents.registry import DEFAULT_AGENT, adapter_for
@@ -138,8 +138,12 @@ class EventPipeline:
         deliver_async: bool = False,
         agent_caps_stop: bool = False,
         hangup: Callable[[], Awaitable[None]] | None = None,
-    ) -> FireResult | None:
+    ) -> FireResult | bytes | None:
         """Prepare and run in one call (the http endpoint's door); raises EventInputError.
+
+        Another agent's input (:mod:`hookd.agents.guests`: Copilot runs a project's
+        ``.claude/settings.json`` hooks itself) is answered in that agent's words, as
+        the body's bytes: nothing is run when its own door gets the event too.
 
         ``agent`` is asked only when something needs the agent: a session
         hookd does not know yet (its project is the agent's working directory)
@@ -163,12 +167,14 @@ class EventPipeline:
         known = isinstance(session_id, str) and self.sessions.get(session_id) is not None
         info = None if known else await agent.resolve(event_name, raw)
         guest = guest_at_claude_door(raw)
+        guest_event: AgentEvent | None = None
         if guest is not None:
             if info is None:
                 info = await agent.resolve(event_name, raw)
-            prepared = self._prepare_guest(guest, event_name, raw, info.env, info.pid, client)
-            if prepared is None:
-                return FireResult(event=event_name)  # its own door runs the hooks
+            found = self._prepare_guest(guest, event_name, raw, info.env, info.pid, client)
+            if found is None:
+                return b""  # its own door runs the hooks: no opinion here
+            prepared, guest_event = found
         else:
             prepared = self.prepare(
                 event_name,
@@ -184,6 +190,19 @@ class EventPipeline:
             if info.pid is not None:
                 prepared.session.agent_pid = info.pid
         context = info.context if info is not None else "interactive"
+        result = await self._run_watched(prepared, context, deliver_async, hangup)
+        if guest is not None and guest_event is not None and result is not None:
+            return guest.encode(result, guest_event).stdout.strip().encode()
+        return result
+
+    async def _run_watched(
+        self,
+        prepared: PreparedEvent,
+        context: str,
+        deliver_async: bool,
+        hangup: Callable[[], Awaitable[None]] | None,
+    ) -> FireResult | None:
+        """:meth:`run`, cancelled when ``hangup`` returns (None then)."""
         if hangup is None or not prepared.runs_hooks or self._nothing_to_watch(prepared):
             return await self.run(prepared, context=context, deliver_async=deliver_async)
         result: FireResult | None = None
@@ -305,11 +324,12 @@ class EventPipeline:
         env: dict[str, str] | None,
         agent_pid: int | None,
         client: str,
-    ) -> PreparedEvent | None:
+    ) -> tuple[PreparedEvent, AgentEvent] | None:
         """Another agent's input at Claude Code's http door (:mod:`hookd.agents.guests`):
         None when that agent's own door also gets this event (it runs the hooks, once);
         else the event prepared as that agent's — its adapter decodes it (tool names
-        mapped), its capabilities degrade the answer, its working directory is used."""
+        mapped), its capabilities degrade the answer, its working directory is used —
+        and the decoded event its adapter encodes the answer for."""
         cwd = raw.get("cwd")
         if guest.own_door_wired(event_name, env, cwd if isinstance(cwd, str) else None):
             log.info(
@@ -322,7 +342,7 @@ class EventPipeline:
             agent_event = guest.decode(event_name, raw)
         except UnknownAgentEvent as exc:
             raise EventInputError(str(exc)) from None
-        return self.prepare(
+        prepared = self.prepare(
             agent_event.event,
             agent_event.input,
             env=env,
@@ -332,6 +352,7 @@ class EventPipeline:
             agent_spec=agent_event.spec,
             workdir=guest.hook_workdir(agent_event, env),
         )
+        return prepared, agent_event
 
     def _warn_losses(self, agent: str, config: HookConfig) -> None:
         """The first event of ``agent`` on a config generation logs, once, every hook

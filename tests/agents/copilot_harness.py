@@ -147,6 +147,7 @@ async def run_copilot(
     subdir: str = "",
     claude_wired: Literal["", "project", "local"] = "",
     extra_env: dict[str, str] | None = None,
+    copilot_wired: bool = True,
 ) -> CopilotRun:
     """One Copilot run in ``root`` (a fresh directory) with ``hook_file`` (either shape)
     as ``$COPILOT_HOME/hooks/hooks.json``.
@@ -163,7 +164,10 @@ async def run_copilot(
     ``claude_wired`` (hookd mode): ``hookctl claude install --project`` (or ``--local``)
     first, as a user who also runs Claude Code there would — Copilot reads the project's
     ``.claude/settings.json`` and ``settings.local.json`` itself.  ``extra_env``: more of
-    Copilot's environment."""
+    Copilot's environment.  ``copilot_wired=False`` (hookd mode, with ``claude_wired``):
+    no ``hookctl agents install copilot`` — ``hook_file``'s hooks go straight into hookd's
+    config and Copilot's own hook file is left empty, so Copilot reaches hookd only
+    through Claude Code's wiring."""
     home, project = root / "home", root / "proj"
     copilot_home = home / ".copilot"
     hooks_dir = copilot_home / "hooks"
@@ -216,6 +220,19 @@ async def run_copilot(
                     claude_output = await _claude_install(daemon, project, claude_wired, relay)
                     # The http hooks' token, exported where the agent runs (as install says).
                     env["HOOKD_HTTP_TOKEN"] = daemon.token()
+                if not copilot_wired:
+                    config = daemon.config_home / "hookd" / "hooks.json"
+                    config.parent.mkdir(parents=True, exist_ok=True)
+                    config.write_text(json.dumps({"hooks": hook_file["hooks"]}))
+                    hook_path.write_text(json.dumps({"version": 1, "hooks": {}}))
+                    async with hookd_daemon(daemon):
+                        run = await _run(env, project, prompt, api, start)
+                    run.daemon_log = daemon.log.read_text(errors="replace")
+                    run.install_output = claude_output
+                    run.records = [line for line in hook_log.read_text().splitlines() if line]
+                    run.wired = hook_path.read_text()
+                    nursery.cancel_scope.cancel()
+                    return run
                 install = await trio.run_process(
                     [
                         str(VENV_BIN / "hookctl"),

@@ -576,3 +576,48 @@ async def test_with_claude_code_s_wiring_too_each_hook_runs_once_in_copilot_s_wo
     assert hookd.comparable() == native.comparable(), explain(native, hookd)
     assert native.seen()[-1]["tool_outputs"] == ["Denied by preToolUse hook: ONCE-DENY"]
     assert "claude" in hookd.install_output and "through Claude Code" in hookd.daemon_log
+
+
+async def test_through_claude_code_s_wiring_alone_copilot_gets_copilot_s_answers(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """Only ``hookctl claude install --project``: Copilot's events reach hookd through the
+    project's http hooks alone, with Copilot's payload.  They run as Copilot's and are
+    answered in Copilot's words — context on the prompt and after the tool (which Copilot
+    reads only from its own top-level field there) reaches the model as natively."""
+
+    def context(event: str, text: str) -> dict[str, Any]:
+        return {
+            "additionalContext": text,
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": text},
+        }
+
+    hooks = {
+        "hooks": {
+            "UserPromptSubmit": [group(emit("prompt", context("UserPromptSubmit", "HTTP-PROMPT")))],
+            "PostToolUse": [group(emit("post", context("PostToolUse", "HTTP-POST")), "Bash")],
+        }
+    }
+    runs: dict[str, CopilotRun] = {}
+
+    async def one(mode: Mode) -> None:
+        runs[mode] = await run_copilot(
+            tmp_path / mode,
+            TURNS,
+            hooks,
+            mode,
+            cache=copilot_cache,
+            relay=compiled,
+            claude_wired="project" if mode == "hookd" else "",
+            copilot_wired=False,
+            extra_env={"COPILOT_HOOK_ALLOW_LOCALHOST": "1"},
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(one, "native")
+        nursery.start_soon(one, "hookd")
+    native, hookd = runs["native"], runs["hookd"]
+    assert sorted(native.records) == ["post", "prompt"], explain(native, hookd)
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
+    last = native.seen()[-1]
+    assert "HTTP-PROMPT" in last["user"][0] and "HTTP-POST" in last["tool_outputs"][0]

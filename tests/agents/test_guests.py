@@ -128,3 +128,39 @@ async def test_copilot_s_project_wiring_counts_as_its_own_door(daemon_factory: A
     (hooks / "hookd.json").write_text(json.dumps({"version": 1, "hooks": {"agentStop": entry}}))
     out = await relay(handle.socket, copilot_input(project), handle.home)
     assert marker.exists() and out is not None and out["permissionDecision"] == "deny"
+
+
+async def test_copilot_s_camel_case_permission_request_at_claude_code_s_door(
+    daemon_factory: Any,
+) -> None:
+    """Copilot sends PermissionRequest camelCase even to a Claude-shaped hook (``srv/echo``
+    on the MCP call): it is Copilot's, decoded (the guard on ``mcp__srv__echo`` fires) and
+    answered in Copilot's words — not refused as a Claude Code input it is not."""
+    handle = await daemon_factory()
+    project = handle.project()
+    marker = handle.root / "ran"
+    deny = {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "deny", "message": "NO-ECHO"},
+        }
+    }
+    script = f"cat >/dev/null; echo ran >> {shlex.quote(str(marker))}; echo '{json.dumps(deny)}'"
+    group = {"matcher": "mcp__srv__echo", "hooks": [{"type": "command", "command": script}]}
+    configure(handle, {"PermissionRequest": [group]})
+    payload = json.loads(
+        (MCP / "copilot-1.0.102-native-permissionRequest.json").read_text(encoding="utf-8")
+    )
+    payload.pop("_fixture", None)
+    payload["cwd"] = str(project)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(handle.home)}
+    done = await trio.run_process(
+        [sys.executable, "-m", "hookd_client.relay", "PermissionRequest", "--socket",
+         str(handle.socket)],
+        stdin=json.dumps(payload).encode(),
+        env=env,
+        capture_stdout=True,
+        check=False,
+    )  # fmt: skip
+    assert marker.exists()
+    assert json.loads(done.stdout) == {"behavior": "deny", "message": "NO-ECHO"}
