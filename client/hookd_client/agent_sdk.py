@@ -126,6 +126,45 @@ _PLAIN_CONTEXT_EVENTS = frozenset(
 only shown in the transcript — and ``additionalContext`` on Stop would continue the turn."""
 
 
+def _bundled_cli_version() -> str:
+    """The CLI version the SDK bundles (``AI_AGENT`` names it), empty when unknown."""
+    try:
+        from claude_agent_sdk._cli_version import __cli_version__
+    except ImportError:
+        return ""
+    return str(__cli_version__)
+
+
+CLI_VERSION = _bundled_cli_version()
+
+
+def _cli_pid() -> int | None:
+    """The Claude Code CLI this app runs (the SDK spawns it as a child): its pid, for the
+    hooks' ``CLAUDE_PID``, as the CLI gives its own hooks.  Found in ``/proc`` among this
+    process's children whose command line names ``claude``; None where there is no
+    ``/proc``, or not exactly one such child (several ``query()`` at once: which CLI
+    fired the event is then unknown, and no pid beats a wrong one)."""
+    me = os.getpid()
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                argv = cmdline.read()
+        except OSError:
+            continue  # gone, or not ours to read
+        if int(fields[1]) == me and b"claude" in argv:
+            found.append(int(entry))
+    return found[0] if len(found) == 1 else None
+
+
 def sdk_output(event: str, rendered: protocol.ClaudeHookOutput) -> HookJSONOutput:
     """What an SDK callback returns so the CLI does what it would do with ``rendered``,
     one Claude Code command hook's stdout, stderr and exit code.
@@ -188,6 +227,8 @@ class _Session:
     project: str
     generation: int | None = None
     fail_closed: frozenset[str] = frozenset()
+    cli_pid: int | None = None
+    """The CLI process running the session (``CLAUDE_PID`` of its hooks), once found."""
 
 
 class HookdHooks(dict[HookEvent, list[HookMatcher]]):
@@ -290,15 +331,28 @@ class HookdHooks(dict[HookEvent, list[HookMatcher]]):
     def _environment(self, session: _Session) -> dict[str, str]:
         """The environment hooks get: this process's, the ``env`` given (the same as
         ``ClaudeAgentOptions.env``, which reaches the CLI but not this process), and what
-        the CLI adds for its own command hooks under the SDK (reference/agents.md §3)."""
-        return {
+        the CLI adds for its own command hooks under the SDK (reference/agents.md §3,
+        claude-code-observed.md): ``AI_AGENT``, ``CLAUDE_PID`` (the CLI's process, found
+        among this app's children), ``CLAUDE_CODE_CHILD_SESSION``,
+        ``CLAUDE_CODE_SESSION_ATTENDED``, ``COREPACK_ENABLE_AUTO_PIN``."""
+        env = {
             **os.environ,
             **self.env,
             "CLAUDE_PROJECT_DIR": session.project,
             "CLAUDECODE": "1",
             "CLAUDE_CODE_ENTRYPOINT": "sdk-py",
             "CLAUDE_AGENT_SDK_VERSION": SDK_VERSION,
+            "CLAUDE_CODE_CHILD_SESSION": "1",
+            "CLAUDE_CODE_SESSION_ATTENDED": "0",
+            "COREPACK_ENABLE_AUTO_PIN": "0",
         }
+        if CLI_VERSION:
+            env["AI_AGENT"] = f"claude-code_{CLI_VERSION.replace('.', '-')}_harness"
+        if session.cli_pid is None:
+            session.cli_pid = _cli_pid()
+        if session.cli_pid is not None:
+            env["CLAUDE_PID"] = str(session.cli_pid)
+        return env
 
     def _unavailable(self, event: str, session: _Session, why: str) -> HookJSONOutput:
         policy: FailOpenPolicy = "closed" if event in session.fail_closed else self.on_unavailable
@@ -383,6 +437,7 @@ def hookd_settings(
     *,
     fail_closed: Sequence[str] = (),
     python: str | None = None,
+    relay: Sequence[HookEvent] = (),
 ) -> str:
     """A ``ClaudeAgentOptions(settings=...)`` value relaying SessionStart and SessionEnd.
 
@@ -392,9 +447,19 @@ def hookd_settings(
     this interpreter (``python -m hookd_client.relay EVENT``), which answers exactly as
     for Claude Code.  ``fail_closed``: events whose relay blocks when hookd is down.
     If you pass your own ``settings=`` too, merge its ``hooks`` with these.
+
+    ``relay``: callback events to relay as command hooks too, for the CLI's framing of a
+    command hook's answer: the CLI frames a *callback's* block otherwise — a Stop or
+    SubagentStop block reaches the model twice (an extra ``Callback hook blocking
+    error`` reminder beside the usual feedback) and a PostToolUse block names the hook
+    ``command: "callback"`` (docs/agents.md).  Leave those events out of
+    :func:`hookd_hooks`'s ``events``, or the hooks run twice.
     """
+    unknown = [e for e in relay if e not in CALLBACK_EVENTS]
+    if unknown:
+        raise ValueError(f"not an Agent SDK callback event: {', '.join(unknown)}")
     hooks: dict[str, Any] = {}
-    for event in SETTINGS_EVENTS:
+    for event in (*SETTINGS_EVENTS, *relay):
         args = ["-m", "hookd_client.relay", "--agent", AGENT, event]
         if socket_path is not None:
             args += ["--socket", str(socket_path)]

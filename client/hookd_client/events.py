@@ -365,6 +365,10 @@ class DecodedEvent(msgspec.Struct, kw_only=True):
     name: str
     raw: dict[str, Any]
     typed: BaseHookInput
+    workdir: str | None = None
+    """Where the hooks run when it is not the input's ``cwd`` (None: ``cwd``, Claude Code's
+    rule): an agent that runs its hooks elsewhere — Copilot, in the project's root — gets
+    the same through hookd, while the hook still reads the session's ``cwd``."""
 
     @property
     def known(self) -> bool:

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
+import msgspec
+
 from hookd.agents.base import EventSpec, Installation, NativeHooks, Scope
 from hookd.agents.claude import ClaudeAdapter
 
@@ -49,6 +51,20 @@ SDK_EVENTS = (
 """``hookd_client.agent_sdk.CALLBACK_EVENTS`` and ``SETTINGS_EVENTS`` (hookd cannot import
 that module: it imports the SDK); tests/agents/test_agent_sdk_adapter.py holds them equal."""
 
+_BLOCK_FRAMING = (
+    "through hookd_hooks() the CLI frames a block as a callback's, not a command hook's:"
+)
+CALLBACK_FRAMING = {
+    "Stop": f"{_BLOCK_FRAMING} the reason reaches the model twice (an extra `Callback hook"
+    ' blocking error` reminder); hookd_settings(relay=["Stop"]) gives the command hook\'s',
+    "SubagentStop": f"{_BLOCK_FRAMING} the reason reaches the model twice;"
+    ' hookd_settings(relay=["SubagentStop"]) gives the command hook\'s',
+    "PostToolUse": f'{_BLOCK_FRAMING} the hook is named `command: "callback"`;'
+    ' hookd_settings(relay=["PostToolUse"]) names the command',
+}
+"""The deliberate difference of the callback door, per event (explain, doctor, matrix):
+the CLI itself frames a callback's block so, whatever the callback answers."""
+
 WIRING = (
     "an Agent SDK app sends its events to hookd from its own code: "
     "ClaudeAgentOptions(hooks=hookd_hooks(), settings=hookd_settings()) "
@@ -61,7 +77,11 @@ class AgentSdkAdapter(ClaudeAdapter):
     title: ClassVar[str] = "Claude Agent SDK for Python"
     verified: ClassVar[bool] = True
     tested_version: ClassVar[str | None] = "0.2.187"
-    events = tuple(s for s in ClaudeAdapter.events if s.native in SDK_EVENTS)
+    events = tuple(
+        msgspec.structs.replace(s, differs=CALLBACK_FRAMING.get(s.native, ""))
+        for s in ClaudeAdapter.events
+        if s.native in SDK_EVENTS
+    )
 
     def detect(self) -> Installation:
         """The SDK in hookd's own Python environment (an app may have its own)."""

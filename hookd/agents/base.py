@@ -36,6 +36,7 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
+from hookd.agents.mcp_names import CLAUDE_MCP, McpNaming, McpTool, parse_claude
 from hookd_client.results import FireResult
 
 __all__ = [
@@ -93,6 +94,10 @@ class EventSpec(msgspec.Struct, frozen=True, kw_only=True):
     caps: Capabilities
     note: str = ""
     """What differs from Claude Code on this event, in a sentence (docs, explain)."""
+    differs: str = ""
+    """Where hookd deliberately answers otherwise than the agent itself would act on
+    this event, and why (failing safe): a warning in ``doctor`` for every hook on the
+    event, a line of its own in ``explain``, a column of docs/agents.md's matrix."""
 
 
 class AgentEvent(msgspec.Struct, kw_only=True):
@@ -170,6 +175,8 @@ class Adapter(abc.ABC):
     events: ClassVar[Sequence[EventSpec]]
     tools: ClassVar[Mapping[str, str]] = {}
     """Native tool name → Claude Code's (``run_shell_command`` → ``Bash``)."""
+    mcp: ClassVar[McpNaming] = CLAUDE_MCP
+    """How the agent names an MCP server's tool to its hooks (:mod:`hookd.agents.mcp_names`)."""
     timeout_unit: ClassVar[float] = 1.0
     """Seconds per unit of the agent's hook timeout field (Gemini: 0.001)."""
     speaks_claude_code: ClassVar[bool] = False
@@ -187,12 +194,32 @@ class Adapter(abc.ABC):
         raise UnknownAgentEvent(f"{self.title} has no hook event {native!r}")
 
     def canonical_tool(self, native: str) -> str:
-        return self.tools.get(native, native)
+        """Claude Code's name for the agent's tool ``native`` (an MCP tool's best reading)."""
+        mapped = self.tools.get(native)
+        if mapped is not None:
+            return mapped
+        mcp = self.mcp_tool(native)
+        return mcp.name if mcp is not None else native
+
+    def mcp_tool(self, native: str, data: Mapping[str, Any] | None = None) -> McpTool | None:
+        """Claude Code's name for ``native`` when it is the agent's name of an MCP tool.
+
+        ``data``: the decoded input, for an agent that names the server in a field of
+        its own (Gemini's ``mcp_context``); default: the name read by :attr:`mcp`."""
+        del data
+        if native in self.tools:
+            return None
+        return self.mcp.tool(native)
 
     def map_tool(self, data: dict[str, Any], tool: str) -> None:
         """Name the input's tool ``tool`` as Claude Code does; the native name stays under
-        ``native_tool_name`` (for hooks that want it) when the two differ."""
-        canonical = self.canonical_tool(tool)
+        ``native_tool_name`` (for hooks that want it) when the two differ, and an MCP tool
+        whose name reads several ways lists them all (:mod:`hookd.agents.mcp_names`)."""
+        mcp = self.mcp_tool(tool, data)
+        if mcp is not None:
+            mcp.apply(data, tool)
+            return
+        canonical = self.tools.get(tool, tool)
         if canonical != tool:
             data["tool_name"] = canonical
             data["native_tool_name"] = tool
@@ -203,9 +230,41 @@ class Adapter(abc.ABC):
             agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
         )
 
+    def hook_workdir(self, event: AgentEvent, env: Mapping[str, str] | None) -> str | None:
+        """Where the agent runs this event's hooks, when not in the input's ``cwd`` (None:
+        the ``cwd``, Claude Code's rule).  ``env``: the environment the agent gave the
+        relay (its hook process), whose ``PWD`` is where the agent ran it."""
+        del event, env
+        return None
+
+    def claims_claude_input(self, raw: Mapping[str, Any]) -> bool:
+        """Is ``raw``, which reached hookd through *Claude Code's* wiring, this agent's own
+        input?  An agent that runs Claude Code's hook files itself (Copilot reads a
+        project's ``.claude/settings.json``) sends its own payload there; the door then
+        answers for this agent (:mod:`hookd.agents.guests`).  Default: never."""
+        del raw
+        return False
+
+    def own_door_wired(
+        self, canonical: str, env: Mapping[str, str] | None, project: str | None
+    ) -> bool:
+        """Does this agent's own wiring (``hookctl agents install``) send ``canonical``
+        (Claude Code's event name) to hookd, for an agent running with ``env`` in
+        ``project``?  Then a delivery of the same event through Claude Code's wiring
+        must not run the hooks a second time."""
+        del canonical, env, project
+        return False
+
     def native_tools(self, canonical: str) -> list[str]:
-        """Every native name that maps to ``canonical`` (for doctor and explain)."""
-        return [n for n, c in self.tools.items() if c == canonical]
+        """Every native name that maps to ``canonical`` (for doctor and explain): an MCP
+        tool's as the agent names it (``mcp__srv__echo`` → Copilot's ``srv-echo``)."""
+        found = [n for n, c in self.tools.items() if c == canonical]
+        mcp = parse_claude(canonical)
+        if mcp is not None and not self.mcp.is_claude:
+            native = self.mcp.native(*mcp)
+            if native is not None:
+                found.append(native)
+        return found
 
     @abc.abstractmethod
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:

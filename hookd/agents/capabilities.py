@@ -24,6 +24,7 @@ context, go on after a stop.  Two things decide what happens then, both here:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -35,7 +36,14 @@ from hookd.config.model import HookSpec
 from hookd.config.schema import handler_label
 from hookd_client.results import FireResult
 
-__all__ = ["AFTER_EVENTS", "HookReport", "degrade", "report"]
+__all__ = [
+    "AFTER_EVENTS",
+    "HookReport",
+    "degrade",
+    "mcp_install_notes",
+    "mcp_matcher_report",
+    "report",
+]
 
 log = structlog.get_logger("hookd.agents")
 
@@ -48,6 +56,12 @@ AFTER_EVENTS: dict[str, str] = {
 """A before-event → the after-event an agent may have in its place (a guard there runs too late)."""
 
 _STOP_EVENTS = frozenset({"Stop", "SubagentStop"})
+_TOOL_EVENTS = frozenset(
+    {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied"}
+)
+_MCP_IN_MATCHER = re.compile(r"mcp__")
+
+Severity = Literal["error", "warning", "info"]
 
 
 def degrade(result: FireResult, spec: EventSpec) -> FireResult:
@@ -186,6 +200,9 @@ def report(adapter: Adapter, hooks: Iterable[HookSpec]) -> list[HookReport]:
             else:
                 add("info", f"{adapter.title} fires no {event}: this hook never runs under it")
             continue
+        mcp = mcp_matcher_report(adapter, matcher) if event in _TOOL_EVENTS else None
+        if mcp is not None:
+            add(*mcp)
         for spec in specs:
             caps = spec.caps
             native = spec.native if spec.native == event else f"{spec.native} ({event})"
@@ -213,4 +230,58 @@ def report(adapter: Adapter, hooks: Iterable[HookSpec]) -> list[HookReport]:
                 )
             if spec.note:
                 add("info", f"{native}: {spec.note}")
+            if spec.differs:
+                add("warning", f"{native}: hookd differs from {adapter.title}: {spec.differs}")
     return out
+
+
+def mcp_matcher_report(adapter: Adapter, matcher: str | None) -> tuple[Severity, str] | None:
+    """What ``adapter``'s agent does with a matcher naming MCP tools Claude Code's way
+    (``mcp__srv__echo``, ``mcp__srv__.*``): None where the agent names them the same.
+
+    The agent's own name for the tool is mapped back to Claude Code's at its door
+    (:mod:`hookd.agents.mcp_names`), so the matcher fires — said as info; where the
+    agent's name reads several ways, as a warning (the matcher is tested against every
+    reading); where the agent does not name the server at all, as an error: the
+    matcher cannot fire for that agent's MCP calls, and the user must know.
+    """
+    if not matcher or not _MCP_IN_MATCHER.search(matcher) or adapter.mcp.is_claude:
+        return None
+    naming = adapter.mcp
+    if not naming.named:
+        return (
+            "error",
+            f"{adapter.title} does not tell its hooks an MCP tool's server ({naming.how}):"
+            f" {matcher!r} never matches its MCP calls; add the bare tool name to the matcher"
+            " or drop the matcher",
+        )
+    if not naming.exact:
+        return (
+            "warning",
+            f"{adapter.title}: {naming.describe()}: hookd maps the name back to Claude Code's,"
+            " and where a"
+            f" `{naming.sep}` inside a server or tool name makes it read several ways, tests"
+            f" {matcher!r} against every reading (it may fire for a look-alike tool,"
+            " never misses its own)",
+        )
+    return (
+        "info",
+        f"{adapter.title}: {naming.describe()}: hookd maps it back to Claude Code's, so"
+        f" {matcher!r} fires there",
+    )
+
+
+def mcp_install_notes(adapter: Adapter, hooks: dict[str, object]) -> list[str]:
+    """What ``hookctl agents install`` says about hookd's matchers naming MCP tools for
+    this agent: every warning and error of :func:`mcp_matcher_report`, so a guard that
+    reads several ways — or cannot match at all — is said when the agent is wired."""
+    notes: list[str] = []
+    for event, groups in hooks.items():
+        if event not in _TOOL_EVENTS or not isinstance(groups, list):
+            continue
+        for group in groups:
+            matcher = group.get("matcher") if isinstance(group, dict) else None
+            found = mcp_matcher_report(adapter, matcher if isinstance(matcher, str) else None)
+            if found is not None and found[0] != "info":
+                notes.append(f"{found[0]}: {event} matcher {matcher!r}: {found[1]}")
+    return notes

@@ -69,7 +69,8 @@ class ClaudeDialectAdapter(Adapter):
 
     def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
         safe = degrade(result, event.spec)
-        tool = event.input.get("tool_name")
+        # What the agent shows names the tool its own way (`PreToolUse:Execute`), as natively.
+        tool = event.input.get("native_tool_name", event.input.get("tool_name"))
         out = render_claude(safe, tool if isinstance(tool, str) else None)
         return AgentReply(stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code)
 

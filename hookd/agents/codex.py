@@ -18,7 +18,11 @@ and as its binary's own hook-output checks say:
   reason; on PostToolUse and PermissionRequest the ``updated…`` fields.  So
   :meth:`CodexAdapter.encode` renders Claude Code's output and then removes
   or restates exactly those (``ask`` was already a deny, see
-  :mod:`hookd.agents.capabilities`).
+  :mod:`hookd.agents.capabilities`).  Two of them hookd answers deliberately
+  otherwise than Codex would act, failing safe: ``continue: false`` (Codex
+  ignores it) denies the call, and an ``updatedInput`` without a
+  ``permissionDecision`` (Codex ignores the rewrite and runs the call as
+  written) denies it too — an allow would also skip Codex's approval.
 * A Stop block continues the turn with the reason as a user message (exit 2
   needs stderr: Codex calls an empty one an error, so a reason is always
   given).  PostToolUse ``decision: "block"`` replaces what the model sees of
@@ -62,6 +66,10 @@ log = structlog.get_logger("hookd.agents.codex")
 
 _NONE = Capabilities(system_message=True)
 _CONTEXT = Capabilities(add_context=True, system_message=True)
+_ONE_MESSAGE = (
+    "two hooks' contexts arrive as one developer message, joined by a newline (natively one"
+    " per hook: hookd's one wired entry answers once)"
+)
 _STOP = Capabilities(block=True, continue_stop=True, system_message=True)
 
 DEFAULT_BLOCK_REASON = "Blocked by a hook (hookd)"
@@ -77,18 +85,23 @@ class CodexAdapter(Adapter):
     verified: ClassVar[bool] = True
     tested_version: ClassVar[str | None] = "0.169.0"
     events = (
-        EventSpec(native="SessionStart", canonical="SessionStart", caps=_CONTEXT),
+        EventSpec(
+            native="SessionStart", canonical="SessionStart", caps=_CONTEXT, note=_ONE_MESSAGE
+        ),
         EventSpec(
             native="UserPromptSubmit",
             canonical="UserPromptSubmit",
             caps=Capabilities(block=True, add_context=True, system_message=True),
-            note="a block ends the turn before any model request (exec exits 0)",
+            note=f"a block ends the turn before any model request (exec exits 0); {_ONE_MESSAGE}",
         ),
         EventSpec(
             native="PreToolUse",
             canonical="PreToolUse",
             caps=Capabilities(block=True, rewrite_input=True, system_message=True),
             note="no ask (becomes a deny); updatedInput must keep a string `command`",
+            differs="`continue: false` and an `updatedInput` without `permissionDecision`"
+            " deny the call, where Codex ignores both and runs it as the model wrote it"
+            " (an allow would also skip Codex's approval)",
         ),
         EventSpec(
             native="PermissionRequest",
@@ -100,7 +113,8 @@ class CodexAdapter(Adapter):
             native="PostToolUse",
             canonical="PostToolUse",
             caps=Capabilities(block=True, add_context=True, system_message=True),
-            note="tool_response is a string; a block replaces the output the model sees",
+            note="tool_response is a string; a block replaces the output the model sees;"
+            f" {_ONE_MESSAGE}",
         ),
         EventSpec(native="PreCompact", canonical="PreCompact", caps=_NONE),
         EventSpec(native="PostCompact", canonical="PostCompact", caps=_NONE),
@@ -157,7 +171,7 @@ class CodexAdapter(Adapter):
         if not out.stdout.startswith("{"):
             return AgentReply(stdout=out.stdout, stderr=out.stderr, exit_code=out.exit_code)
         data = json.loads(out.stdout)
-        _fit(event.event, data)
+        _fit(event.event, data, event.input.get("tool_input"))
         stdout = json.dumps(data) + "\n" if data else ""
         return AgentReply(stdout=stdout, stderr=out.stderr, exit_code=out.exit_code)
 
@@ -250,12 +264,13 @@ def _native_reasons(result: FireResult) -> FireResult:
     return msgspec.structs.replace(result, reason=reason or None, blocking_messages=messages)
 
 
-def _fit(event: str, data: dict[str, Any]) -> None:
-    """Claude Code's output for ``event`` made acceptable to Codex's checks (in place)."""
+def _fit(event: str, data: dict[str, Any], tool_input: object = None) -> None:
+    """Claude Code's output for ``event`` made acceptable to Codex's checks (in place);
+    ``tool_input``: the call's input as the model wrote it."""
     specific = data.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
     if event == "PreToolUse":
-        _fit_pre_tool_use(data, specific)
+        _fit_pre_tool_use(data, specific, tool_input)
     elif event in ("PostToolUse", "PermissionRequest"):
         _drop_updates(event, data, specific)
     if data.get("decision") == "block" and not data.get("reason"):
@@ -265,8 +280,22 @@ def _fit(event: str, data: dict[str, Any]) -> None:
         data["hookSpecificOutput"] = {"hookEventName": event, **specific}
 
 
-def _fit_pre_tool_use(data: dict[str, Any], specific: dict[str, Any]) -> None:
-    """PreToolUse: no continue/stopReason/suppressOutput, no bare allow, a deny has a reason."""
+REWRITE_WITHOUT_DECISION = (
+    "hookd: a hook rewrote this call's input without a permission decision; Codex applies"
+    " a rewrite only with an allow, which would also skip Codex's own approval — denied"
+    " rather than run the call unsanitised or unapproved (answer permissionDecision: allow"
+    " with the rewrite to run it)"
+)
+"""The reason of hookd's deliberate difference: natively Codex ignores such a rewrite and
+runs the call as the model wrote it (seen at 0.169.0) — a guard that silently does not
+guard; Claude Code applies the rewrite and keeps its permission flow, which Codex cannot."""
+
+
+def _fit_pre_tool_use(
+    data: dict[str, Any], specific: dict[str, Any], tool_input: object = None
+) -> None:
+    """PreToolUse: no continue/stopReason/suppressOutput, no bare allow, a deny has a reason,
+    a rewrite without a decision denied (:data:`REWRITE_WITHOUT_DECISION`)."""
     stop = data.pop("continue", None) is False
     stop_reason = data.pop("stopReason", None)
     data.pop("suppressOutput", None)
@@ -283,7 +312,13 @@ def _fit_pre_tool_use(data: dict[str, Any], specific: dict[str, Any]) -> None:
     if decision == "deny" and not specific.get("permissionDecisionReason"):
         specific["permissionDecisionReason"] = DEFAULT_BLOCK_REASON
     if "updatedInput" in specific and decision is None:
-        specific["permissionDecision"] = "allow"
+        if specific["updatedInput"] == tool_input:
+            specific.pop("updatedInput")  # nothing rewritten: Codex ignores it, hookd too
+        else:
+            specific["permissionDecision"] = "deny"
+            specific["permissionDecisionReason"] = REWRITE_WITHOUT_DECISION
+            specific.pop("updatedInput")
+            log.warning("updatedInput without permissionDecision sent to Codex as a deny")
 
 
 def _drop_updates(event: str, data: dict[str, Any], specific: dict[str, Any]) -> None:

@@ -43,9 +43,14 @@ What Copilot obeys, as seen running it (observations in the tests'
 * ``additionalContext`` reaches the model on sessionStart (a user message
   before the prompt; lost under the Claude shape), userPromptSubmitted (a
   ``<system_reminder>`` after the prompt), preToolUse (a user message after
-  the tool result) and postToolUse (appended to the tool result).  Plain
-  stdout is ignored natively; hookd's answer carries Claude Code's plain
-  context as ``additionalContext``.
+  the tool result) and postToolUse (appended to the tool result).  Two hooks'
+  contexts are joined with a blank line — except on userPromptSubmitted, where
+  Copilot keeps only the last hook's: hookd deliberately keeps every hook's
+  there (a context is never dropped in silence).  Plain stdout is ignored
+  natively; hookd follows Claude Code's rules, where a UserPromptSubmit or
+  SessionStart hook's plain stdout *is* context, and carries it as
+  ``additionalContext`` — a deliberate difference, in docs/agents.md and in
+  the event's note (explain, doctor).
 * A userPromptSubmitted block ends ``copilot -p`` with exit 1 before any model
   request; an agentStop block continues the turn with the reason as a new user
   message (the next stop has ``stop_hook_active: true``); a postToolUse block
@@ -83,6 +88,7 @@ from hookd.agents.base import (
 from hookd.agents.claude_shape import is_hookd_command, read_claude_shaped
 from hookd.agents.detect import detect_binary
 from hookd.agents.flat_shape import load_object
+from hookd.agents.mcp_names import McpNaming, McpTool
 from hookd.engine.claude_output import carries_late_context
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult
@@ -114,6 +120,22 @@ keeps its name (see the module docstring)."""
 
 PATCH_TOOL = "apply_patch"
 
+MCP_NAMING = McpNaming(
+    prefix="",
+    sep="-",
+    exact=False,
+    prefer="last",
+    how="Copilot joins server and tool with `-`, so a `-` inside either reads several ways",
+)
+"""Copilot names MCP server ``srv``'s tool ``echo`` ``srv-echo`` to its hooks, in both
+shapes (seen at 1.0.102); a server or tool name with a ``-`` in it makes the split
+ambiguous, and hookd then tests a matcher against every reading."""
+
+PERMISSION_MCP_NAMING = McpNaming(
+    prefix="", sep="/", how="Copilot's permissionRequest names it `srv/echo`"
+)
+"""On ``permissionRequest`` Copilot names the same tool ``srv/echo`` (seen at 1.0.102)."""
+
 _SHAPED_NATIVE: dict[str, str] = {
     canonical: native
     for native, canonical in TOOLS.items()
@@ -143,12 +165,18 @@ _NATIVE: tuple[EventSpec, ...] = (
         canonical="UserPromptSubmit",
         caps=_caps(block=True, add_context=True),
         note="a block ends the run before any model request (`copilot -p` exits 1)",
+        differs="a hook's plain stdout is context (Claude Code's rule; Copilot ignores it),"
+        " and every hook's context reaches the model (Copilot keeps only the last one's)",
     ),
     EventSpec(
         native="preToolUse",
         canonical="PreToolUse",
         caps=_caps(block=True, rewrite_input=True, add_context=True, ask=True),
         note="an ask with no one to ask (`copilot -p`) is denied by Copilot",
+        differs="Claude Code's exit codes decide: a hook that exits 1 is a non-blocking"
+        " error (Copilot denies the call: `hook errored`), an exit-2 block tells the model"
+        " the hook's stderr (Copilot: `hook exited with code 2`); hooks of one event run in"
+        " parallel (Copilot: one after another, a deny stopping the rest)",
     ),
     EventSpec(
         native="postToolUse",
@@ -218,6 +246,7 @@ def _claude_shaped(spec: EventSpec) -> EventSpec:
         canonical=spec.canonical,
         caps=_claude_caps(**fields),
         note=note,
+        differs=spec.differs,
     )
 
 
@@ -248,9 +277,65 @@ class CopilotAdapter(Adapter):
     """The native (camelCase) doors first — the ones ``wire`` writes — then the
     Claude-shaped (PascalCase) ones, for hook files a user wrote in that shape."""
     tools: ClassVar[Mapping[str, str]] = TOOLS
+    mcp: ClassVar[McpNaming] = MCP_NAMING
     timeout_unit: ClassVar[float] = 1.0
 
     # --- runtime ------------------------------------------------------------------
+
+    def mcp_tool(self, native: str, data: Mapping[str, Any] | None = None) -> McpTool | None:
+        """``srv-echo`` (pre/post tool use, both shapes) or ``srv/echo`` (permissionRequest)
+        → ``mcp__srv__echo``; Copilot's own tools have neither character."""
+        del data
+        if native in self.tools or native == PATCH_TOOL:
+            return None
+        if "/" in native:
+            return PERMISSION_MCP_NAMING.tool(native)
+        return self.mcp.tool(native)
+
+    def hook_workdir(self, event: AgentEvent, env: Mapping[str, str] | None) -> str | None:
+        """Copilot runs every hook in the project's root (``COPILOT_PROJECT_DIR``, the
+        repository), not in the session's ``cwd`` its input names (seen at 1.0.102,
+        started in ``proj/sub``: the hook's ``pwd`` is ``proj``): a hook with relative
+        paths must find them through hookd too.  The relay Copilot runs has
+        ``COPILOT_PROJECT_DIR``; an http hook has no process, so the root is the
+        repository holding the input's ``cwd`` (where Copilot would have run it)."""
+        found = (env or {}).get("COPILOT_PROJECT_DIR", "")
+        if found.startswith("/") and os.path.isdir(found):
+            return found
+        cwd = event.input.get("cwd")
+        if not isinstance(cwd, str) or not cwd.startswith("/"):
+            return None
+        for directory in (Path(cwd), *Path(cwd).parents):
+            if (directory / ".git").exists():
+                return str(directory)
+        return None
+
+    def claims_claude_input(self, raw: Mapping[str, Any]) -> bool:
+        """Copilot's input, sent through Claude Code's own wiring (Copilot ≥ 1.0.12 runs a
+        project's ``.claude/settings.json`` hooks): Claude-shaped with an ISO ``timestamp``
+        and no ``transcript_path`` — Claude Code sends every event a ``transcript_path``
+        and never a ``timestamp`` — or camelCase (``sessionId``), as Copilot sends
+        PermissionRequest even there (seen at 1.0.102 and 2.1.330)."""
+        if "transcript_path" in raw:
+            return False
+        return isinstance(raw.get("timestamp"), str) or "sessionId" in raw
+
+    def own_door_wired(
+        self, canonical: str, env: Mapping[str, str] | None, project: str | None
+    ) -> bool:
+        """Copilot's own files (``$COPILOT_HOME/hooks/*.json``, its ``settings.json``, the
+        project's ``.github/hooks/*.json``) send ``canonical`` to hookd's Copilot door."""
+        native = _NATIVE_NAME.get(canonical)
+        if native is None:
+            return False
+        env = env or {}
+        home = Path(env.get("HOME") or Path.home())
+        base = Path(env["COPILOT_HOME"]) if env.get("COPILOT_HOME") else home / ".copilot"
+        files = [*sorted((base / "hooks").glob("*.json")), base / "settings.json"]
+        where = env.get("COPILOT_PROJECT_DIR") or project
+        if where:
+            files.extend(sorted((Path(where) / ".github" / "hooks").glob("*.json")))
+        return any(_sends(_read(path), native, canonical) for path in files)
 
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
         spec = self.event_spec(native_event)
@@ -293,9 +378,8 @@ class CopilotAdapter(Adapter):
         if isinstance(tool, str):
             if tool == PATCH_TOOL:
                 data["tool_input"] = self._patch_input(native_event, data.get("tool_input"))
-            elif tool in self.tools:
-                data["native_tool_name"] = tool
-                data["tool_name"] = self.tools[tool]
+            else:
+                self.map_tool(data, tool)
         self._tool_response(data)
         return data
 
@@ -315,6 +399,9 @@ class CopilotAdapter(Adapter):
             data["tool_input"] = {"command": data["tool_input"]}
         elif data.get("tool_name") in _SHAPED_NATIVE:
             data["native_tool_name"] = _SHAPED_NATIVE[data["tool_name"]]
+        elif isinstance(data.get("tool_name"), str):
+            # An MCP tool: Copilot's Claude shape keeps its own name (`srv-echo`).
+            self.map_tool(data, data["tool_name"])
         self._tool_response(data)
         return data
 
@@ -357,7 +444,10 @@ class CopilotAdapter(Adapter):
         if carries_late_context(name):
             contexts.extend(result.async_results)
         if contexts and event.spec.caps.add_context:
-            out["additionalContext"] = "\n".join(contexts)
+            # Copilot joins its hooks' contexts with a blank line (seen at 1.0.102 on
+            # preToolUse and postToolUse); on userPromptSubmitted it keeps only the last
+            # hook's, where hookd deliberately keeps every one (docs/agents.md).
+            out["additionalContext"] = "\n\n".join(contexts)
         return AgentReply(stdout=json.dumps(out) + "\n" if out else "")
 
     # --- install --------------------------------------------------------------------
@@ -401,6 +491,8 @@ class CopilotAdapter(Adapter):
             shaped = read_claude_shaped(path, _CLAUDE_SHAPED, tools=TOOLS)
             for event, groups in shaped.hooks.items():
                 if event in _CLAUDE_KEYS:
+                    for group in groups:
+                        self._claude_mcp_matcher(group, f"{path}: hooks.{event}", out)
                     out.hooks.setdefault(event, []).extend(groups)
         for event, entries in hooks.items():
             where = f"{path}: hooks.{event}"
@@ -422,6 +514,39 @@ class CopilotAdapter(Adapter):
                     " Claude Code's format and move them to hookd's config"
                 )
         return out
+
+    def _claude_mcp_matcher(self, group: dict[str, Any], where: str, out: NativeHooks) -> None:
+        """A moved matcher naming MCP tools Copilot's way (``srv-echo``) in Claude Code's
+        words (``mcp__srv__echo``), so the guard holds for every agent hookd serves; a name
+        that reads several ways stays as written (it keeps matching under Copilot, where
+        the name is one of the tool's candidates) and the user is told."""
+        matcher = group.get("matcher")
+        if not isinstance(matcher, str) or not matcher.strip():
+            return
+        parts = [part.strip() for part in matcher.split("|")]
+        if not all(re.fullmatch(r"[A-Za-z0-9_-]+", part) for part in parts):
+            return
+        names = []
+        for part in parts:
+            mcp = self.mcp_tool(part)
+            readings = [c for c in mcp.candidates if c != part] if mcp else []
+            if mcp is not None and len(readings) == 1:
+                names.append(mcp.name)
+            elif mcp is not None:
+                names.append(part)
+                out.warnings.append(
+                    f"{where}: matcher {part!r} names an MCP tool that reads several ways"
+                    f" ({', '.join(readings)}): kept as written, so it guards the tool under"
+                    " Copilot only; write the Claude Code name you mean to guard it everywhere"
+                )
+            else:
+                names.append(part)
+        if names != parts:
+            group["matcher"] = "|".join(names)
+            out.warnings.append(
+                f"{where}: matcher {matcher!r} is {group['matcher']!r} in Claude Code's words"
+                " (Copilot's names of MCP tools mapped), so it guards every agent"
+            )
 
     def wire(self, text: str | None, command: Callable[[EventSpec], str]) -> str:
         """One native hookd entry first on every native event (the native door: it alone
@@ -509,6 +634,22 @@ def _read(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except OSError:
         return None
+
+
+def _sends(text: str | None, native: str, canonical: str) -> bool:
+    """Does a Copilot hook file's text send ``native`` (or its Claude-shaped ``canonical``)
+    to hookd's Copilot door (an entry running ``hookd-relay … --agent copilot``)?"""
+    try:
+        hooks = load_object(text, "").get("hooks")
+    except ValueError:
+        return False
+    if not isinstance(hooks, dict):
+        return False
+    for key in (native, canonical):
+        entries = hooks.get(key)
+        if isinstance(entries, list) and "--agent copilot" in json.dumps(entries):
+            return True
+    return False
 
 
 def _has_hooks(text: str | None) -> bool:

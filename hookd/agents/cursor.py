@@ -52,6 +52,7 @@ from hookd.agents.base import (
 from hookd.agents.capabilities import degrade
 from hookd.agents.detect import detect_binary
 from hookd.agents.flat_shape import load_object, read_flat, wire_flat, wired_flat
+from hookd.agents.mcp_names import McpNaming
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult
 
@@ -122,6 +123,10 @@ class CursorAdapter(Adapter):
     verified: ClassVar[bool] = False
     events = EVENTS
     tools: ClassVar[dict[str, str]] = {"Shell": "Bash", "Read": "Read", "Write": "Write"}
+    mcp: ClassVar[McpNaming] = McpNaming(
+        named=False,
+        how="Cursor's beforeMCPExecution names the tool (`echo`) but not its server",
+    )
 
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
         spec = self.event_spec(native_event)

@@ -17,8 +17,9 @@ and in the 0.61.0 bundle's hook runner, which wins over its docs):
 * **Tools.**  ``run_shell_command`` is ``Bash``, ``replace`` is ``Edit`` and
   so on (:data:`TOOLS`), so one matcher ``Bash`` means the shell for every
   agent; the hook still finds Gemini's name under ``native_tool_name``.  MCP
-  tools (``mcp_<server>_<tool>``) keep their name: the server/tool split of
-  Gemini's single underscore cannot be undone.
+  tools (``mcp_<server>_<tool>``) are Claude Code's ``mcp__<server>__<tool>``,
+  split where the input's ``mcp_context`` says (:mod:`hookd.agents.mcp_names`);
+  a matcher on Gemini's own ``mcp_…`` name still matches them (a candidate).
 * **Answers.**  Gemini reads a top-level ``decision`` (``deny``/``block``/
   ``ask``/``allow``) and ``reason`` — Claude Code's
   ``hookSpecificOutput.permissionDecision`` is *ignored* (the tool runs), so
@@ -67,6 +68,7 @@ from hookd.agents.base import (
     Scope,
     UnknownAgentEvent,
 )
+from hookd.agents.mcp_names import McpNaming, McpTool, claude_name
 from hookd.config.matching import tool_aliases
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult, HookRun
@@ -119,11 +121,26 @@ HOOKS_CONFIG_FIELDS = frozenset({"enabled", "disabled", "notifications"})
 """Keys Gemini skips inside ``hooks`` (an old place for ``hooksConfig``'s fields)."""
 
 
-def _spec(native: str, canonical: str, note: str = "", **caps: bool) -> EventSpec:
+def _spec(
+    native: str, canonical: str, note: str = "", differs: str = "", **caps: bool
+) -> EventSpec:
     # Gemini applies matchers itself only on tool events, but hookd's one entry per
     # event has no matcher: matching is hookd's either way, so matchers=True is what
     # the *agent* could do natively (doctor reads it); parallel: observed (agents.md).
-    return EventSpec(native=native, canonical=canonical, caps=Capabilities(**caps), note=note)
+    return EventSpec(
+        native=native,
+        canonical=canonical,
+        caps=Capabilities(**caps),
+        note=note,
+        differs=differs,
+    )
+
+
+_EXIT_CODES = (
+    "Claude Code's exit codes decide: only exit 2 blocks (Gemini blocks on any exit code but"
+    " 0 and 1) and a failed hook is a non-blocking error shown as Gemini's `Warning: …`"
+)
+_PLAIN_STDOUT = "a hook's plain stdout is context (Claude Code's rule; Gemini shows it to the user)"
 
 
 _EVENTS: tuple[EventSpec, ...] = (
@@ -134,6 +151,7 @@ _EVENTS: tuple[EventSpec, ...] = (
         f"Gemini; {_NOTE_MERGE}; no additionalContext; an allow does not skip Gemini's own "
         "confirmation; an ask in a headless run (`-p`) ends the run without running the tool "
         "(Gemini cannot ask there, natively too)",
+        _EXIT_CODES,
         block=True,
         rewrite_input=True,
         ask=True,
@@ -153,6 +171,7 @@ _EVENTS: tuple[EventSpec, ...] = (
         "UserPromptSubmit",
         "a block drops the prompt (no model request); context is a `<hook_context>` part "
         "of the user's message",
+        f"{_PLAIN_STDOUT}; {_EXIT_CODES}",
         block=True,
         add_context=True,
         system_message=True,
@@ -170,6 +189,7 @@ _EVENTS: tuple[EventSpec, ...] = (
         "SessionStart",
         "SessionStart",
         "context is prepended to the first prompt (headless) or the first turn",
+        _PLAIN_STDOUT,
         add_context=True,
         system_message=True,
     ),
@@ -200,6 +220,18 @@ _CANONICAL_VALUES: dict[str, dict[str, dict[str, str]]] = {
 }
 
 
+MCP_NAMING = McpNaming(
+    prefix="mcp_",
+    sep="_",
+    exact=True,
+    how="Gemini names it `mcp_<server>_<tool>` and its hook input's `mcp_context` names the"
+    " server and the tool",
+)
+"""Gemini CLI's name for MCP server ``srv``'s tool ``echo`` is ``mcp_srv_echo``; its
+``BeforeTool``/``AfterTool`` input carries ``mcp_context: {server_name, tool_name, …}``
+(seen at 0.61.0), which says exactly where to split."""
+
+
 class SettingsError(ValueError):
     """A Gemini settings file that cannot be read as JSON (with comments): file, line, column."""
 
@@ -213,9 +245,23 @@ class GeminiAdapter(Adapter):
     tested_version: ClassVar[str | None] = "0.61.0"
     events = _EVENTS
     tools = TOOLS
+    mcp: ClassVar[McpNaming] = MCP_NAMING
     timeout_unit: ClassVar[float] = 0.001
 
     # --- runtime ------------------------------------------------------------------
+
+    def mcp_tool(self, native: str, data: Mapping[str, Any] | None = None) -> McpTool | None:
+        """``mcp_srv_echo`` → ``mcp__srv__echo``, split where Gemini's own ``mcp_context``
+        says (its ``server_name`` and ``tool_name``: exact); without one, every reading."""
+        context = data.get("mcp_context") if data is not None else None
+        if isinstance(context, dict):
+            server, tool = context.get("server_name"), context.get("tool_name")
+            if isinstance(server, str) and isinstance(tool, str) and server and tool:
+                name = claude_name(server, tool)
+                return McpTool(name=name, candidates=(name, native))
+        if native in self.tools:
+            return None
+        return self.mcp.tool(native)
 
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
         spec = self.event_spec(native_event)
@@ -593,19 +639,37 @@ def _gemini_reason(result: FireResult) -> str:
 
     A JSON reason is verbatim in both; an exit-2 block is the hook's stderr,
     trimmed (Gemini: ``stdout.trim() || stderr.trim()``), where hookd's engine
-    wrote Claude Code's ``[<cmd>]: <stderr>``.  Several blocking hooks: one
-    reason a line, as Gemini's own aggregation joins them."""
+    wrote Claude Code's ``[<cmd>]: <stderr>``.  Several hooks: one reason a
+    line, in configuration order, as Gemini's own aggregation joins them — an
+    allowing hook's reason among them."""
     runs = _blocking_runs(result)
     messages = result.blocking_messages
     if not runs or len(runs) != len(messages):
         return "\n".join(m for m in messages if m) or result.reason or "Blocked by hook"
+    own = dict(zip((id(r) for r in runs), messages, strict=True))
     reasons = []
-    for run, message in zip(runs, messages, strict=True):
-        if run.exit_code == 2 and run.output is None:
+    for run in result.hooks:
+        if run.is_async:
+            continue
+        message = own.get(id(run))
+        if message is None:
+            # Gemini joins every hook's reason, an allowing hook's too (seen at 0.61.0:
+            # "Tool execution blocked: ALLOW-REASON\nDENY-REASON").
+            reasons.append(_answer_reason(run))
+        elif run.exit_code == 2 and run.output is None:
             reasons.append(run.stderr.strip() or message)
         else:
             reasons.append(message)
     return "\n".join(r for r in reasons if r) or result.reason or "Blocked by hook"
+
+
+def _answer_reason(run: HookRun) -> str:
+    """The reason a hook that did not block gave with its answer (an allow's), if any."""
+    if run.output is None:
+        return ""
+    specific = run.output.hookSpecificOutput
+    said = getattr(specific, "permissionDecisionReason", None) or run.output.reason
+    return said if isinstance(said, str) else ""
 
 
 def _warnings(result: FireResult) -> list[str]:

@@ -23,6 +23,7 @@ from typing import ClassVar
 
 from hookd.agents.base import Capabilities, EventSpec, Scope
 from hookd.agents.cc_dialect import ClaudeDialectAdapter
+from hookd.agents.mcp_names import McpNaming
 
 __all__ = ["GooseAdapter"]
 
@@ -51,6 +52,12 @@ class GooseAdapter(ClaudeDialectAdapter):
     binary: ClassVar[str] = "goose"
     events = EVENTS
     input_renames: ClassVar[dict[str, str]] = {"event": "hook_event_name", "working_dir": "cwd"}
+    mcp: ClassVar[McpNaming] = McpNaming(
+        prefix="",
+        sep="__",
+        exact=False,
+        how="goose names an extension's tool `<extension>__<tool>` (its source)",
+    )
     tools: ClassVar[dict[str, str]] = {
         "developer__shell": "Bash",
         "shell": "Bash",

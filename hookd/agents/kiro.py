@@ -39,6 +39,7 @@ from hookd.agents.capabilities import degrade
 from hookd.agents.claude_shape import is_hookd_command
 from hookd.agents.detect import detect_binary
 from hookd.agents.flat_shape import load_object
+from hookd.agents.mcp_names import McpNaming
 from hookd.engine.claude_output import render_claude
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult
@@ -69,6 +70,9 @@ class KiroAdapter(Adapter):
     title: ClassVar[str] = "Kiro CLI"
     verified: ClassVar[bool] = False
     events = EVENTS
+    mcp: ClassVar[McpNaming] = McpNaming(
+        prefix="@", sep="/", how="Kiro names it `@<server>/<tool>` (its docs)"
+    )
     tools: ClassVar[dict[str, str]] = {
         "execute_bash": "Bash",
         "shell": "Bash",
@@ -104,7 +108,9 @@ class KiroAdapter(Adapter):
             reason = safe.reason or "; ".join(safe.blocking_messages) or "Blocked by a hook (hookd)"
             return AgentReply(stderr=reason + "\n", exit_code=2)
         if caps.rewrite_input and safe.updated_input is not None:
-            out = render_claude(safe, str(event.input.get("tool_name") or ""))
+            out = render_claude(
+                safe, str(event.input.get("native_tool_name") or event.input.get("tool_name") or "")
+            )
             return AgentReply(stdout=out.stdout)
         context = [*safe.plain_context, *safe.additional_context]
         if caps.add_context and context:

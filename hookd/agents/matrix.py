@@ -76,6 +76,30 @@ def overview(adapters: Sequence[Adapter]) -> list[str]:
     return lines
 
 
+def mcp_names(adapters: Sequence[Adapter]) -> list[str]:
+    """Agents × how each names an MCP tool, and whether hookd maps it back one way."""
+    lines = [
+        "| agent | its name for `mcp__srv__echo` | how hookd maps it back | a matcher on it |",
+        "|---|---|---|---|",
+    ]
+    for adapter in adapters:
+        naming = adapter.mcp
+        kind = "" if adapter.verified else " ¹"
+        own = naming.native("srv", "echo")
+        if naming.is_claude:
+            how, fires = "Claude Code's own name", "fires"
+        elif not naming.named:
+            how, fires = naming.how, "**never fires** (doctor: error)"
+        elif naming.exact:
+            how, fires = naming.how, "fires"
+        else:
+            how = naming.how
+            fires = "fires; tested against every reading (doctor: warning)"
+        shown = f"`{own}`" if own else "`echo` (no server)"
+        lines.append(f"| {adapter.name}{kind} | {shown} | {_cell(how)} | {fires} |")
+    return lines
+
+
 def per_agent(adapter: Adapter) -> list[str]:
     """One agent's events and what hookd can do on each."""
     tested = (
@@ -94,7 +118,11 @@ def per_agent(adapter: Adapter) -> list[str]:
     ]
     for spec in adapter.events:
         caps = " | ".join(_yes(spec.caps, attr) for attr, _ in _COLUMNS)
-        lines.append(f"| `{spec.native}` | {spec.canonical} | {caps} | {_cell(spec.note)} |")
+        note = spec.note
+        if spec.differs:
+            note = f"{note}. " if note else ""
+            note += f"**hookd differs, deliberately:** {spec.differs}"
+        lines.append(f"| `{spec.native}` | {spec.canonical} | {caps} | {_cell(note)} |")
     return [*lines, ""]
 
 
@@ -117,6 +145,16 @@ def render(adapters: Sequence[Adapter] = ADAPTERS) -> str:
         "ignores matchers; hookd applies them in the daemon either way."
     )
     lines.append("")
+    lines.extend(
+        [
+            "MCP tools: hookd names each agent's MCP tool in Claude Code's words, so one "
+            "matcher (`mcp__srv__echo`, `mcp__srv__.*`) guards it for every agent; the "
+            "agent's own name stays in `native_tool_name` and in `tool_name_candidates`.",
+            "",
+            *mcp_names(adapters),
+            "",
+        ]
+    )
     for adapter in adapters:
         lines.extend(per_agent(adapter))
     lines.append(END)

@@ -242,6 +242,7 @@ def hookd_config_findings(path: Path, adapters: Iterable[Adapter]) -> list[Findi
             matcher = group.get("matcher") if isinstance(group, dict) else None
             if not isinstance(matcher, str):
                 continue
+            where = f"hooks.{event}[{i}].matcher"
             for name in _names(matcher):
                 if name in native and name not in canonical:
                     mapped, title = native[name]
@@ -251,10 +252,46 @@ def hookd_config_findings(path: Path, adapters: Iterable[Adapter]) -> list[Findi
                             f"{name!r} is {title}'s name for {mapped}: hookd matches Claude "
                             f"Code's names for every agent, so this never matches; use {mapped}",
                             path,
-                            f"hooks.{event}[{i}].matcher",
+                            where,
                         )
                     )
+            for name in _exact_names(matcher):
+                if name not in canonical and name not in native:
+                    out.extend(
+                        _native_mcp_name(name, adapters, path, f"hooks.{event}[{i}].matcher")
+                    )
     return out
+
+
+_EXACT = re.compile(r"^[A-Za-z0-9_-]+$")
+"""A matcher part hookd's matcher language reads as an exact tool name (config/matching.py)."""
+
+
+def _exact_names(matcher: str) -> list[str]:
+    parts = [p.strip() for p in matcher.split("|")]
+    return parts if all(_EXACT.match(p) for p in parts) else []
+
+
+def _native_mcp_name(
+    name: str, adapters: Iterable[Adapter], path: Path, where: str
+) -> Iterator[Finding]:
+    """A matcher in hookd's config naming an MCP tool the way one agent does (Copilot's
+    ``srv-echo``, Gemini's ``mcp_srv_echo``): it matches under that agent only (the name
+    is one of the tool's candidates there), so the guard misses every other agent."""
+    if name.startswith("mcp__"):
+        return
+    for adapter in adapters:
+        mcp = adapter.mcp_tool(name) if not adapter.mcp.is_claude else None
+        if mcp is not None and name not in adapter.tools:
+            yield _finding(
+                "warning",
+                f"{name!r} is {adapter.title}'s name for the MCP tool {mcp.name}: it matches"
+                f" only under {adapter.title}; write {mcp.name} (Claude Code's name) to guard"
+                " it for every agent",
+                path,
+                where,
+            )
+            return
 
 
 def _finding(severity: Severity, message: str, path: Path, where: str = "") -> Finding:

@@ -69,6 +69,7 @@ from typing import Any
 import msgspec
 
 from hookd.agents.base import Adapter, EventSpec, NativeHooks, Scope
+from hookd.agents.capabilities import mcp_install_notes
 from hookd.bridge.claude_settings import (
     FileChange,
     Plan,
@@ -276,6 +277,7 @@ def plan_install(
         plan.changes.append(
             FileChange(hookd_path, old_hookd, _dump({**hookd_cfg, "hooks": merged}))
         )
+    plan.notes.extend(mcp_install_notes(adapter, merged))
 
     def command(spec: EventSpec) -> str:
         return relay.command(adapter.name, spec.native, fail_closed=_fails_closed(merged, spec))

@@ -173,7 +173,7 @@ class FireFn(Protocol):
         deliver_async: bool = False,
         agent_caps_stop: bool = False,
         hangup: Callable[[], Awaitable[None]] | None = None,
-    ) -> Awaitable[FireResult | None]: ...
+    ) -> Awaitable[FireResult | bytes | None]: ...  # bytes: another agent's own answer
 
 
 async def start_http_endpoint(
@@ -1101,6 +1101,8 @@ async def _dispatch(
         raise _HttpError(400, str(exc)) from None
     if result is None:
         return 200, None
+    if isinstance(result, bytes):
+        return 200, result  # another agent's own answer (hookd.agents.guests)
     tool = raw.get("tool_name")
     tool_name = tool if isinstance(tool, str) else None
     rendered = render_http(result, tool_name)

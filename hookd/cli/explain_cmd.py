@@ -25,6 +25,7 @@ from typing import Any
 
 from hookd.agents.base import Adapter, EventSpec
 from hookd.agents.capabilities import report
+from hookd.agents.mcp_names import McpTool, parse_claude
 from hookd.agents.registry import UnknownAgent, adapter_for, names
 from hookd.cli.style import Style
 from hookd.config.assemble import load_config
@@ -67,19 +68,19 @@ def explain(
     """The explanation of one native event, as data (the text output prints it)."""
     event = spec.canonical
     field = EVENTS[event].matcher_field if event in EVENTS else None
-    canonical_tool = adapter.canonical_tool(tool) if tool else None
+    canonical_tool, tested, tool_note = _tool_names(adapter, tool)
     verdict = gate.verdict(cwd)
     hooks: list[dict[str, Any]] = []
     for g_index, group in enumerate(config.groups_for(event)):
         for spec_ in group.hooks:
             hooks.append(_trace(config, spec_, group.matcher, g_index, event, field,
-                                canonical_tool, verdict.trusted, cwd))  # fmt: skip
+                                tested, cwd, verdict.trusted))  # fmt: skip
     can = [label for attr, label in _CAPS if getattr(spec.caps, attr)]
     cannot = [label for attr, label in _CAPS if not getattr(spec.caps, attr)]
     # One line per loss, with the hooks it concerns (the event's note is shown once, above).
     losses: dict[str, dict[str, Any]] = {}
     for r in report(adapter, [h for h in config.all_hooks() if h.event == event]):
-        if spec.note and r.message.endswith(spec.note):
+        if any(text and r.message.endswith(text) for text in (spec.note, spec.differs)):
             continue
         if not r.message.startswith(adapter.title) and spec.native not in r.message:
             continue  # about another native event of the same canonical one
@@ -92,8 +93,11 @@ def explain(
         "native_event": spec.native,
         "event": event,
         "note": spec.note,
+        "differs": spec.differs,
         "tool": tool,
         "canonical_tool": canonical_tool,
+        "tool_names": list(dict.fromkeys(tested)),
+        "tool_note": tool_note,
         "cwd": cwd,
         "trusted": verdict.trusted,
         "trust": verdict.reason,
@@ -115,10 +119,13 @@ def _trace(
     group: int,
     event: str,
     field: str | None,
-    tool: str | None,
-    trusted: bool,
+    tools: tuple[str, ...],
     cwd: str,
+    trusted: bool,
 ) -> dict[str, Any]:
+    """One hook's trace; ``tools``: every name its matcher is tested against (Claude Code's
+    name of the tool first, its legacy names, an MCP tool's other readings)."""
+    tool = tools[0] if tools else None
     row: dict[str, Any] = {
         "hook": handler_label(spec.handler),
         "type": type(spec.handler).__struct_config__.tag,
@@ -145,7 +152,7 @@ def _trace(
     elif field is None:
         runs, why = "yes", f"{event} has no matcher: {matcher!r} is ignored"
     elif field == "tool_name" and tool is not None:
-        hit = compiled.matches(tool_aliases(tool))
+        hit = compiled.matches(tools)
         runs = "yes" if hit else "no"
         why = f"matcher {matcher!r} {'matches' if hit else 'does not match'} {tool}"
     else:
@@ -153,6 +160,40 @@ def _trace(
     if runs != "no" and spec.handler.if_ is not None:
         runs, why = "depends", f"{why}; if {spec.handler.if_!r}: decided per call"
     return {**row, "runs": runs, "why": why}
+
+
+def _tool_names(adapter: Adapter, tool: str | None) -> tuple[str | None, tuple[str, ...], str]:
+    """``--tool``'s canonical name, every name a matcher is tested against, and what
+    explain says about it (an MCP tool's naming under this agent)."""
+    if not tool:
+        return None, (), ""
+    canonical = adapter.canonical_tool(tool)
+    mcp = adapter.mcp_tool(tool)
+    others = mcp.candidates if mcp is not None else ()
+    return canonical, (*tool_aliases(canonical), *others), _tool_note(adapter, tool, mcp)
+
+
+def _tool_note(adapter: Adapter, tool: str | None, mcp: McpTool | None) -> str:
+    """What explain says about an MCP tool's name under this agent: how the agent names
+    it, and every reading when there is more than one (never a silent guess)."""
+    if not tool:
+        return ""
+    if mcp is None:
+        parsed = parse_claude(tool)
+        if parsed is None or adapter.mcp.is_claude:
+            return ""
+        native = adapter.mcp.native(*parsed)
+        if native is None:
+            return f"{adapter.mcp.how}: a matcher naming {tool} never matches there"
+        return f"{adapter.title} calls {tool} `{native}`; hookd maps it back ({adapter.mcp.how})"
+    readings = [c for c in mcp.candidates if c != tool]
+    if len([c for c in readings if parse_claude(c) is not None]) > 1:
+        return (
+            f"{tool!r} reads several ways ({', '.join(readings)}): hookd names it {mcp.name}"
+            " and tests each matcher against every reading, so a guard may fire for a"
+            " look-alike tool but never misses its own"
+        )
+    return f"{adapter.mcp.how}; matchers are tested against {', '.join(readings)}"
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -198,12 +239,16 @@ def _print(e: dict[str, Any], style: Style) -> None:
     if e["tool"]:
         mapped = e["canonical_tool"]
         print(f"  tool       {e['tool']}" + (f" → {mapped}" if mapped != e["tool"] else ""))
+        if e["tool_note"]:
+            print(f"  {style.yellow('mcp')}        {e['tool_note']}")
     print(f"  can        {', '.join(e['can']) or 'nothing but observe'}")
     if e["cannot"]:
         print(f"  cannot     {', '.join(e['cannot'])}")
     print(f"  matchers   applied by {e['matchers_applied_by']}")
     if e["note"]:
         print(f"  note       {e['note']}")
+    if e["differs"]:
+        print(f"  {style.yellow('differs')}    hookd, deliberately: {e['differs']}")
     trust = style.green("trusted") if e["trusted"] else style.yellow("NOT trusted")
     print(f"  hookd      project {trust}: {e['trust']}")
     if not e["hooks"]:

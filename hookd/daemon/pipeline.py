@@ -31,8 +31,9 @@ import structlog
 import trio
 
 from hookd.agent_process import AgentLookup
-from hookd.agents.base import EventSpec
+from hookd.agents.base import Adapter, AgentEvent, EventSpec, UnknownAgentEvent
 from hookd.agents.capabilities import degrade, report
+from hookd.agents.guests import guest_at_claude_door
 from hookd.agents.registry import DEFAULT_AGENT, adapter_for
 from hookd.config.model import HookConfig
 from hookd.config.schema import Handler
@@ -152,8 +153,12 @@ class EventPipeline:
         deliver_async: bool = False,
         agent_caps_stop: bool = False,
         hangup: Callable[[], Awaitable[None]] | None = None,
-    ) -> FireResult | None:
+    ) -> FireResult | bytes | None:
         """Prepare and run in one call (the http endpoint's door); raises EventInputError.
+
+        Another agent's input (:mod:`hookd.agents.guests`: Copilot runs a project's
+        ``.claude/settings.json`` hooks itself) is answered in that agent's words, as
+        the body's bytes: nothing is run when its own door gets the event too.
 
         ``agent`` is asked only when something needs the agent: a session
         hookd does not know yet (its project is the agent's working directory)
@@ -176,20 +181,43 @@ class EventPipeline:
         session_id = raw.get("session_id")
         known = isinstance(session_id, str) and self.sessions.get(session_id) is not None
         info = None if known else await agent.resolve(event_name, raw)
-        prepared = self.prepare(
-            event_name,
-            raw,
-            env=info.env if info is not None else None,
-            agent_pid=info.pid if info is not None else None,
-            client=client,
-            agent_caps_stop=agent_caps_stop,
-        )
+        guest = guest_at_claude_door(raw)
+        guest_event: AgentEvent | None = None
+        if guest is not None:
+            if info is None:
+                info = await agent.resolve(event_name, raw)
+            found = self._prepare_guest(guest, event_name, raw, info.env, info.pid, client)
+            if found is None:
+                return b""  # its own door runs the hooks: no opinion here
+            prepared, guest_event = found
+        else:
+            prepared = self.prepare(
+                event_name,
+                raw,
+                env=info.env if info is not None else None,
+                agent_pid=info.pid if info is not None else None,
+                client=client,
+                agent_caps_stop=agent_caps_stop,
+            )
         if info is None and prepared.runs_hooks:
             info = await agent.resolve(event_name, raw)
             prepared.env, prepared.agent_pid = info.env, info.pid
             if info.pid is not None:
                 prepared.session.agent_pid = info.pid
         context = info.context if info is not None else "interactive"
+        result = await self._run_watched(prepared, context, deliver_async, hangup)
+        if guest is not None and guest_event is not None and result is not None:
+            return guest.encode(result, guest_event).stdout.strip().encode()
+        return result
+
+    async def _run_watched(
+        self,
+        prepared: PreparedEvent,
+        context: str,
+        deliver_async: bool,
+        hangup: Callable[[], Awaitable[None]] | None,
+    ) -> FireResult | None:
+        """:meth:`run`, cancelled when ``hangup`` returns (None then)."""
         if hangup is None or not prepared.runs_hooks or self._nothing_to_watch(prepared):
             return await self.run(prepared, context=context, deliver_async=deliver_async)
         result: FireResult | None = None
@@ -229,6 +257,7 @@ class EventPipeline:
         agent: str = DEFAULT_AGENT,
         agent_spec: EventSpec | None = None,
         once: bool = False,
+        workdir: str | None = None,
     ) -> PreparedEvent:
         """Everything before the hooks run, synchronously: validate the input, find
         the session and its config generation (trust applied), plan the hooks.
@@ -236,9 +265,12 @@ class EventPipeline:
         ``agent`` names the session's agent (status, tail, audit); ``agent_spec`` is the
         agent's event when it is not Claude Code (``event_name`` and ``raw`` are then
         already the canonical event its adapter decoded).  ``once``: a one-shot fire
-        (``protocol.Fire.once``) — a session made for it is forgotten afterwards."""
+        (``protocol.Fire.once``) — a session made for it is forgotten afterwards.
+        ``workdir``: where the hooks run, when the agent runs them elsewhere than the
+        input's ``cwd`` (``Adapter.hook_workdir``)."""
         event = decode_event(raw, event_name)
         _check_paths(event_name, event, raw)
+        event.workdir = workdir
         known = self.sessions.get(event.typed.session_id)
         named = (env or {}).get("CLAUDE_PROJECT_DIR") or event.typed.cwd
         # A known session keeps the project it started in (the table ignores
@@ -299,6 +331,44 @@ class EventPipeline:
             forget_session=once and known is None,
             kept_project=known.project if known and named != known.project else None,
         )
+
+    def _prepare_guest(
+        self,
+        guest: Adapter,
+        event_name: str,
+        raw: dict[str, Any],
+        env: dict[str, str] | None,
+        agent_pid: int | None,
+        client: str,
+    ) -> tuple[PreparedEvent, AgentEvent] | None:
+        """Another agent's input at Claude Code's http door (:mod:`hookd.agents.guests`):
+        None when that agent's own door also gets this event (it runs the hooks, once);
+        else the event prepared as that agent's — its adapter decodes it (tool names
+        mapped), its capabilities degrade the answer, its working directory is used —
+        and the decoded event its adapter encodes the answer for."""
+        cwd = raw.get("cwd")
+        if guest.own_door_wired(event_name, env, cwd if isinstance(cwd, str) else None):
+            log.info(
+                "another agent's event through Claude Code's wiring: its own door runs it",
+                agent=guest.name,
+                hook_event=event_name,
+            )
+            return None
+        try:
+            agent_event = guest.decode(event_name, raw)
+        except UnknownAgentEvent as exc:
+            raise EventInputError(str(exc)) from None
+        prepared = self.prepare(
+            agent_event.event,
+            agent_event.input,
+            env=env,
+            agent_pid=agent_pid,
+            client=client,
+            agent=guest.name,
+            agent_spec=agent_event.spec,
+            workdir=guest.hook_workdir(agent_event, env),
+        )
+        return prepared, agent_event
 
     def _warn_losses(self, agent: str, config: HookConfig) -> None:
         """The first event of ``agent`` on a config generation logs, once, every hook

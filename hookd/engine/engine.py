@@ -167,6 +167,8 @@ class Engine:
         if query is not None:
             tool = event.raw.get("tool_name")
             candidates = tool_aliases(query) if isinstance(tool, str) else (query,)
+            if isinstance(tool, str):
+                candidates = (*candidates, *_other_names(event.raw))
             groups = index.matching(event.name, candidates)
             extra = [g for g in extra if g.matcher.matches(candidates)]
         return (*groups, *extra)
@@ -313,7 +315,7 @@ class Engine:
                 stdin=stdin_of(raw),
                 timeout=timeout,
                 env=base_env,
-                cwd=event.typed.cwd,
+                cwd=event.workdir or event.typed.cwd,
                 project_dir=project_dir,
                 session_id=event.typed.session_id,
                 hook_index=index,
@@ -556,3 +558,14 @@ def _apply_gate(units: list[_Unit], gate: Gate, event: DecodedEvent) -> Plan:
         if hooks:
             kept.append(_Unit(tuple(hooks), unit.sequential))
     return Plan(kept, skipped, held)
+
+
+def _other_names(raw: dict[str, Any]) -> tuple[str, ...]:
+    """The other names an agent's tool may have (``tool_name_candidates``, set by an
+    adapter whose agent names an MCP tool in a way that reads several ways): a matcher
+    that accepts any of them fires, so a guard never misses its tool
+    (:mod:`hookd.agents.mcp_names`)."""
+    found = raw.get("tool_name_candidates")
+    if not isinstance(found, list):
+        return ()
+    return tuple(name for name in found if isinstance(name, str))

@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,14 @@ name = "Fake local Responses API"
 base_url = "{base_url}"
 env_key = "FAKE_API_KEY"
 wire_api = "responses"
+"""
+
+FAKE_MCP = Path(__file__).resolve().parent / "fake_mcp.py"
+MCP_CONFIG = """
+[mcp_servers.srv]
+command = "{python}"
+args = ["{server}"]
+env = {{ MCP_LOG = "{log}" }}
 """
 
 
@@ -156,13 +165,16 @@ async def run_codex(
     relay: Path | None = None,
     prompt: str = PROMPT,
     model: str = "gpt-fake",
+    mcp: bool = False,
 ) -> CodexRun:
     """One Codex run in ``root`` (a fresh directory) with ``hooks`` in Claude Code's shape.
 
     ``relay``: the compiled relay the install wires (the session's build of
     relay/hookd-relay.c, so the source under test runs, not a stale venv copy);
     None installs the Python relay.  ``model``: ``gpt-5.5`` (a slug of Codex's catalog)
-    makes Codex offer its freeform ``apply_patch`` tool."""
+    makes Codex offer its freeform ``apply_patch`` tool.  ``mcp``: configure
+    :mod:`agents.fake_mcp` as the MCP server ``srv``; its calls are ``echo <text>`` lines
+    in ``records``."""
     home, project = root / "home", root / "proj"
     codex_home = home / ".codex"
     for d in (codex_home, project):
@@ -181,7 +193,10 @@ async def run_codex(
     (codex_home / "hooks.json").write_text(json.dumps({"hooks": hooks}, indent=2))
     async with trio.open_nursery() as nursery:
         await nursery.start(serve_fake_responses, api)
-        (codex_home / "config.toml").write_text(CONFIG.format(base_url=api.base_url, model=model))
+        config = CONFIG.format(base_url=api.base_url, model=model)
+        if mcp:
+            config += MCP_CONFIG.format(python=sys.executable, server=FAKE_MCP, log=hook_log)
+        (codex_home / "config.toml").write_text(config)
         if mode == "native":
             run = await _run(env, project, prompt, api)
         else:

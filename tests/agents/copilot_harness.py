@@ -30,6 +30,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,21 @@ MODEL = "gpt-5.4"
 """A catalog model: Copilot gives it the ``bash`` tool (and ``apply_patch``)."""
 
 Mode = Literal["native", "hookd"]
+
+
+FAKE_MCP = Path(__file__).resolve().parent / "fake_mcp.py"
+
+
+def mcp_config() -> dict[str, Any]:
+    """Copilot's ``mcp-config.json`` naming :mod:`agents.fake_mcp` the local server ``srv``."""
+    server: dict[str, Any] = {
+        "type": "local",
+        "command": sys.executable,
+        "args": [str(FAKE_MCP)],
+        "tools": ["*"],
+        "env": {"MCP_LOG": "${HOOK_LOG}"},
+    }
+    return {"mcpServers": {"srv": server}}
 
 
 def copilot_available() -> bool:
@@ -127,6 +143,11 @@ async def run_copilot(
     prompt: str = PROMPT,
     daemon_up: bool = True,
     by_hand: bool = False,
+    mcp: bool = False,
+    subdir: str = "",
+    claude_wired: Literal["", "project", "local"] = "",
+    extra_env: dict[str, str] | None = None,
+    copilot_wired: bool = True,
 ) -> CopilotRun:
     """One Copilot run in ``root`` (a fresh directory) with ``hook_file`` (either shape)
     as ``$COPILOT_HOME/hooks/hooks.json``.
@@ -136,17 +157,31 @@ async def run_copilot(
     ``daemon_up``: False installs but starts no daemon (the relay fails open or closed).
     ``by_hand``: instead of installing, put ``hook_file``'s (Claude-shaped) hooks in hookd's
     config and wire the relay into Copilot's file in the Claude shape, one group per
-    event, as a user may write it — Copilot's Claude-shaped door."""
+    event, as a user may write it — Copilot's Claude-shaped door.
+    ``mcp``: configure :mod:`agents.fake_mcp` as the MCP server ``srv`` (its tool ``echo``
+    is ``srv-echo`` to Copilot); its calls are lines ``echo <text>`` in ``records``.
+    ``subdir``: start Copilot in this subdirectory of the project (created).
+    ``claude_wired`` (hookd mode): ``hookctl claude install --project`` (or ``--local``)
+    first, as a user who also runs Claude Code there would — Copilot reads the project's
+    ``.claude/settings.json`` and ``settings.local.json`` itself.  ``extra_env``: more of
+    Copilot's environment.  ``copilot_wired=False`` (hookd mode, with ``claude_wired``):
+    no ``hookctl agents install copilot`` — ``hook_file``'s hooks go straight into hookd's
+    config and Copilot's own hook file is left empty, so Copilot reaches hookd only
+    through Claude Code's wiring."""
     home, project = root / "home", root / "proj"
     copilot_home = home / ".copilot"
     hooks_dir = copilot_home / "hooks"
     for d in (hooks_dir, project):
-        d.mkdir(parents=True)
+        d.mkdir(parents=True, exist_ok=True)
     await trio.run_process(["git", "init", "-q", str(project)], check=True)
+    start = project / subdir if subdir else project
+    start.mkdir(parents=True, exist_ok=True)
     hook_log = root / "hook-log.txt"
     hook_log.touch()
     hook_path = hooks_dir / "hooks.json"
     hook_path.write_text(json.dumps(hook_file, indent=2))
+    if mcp:
+        (copilot_home / "mcp-config.json").write_text(json.dumps(mcp_config()))
     api = FakeResponsesApi(turns)
     async with trio.open_nursery() as nursery:
         await nursery.start(serve_fake_responses, api)
@@ -164,9 +199,10 @@ async def run_copilot(
             "COPILOT_AUTO_UPDATE": "false",
             "COPILOT_ALLOW_ALL": "true",
             "HOOK_LOG": str(hook_log),
+            **(extra_env or {}),
         }
         if mode == "native":
-            run = await _run(env, project, prompt, api)
+            run = await _run(env, project, prompt, api, start)
         else:
             # Unix socket paths must stay short: the daemon's directory is not under root.
             base = Path(tempfile.mkdtemp(prefix="hkcp", dir="/tmp"))
@@ -175,6 +211,24 @@ async def run_copilot(
                 if by_hand:
                     assert relay is not None, "wiring by hand needs the compiled relay"
                     run = await _by_hand(env, project, prompt, api, hook_file, daemon, relay)
+                    run.records = [line for line in hook_log.read_text().splitlines() if line]
+                    run.wired = hook_path.read_text()
+                    nursery.cancel_scope.cancel()
+                    return run
+                claude_output = ""
+                if claude_wired:
+                    claude_output = await _claude_install(daemon, project, claude_wired, relay)
+                    # The http hooks' token, exported where the agent runs (as install says).
+                    env["HOOKD_HTTP_TOKEN"] = daemon.token()
+                if not copilot_wired:
+                    config = daemon.config_home / "hookd" / "hooks.json"
+                    config.parent.mkdir(parents=True, exist_ok=True)
+                    config.write_text(json.dumps({"hooks": hook_file["hooks"]}))
+                    hook_path.write_text(json.dumps({"version": 1, "hooks": {}}))
+                    async with hookd_daemon(daemon):
+                        run = await _run(env, project, prompt, api, start)
+                    run.daemon_log = daemon.log.read_text(errors="replace")
+                    run.install_output = claude_output
                     run.records = [line for line in hook_log.read_text().splitlines() if line]
                     run.wired = hook_path.read_text()
                     nursery.cancel_scope.cancel()
@@ -198,17 +252,44 @@ async def run_copilot(
                 assert install.returncode == 0, install.stderr.decode()
                 if daemon_up:
                     async with hookd_daemon(daemon):
-                        run = await _run(env, project, prompt, api)
+                        run = await _run(env, project, prompt, api, start)
                     run.daemon_log = daemon.log.read_text(errors="replace")
                 else:
-                    run = await _run(env, project, prompt, api)
-                run.install_output = install.stdout.decode()
+                    run = await _run(env, project, prompt, api, start)
+                run.install_output = claude_output + install.stdout.decode()
             finally:
                 shutil.rmtree(base, ignore_errors=True)
         nursery.cancel_scope.cancel()
     run.records = [line for line in hook_log.read_text().splitlines() if line]
     run.wired = hook_path.read_text()
     return run
+
+
+async def _claude_install(
+    daemon: RunningDaemon, project: Path, scope: str, relay: Path | None
+) -> str:
+    """``hookctl claude install --project``/``--local`` into ``project`` for this daemon."""
+    done = await trio.run_process(
+        [
+            str(VENV_BIN / "hookctl"),
+            "claude",
+            "install",
+            f"--{scope}",
+            "--project-dir",
+            str(project),
+            "--port",
+            str(daemon.port),
+            "--socket",
+            str(daemon.socket),
+            *(["--relay", str(relay)] if relay is not None else ["--python-relay"]),
+        ],
+        env=daemon.env(),
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode() + done.stdout.decode()
+    return done.stdout.decode()
 
 
 async def _by_hand(
@@ -245,13 +326,17 @@ async def _by_hand(
 
 
 async def _run(
-    env: dict[str, str], project: Path, prompt: str, api: FakeResponsesApi
+    env: dict[str, str],
+    project: Path,
+    prompt: str,
+    api: FakeResponsesApi,
+    start: Path | None = None,
 ) -> CopilotRun:
     args = [str(COPILOT_BIN), "-p", prompt, "--allow-all-tools", "--disable-client-telemetry"]
     with trio.fail_after(RUN_TIMEOUT):
         done = await trio.run_process(
             args,
-            cwd=project,
+            cwd=start or project,
             env=env,
             stdin=b"",
             capture_stdout=True,

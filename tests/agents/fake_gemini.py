@@ -29,6 +29,7 @@ Only trio and h11 (like ``fake_responses.py``), so it runs in the test's own loo
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ import trio
 
 from support.fake_http import send, send_json, serve_loopback
 
-__all__ = ["FALLBACK_TEXT", "FakeGeminiApi", "Shell", "Text", "serve_fake_gemini"]
+__all__ = ["FALLBACK_TEXT", "FakeGeminiApi", "Shell", "Text", "ToolCall", "serve_fake_gemini"]
 
 FALLBACK_TEXT = "FAKE-GEMINI-SCRIPT-EXHAUSTED"
 
@@ -56,7 +57,16 @@ class Shell:
     command: str
 
 
-Turn = Text | Shell
+@dataclass(frozen=True)
+class ToolCall:
+    """One call of the declared function whose name matches ``pattern`` (a regex; exactly
+    one must match) with ``arguments``: an MCP tool under Gemini's name for it."""
+
+    pattern: str
+    arguments: dict[str, Any]
+
+
+Turn = Text | Shell | ToolCall
 
 
 @dataclass
@@ -138,9 +148,26 @@ def _candidate(parts: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _turn_parts(turn: Turn) -> list[dict[str, Any]]:
+def _offered(body: dict[str, Any]) -> list[str]:
+    """Every function the request declares (Gemini's own tools and MCP tools alike)."""
+    return [
+        str(declaration.get("name"))
+        for tool in body.get("tools") or []
+        if isinstance(tool, dict)
+        for declaration in tool.get("functionDeclarations") or []
+        if isinstance(declaration, dict)
+    ]
+
+
+def _turn_parts(turn: Turn, body: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(turn, Text):
         return [{"text": turn.text}]
+    if isinstance(turn, ToolCall):
+        offered = _offered(body)
+        found = [name for name in offered if re.search(turn.pattern, name)]
+        if len(found) != 1:
+            raise ValueError(f"{len(found)} declared tools match {turn.pattern!r}: {offered}")
+        return [{"functionCall": {"name": found[0], "args": turn.arguments}}]
     return [{"functionCall": {"name": "run_shell_command", "args": {"command": turn.command}}}]
 
 
@@ -167,7 +194,7 @@ async def _respond(
         return
     if data.get("tools"):
         api.requests.append(data)
-        answer = _candidate(_turn_parts(api.next_turn()))
+        answer = _candidate(_turn_parts(api.next_turn(), data))
     else:
         api.side_requests.append(data)
         answer = _candidate([{"text": json.dumps(_side_answer(data))}])

@@ -27,6 +27,7 @@ Only trio and h11, the stack of hookd's HTTP endpoint and of
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ __all__ = [
     "Patch",
     "Shell",
     "Text",
+    "ToolCall",
     "serve_fake_responses",
 ]
 
@@ -77,7 +79,43 @@ class Patch:
     patch: str
 
 
-Turn = Text | Shell | Patch
+@dataclass(frozen=True)
+class ToolCall:
+    """One call of the offered tool whose name matches ``pattern`` (a regex searched in
+    each offered name; exactly one must match) with ``arguments``: an MCP tool, which
+    every agent offers the model under its own name (``srv-echo``, ``mcp__srv__echo``)."""
+
+    pattern: str
+    arguments: dict[str, Any]
+
+
+Turn = Text | Shell | Patch | ToolCall
+
+
+def _offered(tools: list[dict[str, Any]]) -> list[tuple[str | None, str]]:
+    """Every function a request offers as (namespace, name): Codex offers an MCP server's
+    tools inside a ``namespace`` tool (``mcp__srv`` holding ``echo``)."""
+    names: list[tuple[str | None, str]] = []
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "namespace":
+            names.extend(
+                (str(tool.get("name")), str(inner["name"]))
+                for inner in tool.get("tools") or []
+                if isinstance(inner, dict) and isinstance(inner.get("name"), str)
+            )
+        elif isinstance(tool.get("name"), str):
+            names.append((None, tool["name"]))
+    return names
+
+
+def _named_call(tools: list[dict[str, Any]], turn: ToolCall) -> tuple[str | None, str]:
+    offered = _offered(tools)
+    found = [(ns, name) for ns, name in offered if re.search(turn.pattern, name)]
+    if len(found) != 1:
+        raise ValueError(f"{len(found)} offered tools match {turn.pattern!r} (tools: {offered})")
+    return found[0]
 
 
 def _shell_call(tools: list[dict[str, Any]], command: str) -> tuple[str, dict[str, Any]]:
@@ -168,8 +206,12 @@ def _item(index: int, turn: Turn, tools: list[dict[str, Any]]) -> dict[str, Any]
             "input": turn.patch,
             "status": "completed",
         }
-    name, arguments = _shell_call(tools, turn.command)
-    return {
+    namespace = None
+    if isinstance(turn, ToolCall):
+        (namespace, name), arguments = _named_call(tools, turn), turn.arguments
+    else:
+        name, arguments = _shell_call(tools, turn.command)
+    item = {
         "type": "function_call",
         "id": f"fc_fake_{index}",
         "call_id": f"call_fake_{index}",
@@ -177,6 +219,9 @@ def _item(index: int, turn: Turn, tools: list[dict[str, Any]]) -> dict[str, Any]
         "arguments": json.dumps(arguments),
         "status": "completed",
     }
+    if namespace is not None:
+        item["namespace"] = namespace
+    return item
 
 
 def _response(index: int, model: str, status: str, output: list[dict[str, Any]]) -> dict[str, Any]:

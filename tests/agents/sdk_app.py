@@ -34,7 +34,7 @@ from claude_agent_sdk import (
 from claude_agent_sdk.types import HookCallback, HookEvent
 
 from agents.sdk_scenarios import SCENARIOS, SETTINGS_ONLY, SLEEP, command_hooks, decide
-from hookd_client.agent_sdk import hookd_hooks, hookd_settings
+from hookd_client.agent_sdk import CALLBACK_EVENTS, hookd_hooks, hookd_settings
 
 
 def _callback(hook: str) -> HookCallback:
@@ -49,11 +49,11 @@ def _callback(hook: str) -> HookCallback:
     return callback
 
 
-def native_hooks(scenario: str) -> dict[HookEvent, list[HookMatcher]]:
+def native_hooks(scenario: str, relay: list[str]) -> dict[HookEvent, list[HookMatcher]]:
     hooks: dict[HookEvent, list[HookMatcher]] = {}
     for event, groups in SCENARIOS[scenario]["hooks"].items():
-        if event in SETTINGS_ONLY:
-            continue  # no callback exists: native_settings() has them
+        if event in SETTINGS_ONLY or event in relay:
+            continue  # no callback exists (or a command hook is wanted): native_settings()
         hooks[event] = [  # type: ignore[index]
             HookMatcher(matcher=matcher, hooks=[_callback(hook)], timeout=timeout)
             for matcher, hook, timeout in groups
@@ -61,9 +61,11 @@ def native_hooks(scenario: str) -> dict[HookEvent, list[HookMatcher]]:
     return hooks
 
 
-def native_settings(scenario: str) -> str | None:
-    """SessionStart/SessionEnd hooks, natively: command hooks in the SDK's ``settings=``."""
-    hooks = command_hooks(scenario, sys.executable, SETTINGS_ONLY, for_hookd=False)
+def native_settings(scenario: str, relay: list[str]) -> str | None:
+    """SessionStart/SessionEnd hooks (and the ``relay`` events), natively: command hooks in
+    the SDK's ``settings=``."""
+    events = (*SETTINGS_ONLY, *relay)
+    hooks = command_hooks(scenario, sys.executable, events, for_hookd=False)
     return json.dumps({"hooks": hooks}) if hooks else None
 
 
@@ -88,15 +90,17 @@ async def main(spec: dict[str, Any]) -> None:
         cli_path=spec["cli"],
     )
     messages: list[dict[str, Any]] = []
+    relay: list[str] = spec.get("relay", [])
     if spec["mode"] == "native":
-        options.hooks = native_hooks(spec["scenario"])
-        options.settings = native_settings(spec["scenario"])
+        options.hooks = native_hooks(spec["scenario"], relay)
+        options.settings = native_settings(spec["scenario"], relay)
         async for message in query(prompt=spec["prompt"], options=options):
             messages.append(_message(message))
     else:
-        async with hookd_hooks(spec["socket"], env=env) as hooks:
+        callbacks = [e for e in CALLBACK_EVENTS if e not in relay]
+        async with hookd_hooks(spec["socket"], env=env, events=callbacks) as hooks:
             options.hooks = hooks
-            options.settings = hookd_settings(spec["socket"])
+            options.settings = hookd_settings(spec["socket"], relay=relay)  # type: ignore[arg-type]
             async for message in query(prompt=spec["prompt"], options=options):
                 messages.append(_message(message))
     print(json.dumps({"messages": messages}, default=str))

@@ -78,6 +78,10 @@ SCENARIOS: dict[str, Scenario] = {
         "hooks": {"PreToolUse": [("Bash", "sleep", 2.0)]},
         "turns": [_bash("echo RAN-AFTER-TIMEOUT"), _DONE],
     },
+    "env_probe": {
+        "hooks": {"PreToolUse": [("Bash", "env_probe", None)]},
+        "turns": [_bash("echo ENV-PROBE-RAN"), _DONE],
+    },
 }
 """Each scenario: the hooks, and the model's script.  A matcher on Bash is in every
 PreToolUse scenario; ``context_and_matcher`` also has one that must not match."""

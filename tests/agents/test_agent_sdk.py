@@ -71,7 +71,11 @@ def hookd_config(scenario: str) -> dict[str, Any]:
 
 
 async def run_app(
-    mode: str, scenario: str, run_dir: Path, daemon: RunningDaemon | None = None
+    mode: str,
+    scenario: str,
+    run_dir: Path,
+    daemon: RunningDaemon | None = None,
+    relay: tuple[str, ...] = (),
 ) -> tuple[ClaudeRun, Path]:
     """One SDK app run against its own fake API; the app's messages as the stream."""
     home, project = run_dir / "home", run_dir / "proj"
@@ -88,6 +92,7 @@ async def run_app(
             "cli": str(CLAUDE_BIN),
             "env": offline_env(home, api.base_url),
             "socket": str(daemon.socket) if daemon else None,
+            "relay": list(relay),
         }
         spec_file = run_dir / "spec.json"
         spec_file.write_text(json.dumps(spec))
@@ -112,12 +117,16 @@ async def run_app(
     return run, project
 
 
-async def run_both(scenario: str, base: Path) -> dict[str, dict[str, Any]]:
-    """Both sides at once (each its own app, CLI and fake API); each side's comparable view."""
+async def run_both(
+    scenario: str, base: Path, relay: tuple[str, ...] = ()
+) -> dict[str, dict[str, Any]]:
+    """Both sides at once (each its own app, CLI and fake API); each side's comparable view.
+    ``relay``: callback events both sides wire as command hooks instead (natively in the
+    SDK's ``settings=``; through hookd with ``hookd_settings(relay=...)``)."""
     views: dict[str, dict[str, Any]] = {}
 
     async def native() -> None:
-        run, project = await run_app("native", scenario, base / "native")
+        run, project = await run_app("native", scenario, base / "native", relay=relay)
         views["native"] = comparable(run, base / "native", project)
 
     async def through_hookd() -> None:
@@ -126,7 +135,7 @@ async def run_both(scenario: str, base: Path) -> dict[str, dict[str, Any]]:
         config.parent.mkdir(parents=True)
         config.write_text(json.dumps(hookd_config(scenario)))
         async with hookd_daemon(daemon):
-            run, project = await run_app("hookd", scenario, base / "hookd", daemon)
+            run, project = await run_app("hookd", scenario, base / "hookd", daemon, relay)
         views["hookd"] = comparable(run, base / "hookd", project)
 
     async with trio.open_nursery() as nursery:
@@ -154,6 +163,7 @@ EXPECT: dict[str, dict[str, list[str]]] = {
     "prompt_block": {"markers": [REASONS["prompt_block"]]},
     "session_start": {"markers": [REASONS["session_context"]]},
     "timeout": {"markers": [TIMEOUT_DENIED], "absent": ["RAN-AFTER-TIMEOUT\\n"]},
+    "env_probe": {"markers": ["ENV-PROBE-RAN"]},
 }
 """What must (and must not) reach the model or the result, on both sides (a tool's
 output is followed by ``\\n`` in the JSON; the command that would print it is not)."""
@@ -206,3 +216,31 @@ async def test_sdk_hooks_through_hookd_match_native(scenario: str, tmp_path: Pat
         + _diff(seen["native"], seen["hookd"])
         + f"\n(daemon log: {tmp_path / 'hookd.log'})"
     )
+
+
+async def test_callback_events_give_hooks_the_cli_s_environment(tmp_path: Path) -> None:
+    """The CLI gives its own command hooks ``AI_AGENT``, ``CLAUDE_PID`` (itself),
+    ``CLAUDE_CODE_CHILD_SESSION=1``, ``CLAUDE_CODE_SESSION_ATTENDED=0`` and
+    ``COREPACK_ENABLE_AUTO_PIN=0`` (claude-code-observed.md, ``env_and_cwd``); a hook run
+    by hookd for a callback event gets them too — ``CLAUDE_PID`` naming the CLI process."""
+    await run_both("env_probe", tmp_path)
+    found = json.loads((tmp_path / "hookd" / "home" / "hook-env.json").read_text())
+    assert found["AI_AGENT"] == "claude-code_2-1-330_harness"
+    assert found["CLAUDE_CODE_CHILD_SESSION"] == "1"
+    assert found["CLAUDE_CODE_SESSION_ATTENDED"] == "0"
+    assert found["COREPACK_ENABLE_AUTO_PIN"] == "0"
+    assert found["CLAUDE_PID"] and "claude" in found["claude_pid_cmdline"], found
+
+
+async def test_a_stop_block_relayed_as_a_command_hook_is_framed_as_a_command_hook_s(
+    tmp_path: Path,
+) -> None:
+    """Through ``hookd_hooks()`` a Stop block is a callback's, which the CLI frames as one
+    (``Stop:Callback hook blocking error``).  With ``hookd_settings(relay=["Stop"])`` it
+    is a command hook's, framed exactly as a native command hook's in the SDK's settings
+    (``Stop hook blocking error from command: …``)."""
+    seen = await run_both("stop_continuation", tmp_path, relay=("Stop",))
+    assert seen["native"] == seen["hookd"], _diff(seen["native"], seen["hookd"])
+    text = json.dumps(seen["hookd"]["requests"][-1])
+    assert "Stop hook blocking error from command" in text, text[-2000:]
+    assert "Callback" not in text and "callback" not in text

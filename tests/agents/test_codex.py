@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from agents.codex_harness import CodexRun, codex_available, run_codex
-from agents.fake_responses import Patch, Shell, Text, Turn
+from agents.fake_responses import Patch, Shell, Text, ToolCall, Turn
 from support.clis import require_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.codex]
@@ -196,3 +196,67 @@ async def test_a_patch_keeps_its_tool_name_and_a_matcher_on_it_denies(
     native, _ = await both(tmp_path, relay, hooks, turns, model="gpt-5.5")
     assert native.records == ["patch"] and "patched.txt" not in native.files
     assert "PATCH-MARK no patches" in native.seen()[-1]["tool_outputs"][0]
+
+
+async def test_a_claude_code_mcp_matcher_guards_codex_s_mcp_tool(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Codex names MCP server ``srv``'s tool ``echo`` as Claude Code does,
+    ``mcp__srv__echo`` (inside its ``mcp__srv`` namespace to the model): the guard on
+    ``mcp__srv__.*`` denies the call natively and through hookd alike — the MCP server
+    never runs it (no ``echo`` line among the records)."""
+    deny = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "MCP-DENY no echo",
+        }
+    }
+    hooks = {"PreToolUse": [{"matcher": "mcp__srv__.*", "hooks": [hook(emit("guard", deny))]}]}
+    turns: list[Turn] = [ToolCall("^echo$", {"text": "MCP-MARK"}), Text("All done.")]
+    runs = [
+        await run_codex(tmp_path / mode, turns, hooks, mode, relay=compiled_relay, mcp=True)
+        for mode in ("native", "hookd")
+    ]
+    native, hookd = runs
+    assert native.records == ["guard"], native.stderr[-2000:]
+    assert hookd.comparable() == native.comparable(), hookd.daemon_log[-3000:]
+    assert "MCP-DENY no echo" in native.seen()[-1]["tool_outputs"][0]
+
+
+async def test_a_rewrite_without_a_decision_is_denied_where_codex_would_ignore_it(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Natively Codex ignores an ``updatedInput`` without ``permissionDecision`` and runs
+    the command the model wrote — the sanitising hook silently does nothing.  hookd
+    deliberately denies instead (an allow would also skip Codex's approval), saying why;
+    docs/agents.md and the PreToolUse note (explain, doctor) say so."""
+    rewrite = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": {"command": "echo rewritten > rewritten.txt"},
+        }
+    }
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [hook(emit("rewrite", rewrite))]}]}
+    native = await run_codex(tmp_path / "native", TURNS, hooks, "native")
+    hookd = await run_codex(tmp_path / "hookd", TURNS, hooks, "hookd", relay=compiled_relay)
+    assert native.records == hookd.records == ["rewrite"], hookd.daemon_log[-3000:]
+    assert "tool_out.txt" in native.files and "rewritten.txt" not in native.files
+    assert "tool_out.txt" not in hookd.files and "rewritten.txt" not in hookd.files
+    assert hookd.commands() == []
+    assert "without a permission decision" in hookd.seen()[-1]["tool_outputs"][0]
+
+
+async def test_continue_false_on_pre_tool_use_denies_where_codex_would_ignore_it(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """``continue: false`` on PreToolUse: Codex ignores it natively (the call runs); hookd
+    deliberately denies the call (never run after a hook said stop) — documented."""
+    stop = {"continue": False, "stopReason": "STOP-MARK halt"}
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [hook(emit("stop", stop))]}]}
+    native = await run_codex(tmp_path / "native", TURNS, hooks, "native")
+    hookd = await run_codex(tmp_path / "hookd", TURNS, hooks, "hookd", relay=compiled_relay)
+    assert native.records == hookd.records == ["stop"], hookd.daemon_log[-3000:]
+    assert hookd.commands() == [] and "tool_out.txt" not in hookd.files
+    assert "STOP-MARK halt" in hookd.seen()[-1]["tool_outputs"][0]
+    assert native.commands(), "Codex ran the call natively (it ignores continue: false)"

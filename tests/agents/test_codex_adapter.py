@@ -79,10 +79,23 @@ def test_allow_alone_is_not_sent_codex_rejects_it() -> None:
 
 
 def test_a_rewrite_is_sent_as_allow_with_updated_input() -> None:
-    out, _, _ = encode(FireResult(event="PreToolUse", updated_input={"command": "echo safe"}))
+    rewrite = {"command": "echo safe"}
+    out, _, _ = encode(FireResult(event="PreToolUse", decision="allow", updated_input=rewrite))
     specific = out["hookSpecificOutput"]
     assert specific["permissionDecision"] == "allow"
     assert specific["updatedInput"] == {"command": "echo safe"}
+
+
+def test_a_rewrite_without_a_decision_is_a_deny_saying_why() -> None:
+    """Codex would ignore it and run the call as written; an allow would skip its approval."""
+    out, _, _ = encode(FireResult(event="PreToolUse", updated_input={"command": "echo safe"}))
+    specific = out["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "deny" and "updatedInput" not in specific
+    assert "without a permission decision" in specific["permissionDecisionReason"]
+    # The call's own input handed back is no rewrite: dropped, as Codex drops it.
+    same = fixture("PreToolUse")["tool_input"]
+    out, _, _ = encode(FireResult(event="PreToolUse", updated_input=same))
+    assert out == {}
 
 
 def test_ask_becomes_a_deny_with_the_reason_said() -> None:

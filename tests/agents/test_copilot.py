@@ -36,7 +36,7 @@ from agents.copilot_harness import (
     copilot_available,
     run_copilot,
 )
-from agents.fake_responses import Shell, Text, Turn
+from agents.fake_responses import Shell, Text, ToolCall, Turn
 from support.clis import require_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.copilot]
@@ -108,14 +108,25 @@ async def run_both(
     relay: Path | None,
     hook_file: dict[str, Any],
     turns: list[Turn] | None = None,
+    *,
+    mcp: bool = False,
+    subdir: str = "",
 ) -> tuple[CopilotRun, CopilotRun]:
     """The native and the hookd run of one scenario, at once (each in its own HOME, with
-    its own fake model server)."""
+    its own fake model server; ``mcp``: with the fake MCP server ``srv``; ``subdir``:
+    Copilot started in that subdirectory of the project)."""
     runs: dict[str, CopilotRun] = {}
 
     async def one(mode: Mode) -> None:
         runs[mode] = await run_copilot(
-            tmp_path / mode, turns or TURNS, hook_file, mode, cache=cache, relay=relay
+            tmp_path / mode,
+            turns or TURNS,
+            hook_file,
+            mode,
+            cache=cache,
+            relay=relay,
+            mcp=mcp,
+            subdir=subdir,
         )
 
     async with trio.open_nursery() as nursery:
@@ -409,3 +420,204 @@ async def test_the_claude_shaped_door_wired_by_hand(
     assert '"PreToolUse"' in hookd.wired and "--agent copilot PreToolUse" in hookd.wired
     assert native.seen()[-1]["tool_outputs"] == ["Denied by preToolUse hook: DENY-MARK by hand"]
     assert "PROMPT-MARK" in native.seen()[0]["user"][0]
+
+
+# --- one guard for MCP tools (issue 30) ------------------------------------------------------
+
+MCP_TURNS: list[Turn] = [ToolCall("^srv-echo$", {"text": "MCP-MARK"}), Text("All done.")]
+
+
+async def test_a_claude_code_mcp_matcher_guards_copilot_s_mcp_tool(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """Copilot names MCP server ``srv``'s tool ``echo`` ``srv-echo`` (both formats); a
+    native Claude-shaped hook must say ``srv-echo``, while hookd's config says it as Claude
+    Code's docs do, ``mcp__srv__echo`` — and the same guard denies the same call: the MCP
+    server never runs it (no ``echo`` line), the model reads the same denial."""
+    native_hooks = {"PreToolUse": [group(emit("guard", deny("MCP-DENY no echo")), "srv-echo")]}
+    hookd_hooks = {"PreToolUse": [group(emit("guard", deny("MCP-DENY no echo")), "mcp__srv__echo")]}
+    runs: dict[str, CopilotRun] = {}
+
+    async def one(mode: Mode, hooks: dict[str, Any]) -> None:
+        runs[mode] = await run_copilot(
+            tmp_path / mode,
+            MCP_TURNS,
+            {"hooks": hooks},
+            mode,
+            cache=copilot_cache,
+            relay=compiled,
+            mcp=True,
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(one, "native", native_hooks)
+        nursery.start_soon(one, "hookd", hookd_hooks)
+    native, hookd = runs["native"], runs["hookd"]
+    assert native.records == ["guard"], explain(native, hookd)
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
+    assert native.seen()[-1]["tool_outputs"] == ["Denied by preToolUse hook: MCP-DENY no echo"]
+
+
+async def test_copilot_s_own_mcp_matcher_moved_by_install_keeps_guarding(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """A Claude-shaped hook on Copilot's ``srv-echo``: ``install`` moves it into hookd's
+    config as ``mcp__srv__echo`` (Claude Code's name, so it guards every agent), and it
+    still fires for Copilot's call."""
+    hooks = {"PreToolUse": [group(emit("guard", deny("MCP-DENY no echo")), "srv-echo")]}
+    native, hookd = await run_both(
+        tmp_path, copilot_cache, compiled, {"hooks": hooks}, MCP_TURNS, mcp=True
+    )
+    assert hookd.records == ["guard"], explain(native, hookd)
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
+    assert "'mcp__srv__echo' in Claude Code's words" in hookd.install_output
+
+
+async def test_hooks_run_in_the_project_root_when_copilot_starts_in_a_subdirectory(
+    tmp_path: Path, copilot_cache: Path, relay: Path | None
+) -> None:
+    """Started in ``proj/sub``, Copilot names ``proj/sub`` as the input's ``cwd`` but runs
+    its hooks in the project's root: a hook's relative paths resolve there, through hookd
+    too (the hook still reads ``cwd`` = ``proj/sub``)."""
+    script = (
+        "cwd=$(python3 -c \"import json,sys; print(json.load(sys.stdin)['cwd'])\"); "
+        'echo "pwd=$(basename "$(pwd)") cwd=$(basename "$cwd")" >> "$HOOK_LOG"'
+    )
+    hooks = {"PreToolUse": [group(script, "Bash")]}
+    native, hookd = await run_both(tmp_path, copilot_cache, relay, {"hooks": hooks}, subdir="sub")
+    assert native.records == ["pwd=proj cwd=sub"], explain(native, hookd)
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
+
+
+async def test_two_hooks_contexts_are_joined_as_copilot_joins_them(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """Two hooks each adding context on the prompt, before and after the call: the model
+    reads them joined exactly as Copilot joins its own hooks' contexts."""
+
+    def context(event: str, text: str) -> dict[str, Any]:
+        return {
+            "additionalContext": text,
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": text},
+        }
+
+    hooks = {
+        "UserPromptSubmit": [
+            group(emit("prompt1", context("UserPromptSubmit", "PROMPT-ONE"))),
+            group(emit("prompt2", context("UserPromptSubmit", "PROMPT-TWO"))),
+        ],
+        "PreToolUse": [
+            group(emit("pre1", context("PreToolUse", "PRE-ONE")), "Bash"),
+            group(emit("pre2", context("PreToolUse", "PRE-TWO")), "Bash"),
+        ],
+        "PostToolUse": [
+            group(emit("post1", context("PostToolUse", "POST-ONE")), "Bash"),
+            group(emit("post2", context("PostToolUse", "POST-TWO")), "Bash"),
+        ],
+    }
+    native, hookd = await run_both(tmp_path, copilot_cache, compiled, {"hooks": hooks})
+    assert sorted(native.records) == sorted(hookd.records), explain(native, hookd)
+    mine, theirs = native.seen()[-1], hookd.seen()[-1]
+    assert mine["tool_outputs"] == theirs["tool_outputs"], explain(native, hookd)
+    assert mine["user"][1:] == theirs["user"][1:], explain(native, hookd)
+    assert "POST-ONE\n\nPOST-TWO" in mine["tool_outputs"][0]
+    assert any("PRE-ONE\n\nPRE-TWO" in m for m in mine["user"][1:])
+    # The deliberate difference: Copilot keeps only the last prompt hook's context.
+    assert "PROMPT-ONE" not in mine["user"][0] and "PROMPT-TWO" in mine["user"][0]
+    assert "PROMPT-ONE\n\nPROMPT-TWO" in theirs["user"][0]
+
+
+# --- Copilot runs Claude Code's hook files too (issue 30) ------------------------------------
+
+
+async def test_with_claude_code_s_wiring_too_each_hook_runs_once_in_copilot_s_words(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """Copilot reads the project's ``.claude/settings.json`` itself: after ``hookctl claude
+    install --project`` *and* ``hookctl agents install copilot``, each event reaches hookd
+    through both wirings (Copilot's http hooks run with ``COPILOT_HOOK_ALLOW_LOCALHOST=1``).
+    The user's hooks must still run once per event, answered in Copilot's words — the same
+    run as with the hooks native in Copilot's own file."""
+    deny = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "ONCE-DENY",
+        }
+    }
+    hooks = {
+        "hooks": {
+            "UserPromptSubmit": [group(record("prompt"))],
+            "PreToolUse": [group(emit("pre", deny), "Bash")],
+            "PostToolUse": [group(record("post"))],
+            "Stop": [group(record("stop"))],
+        }
+    }
+    allow_localhost = {"COPILOT_HOOK_ALLOW_LOCALHOST": "1"}
+    runs: dict[str, CopilotRun] = {}
+
+    async def one(mode: Mode) -> None:
+        runs[mode] = await run_copilot(
+            tmp_path / mode,
+            TURNS,
+            hooks,
+            mode,
+            cache=copilot_cache,
+            relay=compiled,
+            claude_wired="project" if mode == "hookd" else "",
+            extra_env=allow_localhost,
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(one, "native")
+        nursery.start_soon(one, "hookd")
+    native, hookd = runs["native"], runs["hookd"]
+    assert sorted(native.records) == ["pre", "prompt", "stop"], explain(native, hookd)
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
+    assert native.seen()[-1]["tool_outputs"] == ["Denied by preToolUse hook: ONCE-DENY"]
+    assert "claude" in hookd.install_output and "through Claude Code" in hookd.daemon_log
+
+
+async def test_through_claude_code_s_wiring_alone_copilot_gets_copilot_s_answers(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """Only ``hookctl claude install --project``: Copilot's events reach hookd through the
+    project's http hooks alone, with Copilot's payload.  They run as Copilot's and are
+    answered in Copilot's words — context on the prompt and after the tool (which Copilot
+    reads only from its own top-level field there) reaches the model as natively."""
+
+    def context(event: str, text: str) -> dict[str, Any]:
+        return {
+            "additionalContext": text,
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": text},
+        }
+
+    hooks = {
+        "hooks": {
+            "UserPromptSubmit": [group(emit("prompt", context("UserPromptSubmit", "HTTP-PROMPT")))],
+            "PostToolUse": [group(emit("post", context("PostToolUse", "HTTP-POST")), "Bash")],
+        }
+    }
+    runs: dict[str, CopilotRun] = {}
+
+    async def one(mode: Mode) -> None:
+        runs[mode] = await run_copilot(
+            tmp_path / mode,
+            TURNS,
+            hooks,
+            mode,
+            cache=copilot_cache,
+            relay=compiled,
+            claude_wired="project" if mode == "hookd" else "",
+            copilot_wired=False,
+            extra_env={"COPILOT_HOOK_ALLOW_LOCALHOST": "1"},
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(one, "native")
+        nursery.start_soon(one, "hookd")
+    native, hookd = runs["native"], runs["hookd"]
+    assert sorted(native.records) == ["post", "prompt"], explain(native, hookd)
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
+    last = native.seen()[-1]
+    assert "HTTP-PROMPT" in last["user"][0] and "HTTP-POST" in last["tool_outputs"][0]

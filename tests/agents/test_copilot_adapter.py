@@ -255,7 +255,7 @@ async def test_prompt_context_plain_or_json_and_a_prompt_block(tmp_path: Path) -
     ctx = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "B"}}
     hooks = {"UserPromptSubmit": [group("cat >/dev/null; echo A"), group(emit(ctx))]}
     _, out = await run("userPromptSubmitted", hooks, tmp_path)
-    assert out == {"additionalContext": "A\nB"}
+    assert out == {"additionalContext": "A\n\nB"}
     hooks = {"UserPromptSubmit": [group(emit({"decision": "block", "reason": "not today"}))]}
     _, out = await run("userPromptSubmitted", hooks, tmp_path)
     assert out == {"decision": "block", "reason": "not today"}

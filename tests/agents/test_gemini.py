@@ -48,7 +48,7 @@ from typing import Any
 import pytest
 import trio
 
-from agents.fake_gemini import FakeGeminiApi, Shell, Text, serve_fake_gemini
+from agents.fake_gemini import FakeGeminiApi, Shell, Text, ToolCall, Turn, serve_fake_gemini
 from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
 from support.clis import require_cli
 
@@ -85,6 +85,8 @@ class Run:
     returncode: int = -1
     stream: list[dict[str, Any]] = field(default_factory=list)
     stderr: str = ""
+    settings: dict[str, Any] = field(default_factory=lambda: dict(BASE_SETTINGS))
+    """Gemini's settings besides ``hooks`` (a scenario adds ``mcpServers``)."""
 
     def hooks_ran(self) -> list[tuple[str, str]]:
         """(label, phase) of every hook run, sorted (parallel hooks finish in any order)."""
@@ -148,7 +150,7 @@ def normalise(value: Any, root: Path) -> Any:
     return value
 
 
-def new_run(turns: list[Text | Shell]) -> Run:
+def new_run(turns: list[Turn]) -> Run:
     # Short: hookd's Unix socket lives here (paths must stay under 108 bytes).
     root = Path(tempfile.mkdtemp(prefix="gm", dir="/tmp"))
     project = root / "proj"
@@ -208,7 +210,7 @@ async def run_gemini(run: Run, extra_env: dict[str, str]) -> None:
 
 
 async def run_native(run: Run, hooks: dict[str, Any]) -> None:
-    settings = {**BASE_SETTINGS, "hooks": hooks}
+    settings = {**run.settings, "hooks": hooks}
     (run.root / "home" / ".gemini" / "settings.json").write_text(json.dumps(settings))
     await run_gemini(run, {})
 
@@ -223,7 +225,7 @@ async def run_through_hookd(
     installer's default, so the other scenarios cover that one wherever it is built)."""
     home = run.root / "home"
     native = hooks.pop("gemini", None)
-    settings = {**BASE_SETTINGS, "hooks": native} if native else BASE_SETTINGS
+    settings = {**run.settings, "hooks": native} if native else run.settings
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
     paths = daemon_paths(run.root, home)
     (paths.config_home / "hookd").mkdir(parents=True)
@@ -288,7 +290,7 @@ def js(value: Any) -> str:
 
 
 async def compare(
-    scenario: Scenario, turns: list[Text | Shell], *, python_relay: bool = False
+    scenario: Scenario, turns: list[Turn], *, python_relay: bool = False
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     native, hookd = new_run(turns), new_run(turns)
     native_hooks, _ = scenario(native)
@@ -308,7 +310,7 @@ async def compare(
     return seen_native, seen_hookd
 
 
-TOOL_TURNS: list[Text | Shell] = [Shell(COMMAND), Text("All done.")]
+TOOL_TURNS: list[Turn] = [Shell(COMMAND), Text("All done.")]
 
 
 # --- the scenarios -------------------------------------------------------------------------
@@ -493,7 +495,7 @@ async def test_project_hooks_move_into_the_project_s_hookd_config() -> None:
     loads only in a trusted workspace) are moved by ``hookctl agents install gemini
     --project`` into ``<project>/.claude/hooks.json``, which hookd runs once
     ``hookctl trust`` says so — and they deny as they did natively."""
-    turns: list[Text | Shell] = [Shell(COMMAND), Text("All done.")]
+    turns: list[Turn] = [Shell(COMMAND), Text("All done.")]
     native, hookd = new_run(turns), new_run(turns)
     trust = {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
 
@@ -552,3 +554,69 @@ async def test_project_hooks_move_into_the_project_s_hookd_config() -> None:
 
 def run_root_settings(run: Run) -> Path:
     return run.root / "home" / ".gemini" / "settings.json"
+
+
+# --- one guard for MCP tools (issue 30) ------------------------------------------------------
+
+FAKE_MCP = Path(__file__).resolve().parent / "fake_mcp.py"
+
+
+async def test_a_claude_code_mcp_matcher_guards_gemini_s_mcp_tool() -> None:
+    """Gemini names MCP server ``srv``'s tool ``echo`` ``mcp_srv_echo``; hookd's config says
+    ``mcp__srv__.*`` as Claude Code's docs do, and the same guard denies the same call as
+    Gemini's own hook on ``mcp_srv_echo``: the server never runs it."""
+
+    def scenario(run: Run) -> tuple[Hooks, Hooks]:
+        server = {"command": sys.executable, "args": [str(FAKE_MCP)], "trust": True}
+        server["env"] = {"MCP_LOG": str(run.root / "mcp.log")}
+        run.settings = {**BASE_SETTINGS, "mcpServers": {"srv": server}}
+        deny = hook(run, "guard-mcp", "--stderr", "no echo here\n", "--exit", "2")
+        return (
+            {"BeforeTool": [group(deny, "mcp_srv_echo")]},
+            {"PreToolUse": [group(deny, "mcp__srv__.*")]},
+        )
+
+    turns: list[Turn] = [ToolCall("^mcp_srv_echo$", {"text": "MCP-MARK"}), Text("All done.")]
+    seen, _ = await compare(scenario, turns)
+    assert ("guard-mcp", "start") in seen["hooks"]
+    assert seen["model_saw"][1]["tool_results"] == [
+        {"error": "Tool execution blocked: no echo here"}
+    ]
+
+
+async def test_an_allow_beside_a_deny_keeps_both_reasons_as_gemini_does() -> None:
+    """One hook allows with a reason, another denies: Gemini's block message carries both
+    hooks' reasons, one a line, the allow's too; through hookd the same."""
+
+    def scenario(run: Run) -> tuple[Hooks, Hooks]:
+        def says(label: str, decision: str, reason: str) -> str:
+            native = {"decision": decision, "reason": reason}
+            return hook(run, label, "--stdout", js(native))
+
+        def answers(label: str, decision: str, reason: str) -> str:
+            out = {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": decision,
+                    "permissionDecisionReason": reason,
+                }
+            }
+            return hook(run, label, "--stdout", js(out))
+
+        return (
+            {
+                "BeforeTool": [
+                    group(says("allow", "allow", "ALLOW-REASON"), "run_shell_command"),
+                    group(says("deny", "deny", "DENY-REASON"), "run_shell_command"),
+                ]
+            },
+            {
+                "PreToolUse": [
+                    group(answers("allow", "allow", "ALLOW-REASON"), "Bash"),
+                    group(answers("deny", "deny", "DENY-REASON"), "Bash"),
+                ]
+            },
+        )
+
+    seen, _ = await compare(scenario, TOOL_TURNS)
+    assert seen["tool_file"] is None

@@ -80,10 +80,20 @@ def test_the_shell_tool_is_bash_with_the_native_name_kept() -> None:
 
 
 def test_an_unmapped_tool_keeps_its_name_and_gets_no_native_copy() -> None:
-    raw = {**fixture("BeforeTool"), "tool_name": "mcp_files_read_tree", "tool_input": {}}
+    raw = {**fixture("BeforeTool"), "tool_name": "save_memory", "tool_input": {}}
     event = GEMINI.decode("BeforeTool", raw)
-    assert event.input["tool_name"] == "mcp_files_read_tree"
+    assert event.input["tool_name"] == "save_memory"
     assert "native_tool_name" not in event.input
+
+
+def test_an_mcp_tool_is_claude_code_s_mcp_name() -> None:
+    """``mcp_files_read_tree`` split where ``mcp_context`` says (tests/agents/test_mcp_names.py
+    has every agent's)."""
+    raw = {**fixture("BeforeTool"), "tool_name": "mcp_files_read_tree", "tool_input": {}}
+    raw["mcp_context"] = {"server_name": "files", "tool_name": "read_tree"}
+    event = GEMINI.decode("BeforeTool", raw)
+    assert event.input["tool_name"] == "mcp__files__read_tree"
+    assert event.input["native_tool_name"] == "mcp_files_read_tree"
 
 
 def test_after_agent_is_stop_with_the_response_as_last_assistant_message() -> None:
@@ -303,7 +313,8 @@ _MATCHERS = [
 def test_a_moved_matcher_matches_exactly_the_tools_it_matched_in_gemini(matcher: str) -> None:
     """For every tool name Gemini may call: Gemini's matcher on the native name (an
     unanchored regex; exact name when it is no regex) fires exactly when hookd's
-    translated matcher fires on the name decode gives hookd (with its legacy aliases)."""
+    translated matcher fires on the names decode gives hookd (with its legacy aliases, and an
+    MCP tool's candidates: Gemini's own name among them)."""
     moved, _ = canonical_matcher(matcher)
     hookd = compile_matcher(moved, "PreToolUse")
     assert hookd.error is None
@@ -314,7 +325,9 @@ def test_a_moved_matcher_matches_exactly_the_tools_it_matched_in_gemini(matcher:
         except re.error:
             natively = text == native
         canonical = GEMINI.canonical_tool(native)
-        assert hookd.matches(tool_aliases(canonical)) == natively, (matcher, moved, native)
+        mcp = GEMINI.mcp_tool(native)
+        names = (*tool_aliases(canonical), *(mcp.candidates if mcp is not None else ()))
+        assert hookd.matches(names) == natively, (matcher, moved, native)
 
 
 # --- install side -----------------------------------------------------------------------

@@ -236,3 +236,55 @@ def test_doctor_reads_codexs_trust_and_inline_hooks_from_its_config_toml(
         str(home / ".codex" / "hooks.json"),
         str(project / ".codex" / "hooks.json"),
     }
+
+
+def test_explain_and_doctor_say_how_each_agent_names_an_mcp_tool(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One guard on Claude Code's ``mcp__srv__echo``: explain shows it fires for Copilot's
+    ``srv-echo`` and says how the name was read; for a dashed name every reading is named;
+    for Cursor, which names no server, the matcher is an error in doctor's report."""
+    write(home / ".config" / "hookd" / "hooks.json", {"hooks": {"PreToolUse": [
+        {"matcher": "mcp__srv__echo", "hooks": [cmd("mcp-guard")]}]}})  # fmt: skip
+    args = ["explain", "preToolUse", "--agent", "copilot", "--cwd", str(project), "--json"]
+    assert hookctl([*args, "--tool", "srv-echo"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    assert e["canonical_tool"] == "mcp__srv__echo"
+    assert [h["runs"] for h in e["hooks"]] == ["yes"]
+    assert "-" in e["tool_note"] and any("look-alike" in x["message"] for x in e["losses"])
+    assert hookctl([*args, "--tool", "srv-ec-ho"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    assert "mcp__srv__ec-ho" in e["tool_note"] and "mcp__srv-ec__ho" in e["tool_note"]
+    args = ["explain", "BeforeTool", "--agent", "gemini", "--cwd", str(project), "--json"]
+    assert hookctl([*args, "--tool", "mcp__srv__echo"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    assert "`mcp_srv_echo`" in e["tool_note"] and [h["runs"] for h in e["hooks"]] == ["yes"]
+
+    assert hookctl(["agents", "install", "cursor", "--python-relay"]) == 0
+    installed = capsys.readouterr().out
+    assert "error: PreToolUse matcher 'mcp__srv__echo'" in installed  # install says it too
+    assert "never matches" in installed
+    code, rows = doctor(capsys, "--agent", "cursor", "--project-dir", str(project))
+    [mcp] = [r for r in rows if "MCP tool" in r["message"]]
+    assert code == 1 and mcp["severity"] == "error" and "never matches" in mcp["message"]
+
+
+def test_a_deliberate_difference_is_said_by_explain_and_doctor(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where hookd answers otherwise than the agent would act (Codex: continue:false and a
+    rewrite without a decision deny), explain says so on its own line and doctor warns
+    for every hook on that event."""
+    write(home / ".config" / "hookd" / "hooks.json", {"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [cmd("sanitise")]}]}})  # fmt: skip
+    args = ["explain", "PreToolUse", "--agent", "codex", "--cwd", str(project)]
+    assert hookctl([*args, "--json"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    assert "continue: false" in e["differs"] and "permissionDecision" in e["differs"]
+    assert hookctl(args) == 0
+    assert "hookd, deliberately: `continue: false`" in capsys.readouterr().out
+    assert hookctl(["agents", "install", "codex", "--python-relay"]) == 0
+    capsys.readouterr()
+    _, rows = doctor(capsys, "--agent", "codex", "--project-dir", str(project))
+    [row] = [r for r in rows if "hookd differs from" in r["message"]]
+    assert row["severity"] == "warning" and "sanitise" in row["message"]

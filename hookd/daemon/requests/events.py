@@ -13,9 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import structlog
 
 from hookd.agent_process import agent_context
 from hookd.agents.base import Adapter, EventSpec, UnknownAgentEvent
+from hookd.agents.guests import guest_at_claude_door
 from hookd.agents.registry import DEFAULT_AGENT, UnknownAgent, adapter_for
 from hookd.daemon.async_delivery import AsyncDelivery
 from hookd.daemon.async_store import AsyncEntry
@@ -35,6 +37,8 @@ __all__ = ["EventRequests"]
 
 EventRequest = protocol.Fire | protocol.Relay
 
+log = structlog.get_logger("hookd.daemon.events")
+
 
 class EventRequests:
     def __init__(
@@ -51,11 +55,17 @@ class EventRequests:
         if self.lifecycle.stopping:
             raise RequestError("shutting_down", "hookd is stopping")
         agent = DEFAULT_AGENT
+        relayed: dict[str, Any] | None = None
         if msg.agent and msg.agent != DEFAULT_AGENT:
             adapter = _adapter(msg.agent)
             if not adapter.speaks_claude_code:
                 return self._route_agent(conn, msg, adapter)
             agent = adapter.name
+        elif isinstance(msg, protocol.Relay):
+            relayed = _relay_input(msg)
+            guest = guest_at_claude_door(relayed)
+            if guest is not None:
+                return self._route_guest(conn, msg, guest)
         if isinstance(msg, protocol.Fire):
             prepared = self.pipeline.prepare(
                 msg.event,
@@ -72,7 +82,7 @@ class EventRequests:
         else:
             prepared = self.pipeline.prepare(
                 msg.event,
-                _relay_input(msg),
+                relayed if relayed is not None else _relay_input(msg),
                 env=msg.env if msg.env is not None else conn.env,
                 agent_pid=msg.pid or conn.agent_pid,
                 client=conn.client or "hookd-relay",
@@ -89,6 +99,22 @@ class EventRequests:
             return self._reply(msg, prepared, await self._run(conn, msg, prepared, deliver))
 
         return Later(run)
+
+    def _route_guest(self, conn: Connection, msg: protocol.Relay, guest: Adapter) -> Answer:
+        """Another agent's input at Claude Code's relay door (:mod:`hookd.agents.guests`):
+        nothing runs when that agent's own door also gets this event, else it runs as
+        that agent's event, answered in its dialect."""
+        raw = _relay_input(msg)
+        env = msg.env if msg.env is not None else conn.env
+        cwd = raw.get("cwd")
+        if guest.own_door_wired(msg.event, env, cwd if isinstance(cwd, str) else None):
+            log.info(
+                "another agent's event through Claude Code's wiring: its own door runs it",
+                agent=guest.name,
+                hook_event=msg.event,
+            )
+            return protocol.RelayReply(id=msg.id, stdout="", stderr="", exit_code=0)
+        return self._route_agent(conn, msg, guest)
 
     def _route_agent(self, conn: Connection, msg: EventRequest, adapter: Adapter) -> Answer:
         """Another agent's door: its adapter decodes the native event into the canonical
@@ -118,6 +144,7 @@ class EventRequests:
             agent=adapter.name,
             agent_spec=agent_event.spec,
             once=isinstance(msg, protocol.Fire) and msg.once,
+            workdir=adapter.hook_workdir(agent_event, env),
         )
         as_result = isinstance(msg, protocol.Fire) and msg.format == "result"
         deliver = as_result or _agent_carries_late_context(agent_event.spec)

@@ -1,0 +1,166 @@
+"""Copilot's events through Claude Code's wiring: answered as Copilot's, and run once.
+
+Copilot CLI runs a project's ``.claude/settings.json`` hooks itself, with its own
+payload (:mod:`hookd.agents.guests`).  Here the real relay (``python -m
+hookd_client.relay PreToolUse``, Claude Code's wiring: no ``--agent``) gets the input
+Copilot 1.0.102 really sent when calling the MCP tool ``srv-echo``, in a real daemon:
+
+* without Copilot's own wiring, the event is Copilot's — the MCP name mapped, so a
+  guard on ``mcp__srv__echo`` fires, and the answer in Copilot's words;
+* with Copilot's own wiring installed, which gets the same event, this delivery runs
+  nothing and says nothing (the hooks run once, at Copilot's door);
+* Claude Code's own input at the same door is Claude Code's, as before.
+
+The whole path with the real Copilot CLI is ``test_copilot.py``'s
+``test_with_claude_code_s_wiring_too_each_hook_runs_once_in_copilot_s_words``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from support.daemon import configure
+
+MCP = Path(__file__).resolve().parents[1] / "data" / "agents" / "mcp"
+CLAUDE = Path(__file__).resolve().parents[1] / "data" / "agents" / "claude-agent-sdk-0.2.187"
+
+
+def copilot_input(cwd: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (MCP / "copilot-1.0.102-claude-shape-PreToolUse.json").read_text(encoding="utf-8")
+    )
+    data.pop("_fixture", None)
+    return data | {"cwd": str(cwd)}
+
+
+def guard(marker: Path) -> dict[str, Any]:
+    deny = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "NO-ECHO",
+        }
+    }
+    script = f"cat >/dev/null; echo ran >> {shlex.quote(str(marker))}; echo '{json.dumps(deny)}'"
+    return {"matcher": "mcp__srv__echo", "hooks": [{"type": "command", "command": script}]}
+
+
+async def relay(socket: Path, payload: dict[str, Any], home: Path) -> dict[str, Any] | None:
+    """Claude Code's wiring: the relay with no ``--agent``, run as Copilot runs it."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+    done = await trio.run_process(
+        [sys.executable, "-m", "hookd_client.relay", "PreToolUse", "--socket", str(socket)],
+        stdin=json.dumps(payload).encode(),
+        env=env,
+        capture_stdout=True,
+        capture_stderr=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    out = done.stdout.decode().strip()
+    return json.loads(out) if out else None
+
+
+async def test_copilot_s_input_at_claude_code_s_door_is_copilot_s(daemon_factory: Any) -> None:
+    handle = await daemon_factory()
+    project = handle.project()
+    marker = handle.root / "ran"
+    configure(handle, {"PreToolUse": [guard(marker)]})
+    out = await relay(handle.socket, copilot_input(project), handle.home)
+    assert marker.read_text() == "ran\n"
+    # Copilot's own words (what it reads under either file shape), not Claude Code's.
+    assert out == {"permissionDecision": "deny", "permissionDecisionReason": "NO-ECHO"}
+
+
+async def test_with_copilot_s_own_wiring_the_claude_code_delivery_runs_nothing(
+    daemon_factory: Any,
+) -> None:
+    handle = await daemon_factory()
+    project = handle.project()
+    marker = handle.root / "ran"
+    every_tool = {k: v for k, v in guard(marker).items() if k != "matcher"}
+    configure(handle, {"PreToolUse": [every_tool]})
+    hooks = handle.home / ".copilot" / "hooks"
+    hooks.mkdir(parents=True)
+    command = "hookd-relay --agent copilot preToolUse"
+    wired = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command}]}}
+    (hooks / "hooks.json").write_text(json.dumps(wired))
+    assert await relay(handle.socket, copilot_input(project), handle.home) is None
+    assert not marker.exists()
+
+
+async def test_claude_code_s_own_input_stays_claude_code_s(daemon_factory: Any) -> None:
+    handle = await daemon_factory()
+    project = handle.project()
+    marker = handle.root / "ran"
+    configure(handle, {"PreToolUse": [{**guard(marker), "matcher": "Bash"}]})
+    payload = json.loads((CLAUDE / "PreToolUse.json").read_text(encoding="utf-8"))
+    payload |= {"cwd": str(project)}
+    out = await relay(handle.socket, payload, handle.home)
+    assert marker.exists()
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+async def test_copilot_s_project_wiring_counts_as_its_own_door(daemon_factory: Any) -> None:
+    """``hookctl agents install copilot --project`` writes ``.github/hooks/hooks.json``:
+    that wiring also gets the event, so Claude Code's delivery runs nothing."""
+    handle = await daemon_factory()
+    project = handle.project()
+    marker = handle.root / "ran"
+    every_tool = {k: v for k, v in guard(marker).items() if k != "matcher"}
+    configure(handle, {"PreToolUse": [every_tool]})
+    hooks = project / ".github" / "hooks"
+    hooks.mkdir(parents=True)
+    command = "hookd-relay --agent copilot preToolUse --fail-closed"
+    entry = [{"type": "command", "bash": command}]
+    wired = {"version": 1, "hooks": {"preToolUse": entry}}
+    (hooks / "hookd.json").write_text(json.dumps(wired))
+    assert await relay(handle.socket, copilot_input(project), handle.home) is None
+    assert not marker.exists()
+    # Wired for another event only: this one runs, as Copilot's.
+    (hooks / "hookd.json").write_text(json.dumps({"version": 1, "hooks": {"agentStop": entry}}))
+    out = await relay(handle.socket, copilot_input(project), handle.home)
+    assert marker.exists() and out is not None and out["permissionDecision"] == "deny"
+
+
+async def test_copilot_s_camel_case_permission_request_at_claude_code_s_door(
+    daemon_factory: Any,
+) -> None:
+    """Copilot sends PermissionRequest camelCase even to a Claude-shaped hook (``srv/echo``
+    on the MCP call): it is Copilot's, decoded (the guard on ``mcp__srv__echo`` fires) and
+    answered in Copilot's words — not refused as a Claude Code input it is not."""
+    handle = await daemon_factory()
+    project = handle.project()
+    marker = handle.root / "ran"
+    deny = {
+        "hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": {"behavior": "deny", "message": "NO-ECHO"},
+        }
+    }
+    script = f"cat >/dev/null; echo ran >> {shlex.quote(str(marker))}; echo '{json.dumps(deny)}'"
+    group = {"matcher": "mcp__srv__echo", "hooks": [{"type": "command", "command": script}]}
+    configure(handle, {"PermissionRequest": [group]})
+    payload = json.loads(
+        (MCP / "copilot-1.0.102-native-permissionRequest.json").read_text(encoding="utf-8")
+    )
+    payload.pop("_fixture", None)
+    payload["cwd"] = str(project)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(handle.home)}
+    done = await trio.run_process(
+        [sys.executable, "-m", "hookd_client.relay", "PermissionRequest", "--socket",
+         str(handle.socket)],
+        stdin=json.dumps(payload).encode(),
+        env=env,
+        capture_stdout=True,
+        check=False,
+    )  # fmt: skip
+    assert marker.exists()
+    assert json.loads(done.stdout) == {"behavior": "deny", "message": "NO-ECHO"}
