@@ -187,7 +187,7 @@ async def test_every_hook_run_of_a_claude_session_is_a_span_under_its_event_in_p
     settings.write_text(json.dumps({"hooks": HOOKS}))
     daemon = daemon_paths(tmp_path, home)
     _write_daemon_config(daemon, phoenix)
-    await trio.run_process(
+    installed = await trio.run_process(
         [
             str(VENV_BIN / "hookctl"),
             *("claude", "install", "--user"),
@@ -195,7 +195,10 @@ async def test_every_hook_run_of_a_claude_session_is_a_span_under_its_event_in_p
         ],
         env=daemon.env(),
         capture_stdout=True,
+        check=False,
     )
+    # 3: wired, but no daemon serves the door yet — it is started below.
+    assert installed.returncode in (0, 3), installed.stdout
     with log.open("wb") as out:
         proc = await trio.lowlevel.open_process(
             [binary, "serve"], env=env, stdout=out, stderr=out, cwd=work
