@@ -111,6 +111,68 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/async_hooks/test_supervision.py",
         ],
     ),
+    # issue 32: where the risk is now (trust, the doors, the installers, the pipeline)
+    "limits": (
+        ["hookd/daemon/limits.py"],
+        [
+            "tests/reliability/test_limits.py",
+            "tests/reliability/test_door_inputs.py",
+            "tests/daemon/test_settings.py",
+        ],
+    ),
+    "trust": (
+        ["hookd/daemon/trust.py"],
+        [
+            "tests/reliability/test_trust_boundary.py",
+            "tests/reliability/test_trust.py",
+            "tests/reliability/test_trust_commands.py",
+            "tests/reliability/test_planted_names.py",
+        ],
+    ),
+    "pipeline": (
+        ["hookd/daemon/pipeline.py"],
+        [
+            "tests/reliability/test_trust_boundary.py",
+            "tests/reliability/test_door_inputs.py",
+            "tests/reliability/test_trust.py",
+            "tests/reliability/test_breaker.py",
+            "tests/daemon/test_serving.py",
+            "tests/async_hooks/test_late_context_doors.py",
+        ],
+    ),
+    "http": (
+        ["hookd/bridge/http_admission.py", "hookd/bridge/http_endpoint.py"],
+        [
+            "tests/properties/test_door_credentials.py",
+            "tests/bridge/test_http_endpoint.py",
+            "tests/bridge/test_http_fast_path.py",
+            "tests/bridge/test_http_socket.py",
+            "tests/reliability/test_http_door.py",
+        ],
+    ),
+    "installers": (
+        ["hookd/bridge/agent_install.py", "hookd/bridge/claude_settings.py"],
+        [
+            "tests/bridge/test_install_planted_paths.py",
+            "tests/bridge/test_agent_install.py",
+            "tests/bridge/test_claude_install.py",
+            "tests/bridge/test_claude_install_mod.py",
+        ],
+    ),
+    "agents": (
+        sorted(
+            f"hookd/agents/{p.name}"
+            for p in (ROOT / "hookd" / "agents").glob("*.py")
+            if p.name != "__init__.py"
+        ),
+        [
+            "tests/agents/test_docs_adapters.py",
+            *sorted(
+                f"tests/agents/{p.name}"
+                for p in (ROOT / "tests" / "agents").glob("test_*_adapter.py")
+            ),
+        ],
+    ),
 }
 
 _FLIP_COMPARE: dict[type[ast.cmpop], type[ast.cmpop]] = {
