@@ -145,6 +145,30 @@ async def test_connections_per_peer_process_are_capped(daemon_factory: Any) -> N
     assert err.code == "busy" and "max_connections_per_pid = 3" in err.message
 
 
+async def test_a_process_that_closes_its_connections_is_never_refused(
+    daemon_factory: Any,
+) -> None:
+    """The per-process count goes down as connections close: a client that connects,
+    asks and closes again and again (hookd-relay: one connection per event) is served
+    every time, far past ``max_connections_per_pid`` connections in all."""
+    handle = await daemon_factory(max_connections_per_pid=2, max_connections=3)
+    limits = handle.daemon.limits
+
+    def ask(n: int) -> int:
+        with _connect(handle.socket) as conn:
+            conn.sendall(protocol.encode(protocol.Status(id=n)))
+            reply = _read_frame(conn)
+            assert isinstance(reply, protocol.Reply), (n, reply)
+            return reply.id
+
+    for n in range(8):
+        assert await in_thread(ask, n) == n
+        with trio.fail_after(20):  # the daemon has seen the close
+            while limits.open:
+                await trio.sleep(0.01)
+        assert dict(limits.per_pid) == {}, limits.per_pid
+
+
 async def test_large_frames_share_one_byte_budget(daemon_factory: Any) -> None:
     """Two half-sent 3 MiB frames, each charged three times its size, against a 12 MiB
     budget: whichever the daemon reads second waits ``buffer_wait``, then its request
