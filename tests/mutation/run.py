@@ -137,6 +137,7 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/reliability/test_breaker.py",
             "tests/daemon/test_serving.py",
             "tests/async_hooks/test_late_context_doors.py",
+            "tests/reliability/test_pipeline_rules.py",
             "tests/bridge/test_http_socket.py",  # fire() with a hang-up watcher: the http door
             "tests/properties/test_path_sources.py",
         ],
