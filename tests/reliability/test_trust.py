@@ -110,6 +110,10 @@ async def test_trust_and_untrust_take_effect_on_the_next_event(daemon_factory: A
     assert await contexts(handle, project) == ["user", "project"]
     store = handle.daemon.settings.state_path() / "trust.json"
     assert stat.S_IMODE(store.stat().st_mode) == 0o600
+    # Every file the store is kept with (the store, its lock) is the user's alone.
+    kept = sorted(store.parent.glob("trust*"))
+    assert [p.name for p in kept] == ["trust.json", "trust.lock"]
+    assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in kept} == {"0o600"}
     listing = hookctl(handle, "trust", "--list", "--state-dir", state(handle))
     assert str(project) in listing.stdout and "ok" in listing.stdout
     assert (await status(handle))["untrusted"] == []
