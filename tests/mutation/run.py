@@ -169,6 +169,7 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
         ),
         [
             "tests/agents/test_detect.py",
+            "tests/agents/test_lint_rules.py",
             "tests/cli/test_doctor_explain.py",  # codex_lint's findings
             "tests/agents/test_docs_adapters.py",
             *sorted(
