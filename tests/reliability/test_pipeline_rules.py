@@ -1,10 +1,12 @@
-"""Two rules of the event pipeline that its mutation run found unstated (issue 32).
+"""Three rules of the event pipeline that its mutation run found unstated (issue 32).
 
 - A fire reply says the trust gate held hooks back exactly when it did: with the
   count of the hooks held back, for an untrusted project with matching hooks; never
   for a trusted one, nor for one whose hooks do not match the event.
 - A one-shot fire (``Fire.once``: ``hookctl fire``, a test harness) leaves no session
   behind, whether hooks ran for it or not; a normal fire keeps its session.
+- A session resumed by another agent process is that process's from its next event
+  whose hooks run.
 
 A real daemon on its socket; the trust store written as ``hookctl trust`` writes it.
 """
@@ -12,6 +14,9 @@ A real daemon on its socket; the trust store written as ``hookctl trust`` writes
 from __future__ import annotations
 
 import json
+import os
+import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +25,7 @@ import trio
 from hookd.daemon.trust import TrustStore
 from hookd_client.client import Client
 from reliability.helpers import event
+from support.daemon import configure
 
 
 def _project(handle: Any, name: str, event_name: str, hooks: int) -> Path:
@@ -75,3 +81,49 @@ async def test_a_one_shot_fire_leaves_no_session_behind(daemon_factory: Any) -> 
         await trio.to_thread.run_sync(fire, f"kept-{event_name}", event_name, False)
     sessions = {s.session_id for s in handle.daemon.sessions.all()}
     assert sessions == {"kept-PreToolUse", "kept-UserPromptSubmit"}, sessions
+
+
+POST = r"""
+import json, os, socket, sys
+print(os.getpid())
+body = json.dumps(json.loads(sys.argv[2])).encode()
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"POST /hooks/UserPromptSubmit HTTP/1.1\r\nhost: x\r\nconnection: close\r\n"
+          + b"content-length: %d\r\n\r\n" % len(body) + body)
+while s.recv(65536):
+    pass
+"""
+
+
+async def test_a_resumed_session_belongs_to_the_process_that_resumed_it(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """``--resume`` in a new agent process: the session's next event whose hooks run
+    comes from another process, and from then on the session is that process's (its
+    wake-ups, ``hookctl sessions``) — not the exited one's."""
+    handle = await daemon_factory()
+    configure(handle, {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "true"}]}]})
+    raw = event("UserPromptSubmit", session_id="s-resumed", cwd=str(tmp_path))
+    sock = str(handle.daemon.http_socket)
+    first = await trio.run_process(
+        [sys.executable, "-I", "-S", "-c", POST, sock, json.dumps(raw)], capture_stdout=True
+    )
+    session = handle.daemon.sessions.get("s-resumed")
+    assert session is not None and session.agent_pid == int(first.stdout)
+
+    def post_here() -> None:
+        body = json.dumps(raw).encode()
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.connect(sock)
+            conn.sendall(
+                b"POST /hooks/UserPromptSubmit HTTP/1.1\r\nhost: x\r\nconnection: close\r\n"
+                + b"content-length: %d\r\n\r\n" % len(body)
+                + body
+            )
+            while conn.recv(65536):
+                pass
+
+    await trio.to_thread.run_sync(post_here)
+    session = handle.daemon.sessions.get("s-resumed")
+    assert session is not None and session.agent_pid == os.getpid()
