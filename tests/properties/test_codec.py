@@ -220,18 +220,23 @@ def test_the_frame_reader_returns_whole_bodies_and_knows_a_cut_frame(
 
 # --- the request id of a refused (oversized) frame ----------------------------------------
 
-_SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
+_WIDTHS = [0, 127, 128, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1]
+_WIDTHS += [-1, -32, -33, -128, -129, -32768, -32769, -(2**31), -(2**31) - 1, -(2**63)]
+_INTS = st.one_of(
+    st.sampled_from(_WIDTHS),  # every MessagePack int width at its edges
     st.integers(min_value=-(2**63), max_value=2**64 - 1),
+)
+_TEXTS = st.one_of(
+    st.sampled_from([0, 31, 32, 255, 256, 65536]).map(lambda n: "k" * n),  # str widths
     st.text(max_size=300),
 )
+_SCALARS = st.one_of(st.none(), st.booleans(), _INTS, _TEXTS)
 
 
 @settings(max_examples=400, deadline=None)
 @given(
-    kind=st.text(max_size=300),
-    rid=st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    kind=_TEXTS,
+    rid=_INTS,
     before=st.dictionaries(
         st.text(max_size=40).filter(lambda k: k not in ("kind", "id")), _SCALARS, max_size=20
     ),
