@@ -115,6 +115,7 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
     "limits": (
         ["hookd/daemon/limits.py"],
         [
+            "tests/properties/test_codec.py",  # the refused frame's prefix reader
             "tests/reliability/test_limits.py",
             "tests/reliability/test_door_inputs.py",
             "tests/daemon/test_settings.py",

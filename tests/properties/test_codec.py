@@ -259,3 +259,10 @@ def test_a_refused_frames_prefix_names_its_kind_and_id(
     for short in range(0, len(body) - tail, 7):
         _, got_id = request_id_in(body[:short])
         assert got_id in (None, rid)
+
+
+def test_a_refused_frame_with_a_map32_header_still_names_its_id() -> None:
+    """A request map of 65536 entries or more has a 4-byte count (map32)."""
+    body = msgspec.msgpack.encode({"kind": "fire", "id": 41, **{f"k{n}": 0 for n in range(2**16)}})
+    assert body[0] == 0xDF
+    assert request_id_in(body[:64]) == ("fire", 41)
