@@ -606,7 +606,9 @@ async def _serve_one(wire: _Wire, fire: FireFn, agent: _HttpAgent) -> bool:
     del body  # the event is answered: its input is held no longer
     if payload is None:  # the client left while the hooks ran; nobody to answer
         return False
-    await wire.send(status, payload)
+    # A HEAD answer has the GET answer's head and no body (RFC 9110 §9.3.2; h11
+    # refuses to send one, which cut the connection instead of answering).
+    await wire.send(status, payload, head_only=request.method == b"HEAD")
     wire.release()
     return wire.next_cycle()
 
@@ -877,11 +879,13 @@ class _Wire:
         except OSError as exc:  # reset by the client
             raise trio.BrokenResourceError(f"http client: {exc}") from exc
 
-    async def send(self, status: int, payload: bytes) -> None:
+    async def send(self, status: int, payload: bytes, *, head_only: bool = False) -> None:
         if self.h11 is not None:
-            await _send(self.stream, self.h11, status, payload)
+            await _send(self.stream, self.h11, status, payload, head_only=head_only)
             return
         data = http_wire.response_bytes(status, _reason(status), payload, self.close_after)
+        if head_only and payload:
+            data = data[: -len(payload)]
         try:
             sent = write_nowait(self.fd, data)  # an answer nearly always fits at once
         except OSError as exc:
@@ -1173,14 +1177,19 @@ def _error_body(message: str) -> bytes:
 
 
 async def _send(
-    stream: trio.SocketStream, conn: h11.Connection, status: int, payload: bytes
+    stream: trio.SocketStream,
+    conn: h11.Connection,
+    status: int,
+    payload: bytes,
+    *,
+    head_only: bool = False,
 ) -> None:
     headers = [("content-length", str(len(payload)))]
     if payload:
         headers.append(("content-type", "application/json"))
     data = conn.send(h11.Response(status_code=status, headers=headers, reason=_reason(status)))
     data = data or b""
-    if payload:
+    if payload and not head_only:
         data += conn.send(h11.Data(data=payload)) or b""
     data += conn.send(h11.EndOfMessage()) or b""
     await stream.send_all(data)

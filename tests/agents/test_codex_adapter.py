@@ -173,3 +173,12 @@ def test_wire_is_idempotent_keeps_other_settings_and_read_hooks_leaves_hookd_out
     assert CODEX.read_hooks(path).hooks == user["hooks"]
     path.write_text(wired)
     assert CODEX.read_hooks(path).hooks == {}
+
+
+def test_plain_context_reaches_codex_as_plain_stdout() -> None:
+    """A prompt's plain-text context (hooks that print text) is sent as Codex's plain
+    stdout, as Claude Code's would be: never dropped."""
+    event = CODEX.decode("UserPromptSubmit", fixture("UserPromptSubmit"))
+    result = FireResult(event="UserPromptSubmit", plain_context=["PROJECT RULES"])
+    reply = CODEX.encode(degrade(result, event.spec), event)
+    assert reply.stdout == "PROJECT RULES\n" and reply.exit_code == 0

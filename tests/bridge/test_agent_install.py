@@ -17,6 +17,7 @@ import pytest
 from hookd.agents.cline import ClineAdapter
 from hookd.agents.codex import CodexAdapter
 from hookd.agents.qwen import QwenAdapter
+from hookd.agents.registry import ADAPTERS
 from hookd.bridge.agent_install import BACKUP_SUFFIX, RECORD_SUFFIX
 from hookd.cli.hookctl import main as hookctl
 
@@ -260,3 +261,20 @@ def test_a_damaged_install_record_is_an_error_naming_it_and_nothing_is_restored(
     err = capsys.readouterr().err
     assert str(record) in err and "$.original" in err
     assert settings.read_text() == wired
+
+
+AGENTS = sorted(a.name for a in ADAPTERS if a.name not in ("claude", "claude-agent-sdk"))
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_every_file_an_agent_install_creates_is_the_users_alone(home: Path, agent: str) -> None:
+    """Install writes the relay's wiring, its record and hookd's config: each new file is
+    0600 (they may carry an agent's secrets, and the record names them), and the one kind
+    that must run — Cline's per-event scripts — 0700; never anything for group or others."""
+    before = {p for p in home.rglob("*")}
+    assert hookctl(["agents", "install", agent, "--python-relay"]) == 0
+    created = sorted(p for p in home.rglob("*") if p.is_file() and p not in before)
+    assert created, "install created no file"
+    modes = {str(p.relative_to(home)): oct(p.stat().st_mode & 0o777) for p in created}
+    executable = {"0o700"} if agent == "cline" else set()
+    assert set(modes.values()) <= {"0o600", *executable}, modes

@@ -267,6 +267,20 @@ def test_uninstall_removes_a_settings_file_install_created(home: Path) -> None:
     assert list((home / ".claude").iterdir()) == []
 
 
+def test_uninstall_after_an_edit_leaves_no_hooks_where_there_were_none(home: Path) -> None:
+    """A settings file without hooks, edited after install: uninstall takes every one of
+    hookd's entries out and leaves no ``hooks`` key behind, the edit kept."""
+    settings = home / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"model": "opus"}))
+    assert hookctl(["claude", "install"]) == NO_DAEMON
+    edited = _json(settings)
+    assert edited["hooks"]  # hookd's
+    edited["theme"] = "dark"
+    settings.write_text(json.dumps(edited))
+    assert hookctl(["claude", "uninstall"]) == 0
+    assert _json(settings) == {"model": "opus", "theme": "dark"}
+
+
 def test_uninstall_after_an_edit_puts_the_groups_back_and_keeps_the_backup(home: Path) -> None:
     original = _json(DATA / "claude-settings-user.json")
     settings = home / ".claude" / "settings.json"

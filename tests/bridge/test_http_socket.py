@@ -101,6 +101,28 @@ async def test_socket_is_owner_only_whatever_the_umask(daemon_factory: Any) -> N
             await trio.sleep(0.02)
 
 
+async def test_binding_the_socket_leaves_the_hooks_umask_as_it_was(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """The socket is bound under a private umask, put back at once: the hooks the
+    daemon starts afterwards create files with the user's umask, not 0600."""
+    old = os.umask(0o022)
+    try:
+        handle = await daemon_factory()
+        assert handle.daemon.http_socket is not None
+        made = tmp_path / "made-by-a-hook"
+        touch = {"hooks": [{"type": "command", "command": f"touch {made}"}]}
+        configure(handle, {"UserPromptSubmit": [touch]})
+        async with _client(handle.daemon.http_socket) as client:
+            reply = await client.post(
+                "/hooks/UserPromptSubmit", json=fixture_event("UserPromptSubmit")
+            )
+        assert reply.status_code == 200, reply.text
+        assert stat.S_IMODE(made.stat().st_mode) == 0o644
+    finally:
+        os.umask(old)
+
+
 async def test_status_reports_the_socket(daemon_factory: Any) -> None:
     from hookd_client.client import Client
 

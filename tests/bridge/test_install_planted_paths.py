@@ -330,3 +330,31 @@ def test_the_literal_token_is_not_written_through_a_link_inside_the_project(
     assert install("claude", "local", project) == 1
     assert "would hold hookd's token" in capsys.readouterr().err
     assert committed.read_text() == '{"name": "app"}\n' and local.is_symlink()
+
+
+# --- a link planted at the name of a file only hookd writes ----------------------------------
+
+
+def _backup_cases() -> list[tuple[str, str]]:
+    return [(a, s) for a, s in PROJECT_CASES if a != "claude" and original(a) is not None]
+
+
+@pytest.mark.parametrize(("agent", "scope"), _backup_cases(),
+                         ids=[f"{a}-{s}" for a, s in _backup_cases()])  # fmt: skip
+def test_a_link_at_the_backups_own_name_is_replaced_not_followed(
+    home: Path, project: Path, agent: str, scope: str
+) -> None:
+    """The repository carries a link where install will put its backup, pointing at one
+    of the project's own files: the backup replaces the link; the file keeps its bytes."""
+    target = agent_file(agent, scope, home, project)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(original(agent) or "")
+    kept = project / "README.md"
+    kept.write_text("the project's own file\n")
+    backup = target.with_name(target.name + BACKUP_SUFFIX)
+    backup.symlink_to(kept)
+
+    assert install(agent, scope, project) == 0
+    assert kept.read_text() == "the project's own file\n"
+    assert backup.is_file() and not backup.is_symlink()
+    assert backup.read_text() == original(agent)

@@ -111,6 +111,74 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/async_hooks/test_supervision.py",
         ],
     ),
+    # issue 32: where the risk is now (trust, the doors, the installers, the pipeline)
+    "limits": (
+        ["hookd/daemon/limits.py"],
+        [
+            "tests/properties/test_codec.py",  # the refused frame's prefix reader
+            "tests/reliability/test_limits.py",
+            "tests/reliability/test_door_inputs.py",
+            "tests/daemon/test_settings.py",
+        ],
+    ),
+    "trust": (
+        ["hookd/daemon/trust.py"],
+        [
+            "tests/reliability/test_trust_boundary.py",
+            "tests/reliability/test_trust.py",
+            "tests/reliability/test_trust_commands.py",
+        ],
+    ),
+    "pipeline": (
+        ["hookd/daemon/pipeline.py"],
+        [
+            "tests/reliability/test_trust_boundary.py",
+            "tests/reliability/test_door_inputs.py",
+            "tests/reliability/test_trust.py",
+            "tests/reliability/test_breaker.py",
+            "tests/daemon/test_serving.py",
+            "tests/async_hooks/test_late_context_doors.py",
+            "tests/reliability/test_pipeline_rules.py",
+            "tests/bridge/test_http_socket.py",  # fire() with a hang-up watcher: the http door
+            "tests/properties/test_path_sources.py",
+        ],
+    ),
+    "http": (
+        ["hookd/bridge/http_admission.py", "hookd/bridge/http_endpoint.py"],
+        [
+            "tests/properties/test_door_credentials.py",
+            "tests/bridge/test_http_endpoint.py",
+            "tests/bridge/test_http_fast_path.py",
+            "tests/bridge/test_http_socket.py",
+            "tests/reliability/test_http_door.py",
+        ],
+    ),
+    "installers": (
+        ["hookd/bridge/agent_install.py", "hookd/bridge/claude_settings.py"],
+        [
+            "tests/bridge/test_install_planted_paths.py",
+            "tests/bridge/test_agent_install.py",
+            "tests/bridge/test_claude_install.py",
+            "tests/bridge/test_claude_install_mod.py",
+        ],
+    ),
+    "agents": (
+        sorted(
+            f"hookd/agents/{p.name}"
+            for p in (ROOT / "hookd" / "agents").glob("*.py")
+            if p.name != "__init__.py"
+        ),
+        [
+            "tests/agents/test_detect.py",
+            "tests/agents/test_lint_rules.py",
+            "tests/cli/test_doctor_explain.py",  # codex_lint's findings
+            "tests/agents/test_docs_adapters.py",
+            *sorted(
+                f"tests/agents/{p.name}"
+                for p in (ROOT / "tests" / "agents").glob("test_*_adapter.py")
+            ),
+        ],
+    ),
 }
 
 _FLIP_COMPARE: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -308,8 +376,13 @@ def clean_source(module: str) -> str:
 
 def _scratch() -> Path:
     scratch = Path(tempfile.mkdtemp(prefix="hkmut"))
-    for part in ("hookd", "client", "tests", "pyproject.toml"):
+    # scripts/ and relay/: the installers' tests build the compiled relay; docs/ and
+    # README.md: the tests that check what the docs say.
+    parts = ("hookd", "client", "tests", "pyproject.toml", "scripts", "relay", "docs", "README.md")
+    for part in parts:
         src = ROOT / part
+        if not src.exists():
+            continue
         if src.is_dir():
             shutil.copytree(
                 src,

@@ -15,6 +15,7 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hookd.daemon.limits import request_id_in
 from hookd_client import protocol
 from hookd_client.framing import FrameReader
 
@@ -215,3 +216,53 @@ def test_the_frame_reader_returns_whole_bodies_and_knows_a_cut_frame(
             raise AssertionError("a cut frame passed for a whole one")
     else:
         reader.eof()
+
+
+# --- the request id of a refused (oversized) frame ----------------------------------------
+
+_WIDTHS = [0, 127, 128, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1]
+_WIDTHS += [-1, -32, -33, -128, -129, -32768, -32769, -(2**31), -(2**31) - 1, -(2**63)]
+_INTS = st.one_of(
+    st.sampled_from(_WIDTHS),  # every MessagePack int width at its edges
+    st.integers(min_value=-(2**63), max_value=2**64 - 1),
+)
+_TEXTS = st.one_of(
+    st.sampled_from([0, 31, 32, 255, 256, 65536]).map(lambda n: "k" * n),  # str widths
+    st.text(max_size=300),
+)
+_SCALARS = st.one_of(st.none(), st.booleans(), _INTS, _TEXTS)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    kind=_TEXTS,
+    rid=_INTS,
+    before=st.dictionaries(
+        st.text(max_size=40).filter(lambda k: k not in ("kind", "id")), _SCALARS, max_size=20
+    ),
+    cut=st.integers(min_value=0, max_value=64),
+)
+def test_a_refused_frames_prefix_names_its_kind_and_id(
+    kind: str, rid: int, before: dict[str, Any], cut: int
+) -> None:
+    """A frame too large to read still gets its error answered with its ``id``
+    (``limits.request_id_in``): whatever scalars come before ``id`` — every MessagePack
+    width of int and str, None, booleans — the prefix up to ``id`` and a little more
+    gives ``(kind, id)`` exactly; a bool is never taken for an id."""
+    body = msgspec.msgpack.encode({"kind": kind, **before, "id": rid, "input": {"x": 1}})
+    tail = len(msgspec.msgpack.encode("input")) + len(msgspec.msgpack.encode({"x": 1}))
+    end = len(body) - tail + cut  # just past the id's value, and up to `cut` bytes more
+    assert request_id_in(body[:end]) == (kind, rid)
+    as_bool = msgspec.msgpack.encode({"kind": kind, **before, "id": True})
+    assert request_id_in(as_bool) == (kind, None)
+    # Cut inside the map: never an exception, never an id that was not there.
+    for short in range(0, len(body) - tail, 7):
+        _, got_id = request_id_in(body[:short])
+        assert got_id in (None, rid)
+
+
+def test_a_refused_frame_with_a_map32_header_still_names_its_id() -> None:
+    """A request map of 65536 entries or more has a 4-byte count (map32)."""
+    body = msgspec.msgpack.encode({"kind": "fire", "id": 41, **{f"k{n}": 0 for n in range(2**16)}})
+    assert body[0] == 0xDF
+    assert request_id_in(body[:64]) == ("fire", 41)

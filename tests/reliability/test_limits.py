@@ -145,6 +145,72 @@ async def test_connections_per_peer_process_are_capped(daemon_factory: Any) -> N
     assert err.code == "busy" and "max_connections_per_pid = 3" in err.message
 
 
+async def test_a_process_that_closes_its_connections_is_never_refused(
+    daemon_factory: Any,
+) -> None:
+    """The per-process count goes down as connections close: a client that connects,
+    asks and closes again and again (hookd-relay: one connection per event) is served
+    every time, far past ``max_connections_per_pid`` connections in all."""
+    handle = await daemon_factory(max_connections_per_pid=2, max_connections=3)
+    limits = handle.daemon.limits
+
+    def ask(n: int) -> int:
+        with _connect(handle.socket) as conn:
+            conn.sendall(protocol.encode(protocol.Status(id=n)))
+            reply = _read_frame(conn)
+            assert isinstance(reply, protocol.Reply), (n, reply)
+            return reply.id
+
+    for n in range(8):
+        assert await in_thread(ask, n) == n
+        with trio.fail_after(20):  # the daemon has seen the close
+            while limits.open:
+                await trio.sleep(0.01)
+        assert dict(limits.per_pid) == {}, limits.per_pid
+
+
+async def test_a_large_frame_that_waits_for_room_is_served_once_room_is_given_back(
+    daemon_factory: Any,
+) -> None:
+    """Two 3 MiB frames against a budget that holds one: the second waits (up to a
+    ``buffer_wait`` far longer than the test) and is served as soon as the first one's
+    answer gives its share back — not refused when the wait runs out."""
+    handle = await daemon_factory(buffer_budget=12 * MIB, buffer_wait=30)
+    budget = handle.daemon.buffer_budget
+    body = msgspec.msgpack.encode({"kind": "status", "id": 7, "pad": "x" * (3 * MIB)})
+    frame = protocol.HEADER.pack(len(body)) + body
+
+    def start() -> tuple[socket.socket, socket.socket]:
+        pair = _connect(handle.socket), _connect(handle.socket)
+        for conn in pair:
+            conn.sendall(frame[:1000])
+        return pair
+
+    one, two = await in_thread(start)
+    try:
+        with trio.fail_after(30):  # one frame is charged; the other waits for room
+            while budget.used == 0:
+                await trio.sleep(0.01)
+
+        def finish(conn: socket.socket) -> protocol.ServerMessage | None:
+            conn.sendall(frame[1000:])
+            return _read_frame(conn)
+
+        async with trio.open_nursery() as nursery:
+            replies: list[protocol.ServerMessage | None] = []
+
+            async def answer(conn: socket.socket) -> None:
+                replies.append(await in_thread(finish, conn))
+
+            nursery.start_soon(answer, one)
+            nursery.start_soon(answer, two)
+    finally:
+        one.close()
+        two.close()
+    assert [type(r) for r in replies] == [protocol.Reply, protocol.Reply], replies
+    assert budget.refused == 0
+
+
 async def test_large_frames_share_one_byte_budget(daemon_factory: Any) -> None:
     """Two half-sent 3 MiB frames, each charged three times its size, against a 12 MiB
     budget: whichever the daemon reads second waits ``buffer_wait``, then its request

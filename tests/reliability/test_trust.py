@@ -11,7 +11,9 @@ from typing import Any
 
 import trio
 
+from hookd.config.sources import SourceLayout
 from hookd.daemon.audit import AuditEvent, read_records
+from hookd.daemon.trust import TrustStore
 from hookd_client import protocol
 from hookd_client.client import Client
 from reliability.helpers import DATA, event
@@ -110,6 +112,10 @@ async def test_trust_and_untrust_take_effect_on_the_next_event(daemon_factory: A
     assert await contexts(handle, project) == ["user", "project"]
     store = handle.daemon.settings.state_path() / "trust.json"
     assert stat.S_IMODE(store.stat().st_mode) == 0o600
+    # Every file the store is kept with (the store, its lock) is the user's alone.
+    kept = sorted(store.parent.glob("trust*"))
+    assert [p.name for p in kept] == ["trust.json", "trust.lock"]
+    assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in kept} == {"0o600"}
     listing = hookctl(handle, "trust", "--list", "--state-dir", state(handle))
     assert str(project) in listing.stdout and "ok" in listing.stdout
     assert (await status(handle))["untrusted"] == []
@@ -185,3 +191,14 @@ async def test_hookctl_hooks_says_why_a_hook_does_not_run(daemon_factory: Any) -
     assert "is not trusted" in by_scope["project"]["why"]
     out = await trio.to_thread.run_sync(lambda: hookctl(handle, "hooks", "--cwd", str(project)))
     assert "not run: " in out.stdout and "is not trusted" in out.stdout
+
+
+def test_a_state_directory_trust_creates_is_private(tmp_path: Path) -> None:
+    """``hookctl trust`` before the daemon ever ran creates the state directory: 0700
+    (the store says which projects may run code)."""
+    state_dir = tmp_path / "fresh" / "state"
+    project = tmp_path / "proj"
+    project.mkdir()
+    store = TrustStore(state_dir / "trust.json")
+    store.trust(str(project), SourceLayout(policy=(), user=(), claude_settings=False))
+    assert stat.S_IMODE(state_dir.stat().st_mode) == 0o700

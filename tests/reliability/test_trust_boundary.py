@@ -6,7 +6,7 @@ directory linked out.  Issue 28's red team ran all seven variants it tried witho
 ``hookctl trust``.  :func:`test_every_link_leaving_a_project_is_still_the_projects`
 enumerates the whole class through one real daemon — every file kind a project
 holds × every place on its path a link can sit (the file, each directory above it)
-× absolute and relative links and link chains × where the link lands (an untrusted
+× absolute and relative links, link chains and hard links × where the link lands (an untrusted
 place, a *trusted* directory) — and checks the hook's side effect: held back while
 the project is untrusted, run once it is trusted (unpinned, then pinned), held back
 again when a pinned link's target changes behind it, even with its size and mtime
@@ -61,7 +61,8 @@ class Variant:
     depth: int
     """Which component of ``kind.rel`` is the link (1: ``.claude``; the last: the file)."""
     how: str
-    """``abs``, ``rel`` or ``chain`` (the file links into the project, that link out)."""
+    """``abs``, ``rel``, ``chain`` (the file links into the project, that link out) or
+    ``hard`` (the file is a hard link: no link to see, only where it was found)."""
     lands: str
     """``away`` (an untrusted directory outside any project) or ``trusted`` (a trusted one)."""
 
@@ -82,6 +83,7 @@ def _variants() -> Iterator[Variant]:
                 for how in ("abs", "rel"):
                     yield Variant(kind, depth, how, lands)
             yield Variant(kind, len(parts), "chain", lands)
+            yield Variant(kind, len(parts), "hard", lands)
 
 
 VARIANTS = tuple(_variants())
@@ -117,6 +119,13 @@ def _plant(v: Variant, project: Path, landing: Path, marker: Path) -> Path:
         _link(landing / "hop2", real, relative=False)
         _link(project / "hop", landing / "hop2", relative=False)
         _link(project / v.kind.rel, project / "hop", relative=True)
+        return real
+    if v.how == "hard":
+        real = landing / parts[-1]
+        real.parent.mkdir(parents=True)
+        real.write_text(_content(v.kind, v.tag, marker))
+        (project / v.kind.rel).parent.mkdir(parents=True, exist_ok=True)
+        os.link(real, project / v.kind.rel)
         return real
     real = landing.joinpath(*parts[v.depth - 1 :])
     real.parent.mkdir(parents=True, exist_ok=True)
@@ -165,7 +174,7 @@ async def _claude_settings_daemon(daemon_factory: Any, monkeypatch: Any, home: P
 async def test_every_link_leaving_a_project_is_still_the_projects(
     daemon_factory: Any, monkeypatch: Any, tmp_path: Path
 ) -> None:
-    assert len({v.id for v in VARIANTS}) == len(VARIANTS) == 76
+    assert len({v.id for v in VARIANTS}) == len(VARIANTS) == 88
     handle = await _claude_settings_daemon(daemon_factory, monkeypatch, tmp_path)
     base = handle.root / "t"
     planted = []
@@ -217,6 +226,49 @@ def _same_size_edit(path: Path) -> None:
     path.write_text(text.replace("RUN", "EVL", 1))
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+
+
+# --- a pin covers what the project held, and nothing it gains later ----------------------
+
+
+async def test_every_file_kind_a_pinned_project_gains_later_is_held_back(
+    daemon_factory: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    """A repository pinned with only ``.claude/hooks.json`` later gains (a ``git pull``)
+    a file of every other kind, plain or linked to a trusted directory: none of their
+    hooks runs unasked, although the pin covered the project's hooks a moment before."""
+    handle = await _claude_settings_daemon(daemon_factory, monkeypatch, tmp_path)
+    base = handle.root / "g"
+    store = TrustStore(handle.daemon.settings.state_path() / "trust.json")
+    store.trust(str(base / "trusted"), handle.daemon.layout)
+    planted: list[Planted] = []
+    for kind in KINDS[1:]:
+        for how in ("plain", "abs"):
+            v = Variant(kind, len(kind.rel.split("/")), how, "trusted")
+            project = base / "projects" / v.id
+            marker = base / "ran" / v.id
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            first = base / "ran" / f"{v.id}-first"
+            (project / ".claude").mkdir(parents=True)
+            (project / ".claude" / "hooks.json").write_text(_content(KINDS[0], "FIRST", first))
+            store.trust(str(project), handle.daemon.layout, pin=True)
+            planted.append(Planted(v, project, base / "trusted" / v.id, project / kind.rel, marker))
+    handle.daemon.reload()
+    for p in planted:
+        contexts = await trio.to_thread.run_sync(_fire, handle.socket, p.project, "pin", False)
+        assert contexts == ["FIRST"], (p.variant.id, contexts)
+    for p in planted:  # the pull
+        content = _content(p.variant.kind, p.variant.tag, p.marker)
+        if p.variant.how == "plain":
+            p.real.parent.mkdir(parents=True, exist_ok=True)
+            p.real.write_text(content)
+        else:
+            p.landing.mkdir(parents=True)
+            (p.landing / "f").write_text(content)
+            _link(p.real, p.landing / "f", relative=False)
+    handle.daemon.reload()
+    ran = await trio.to_thread.run_sync(_runs, handle.socket, planted, "pulled")
+    assert [name for name, did in ran.items() if did] == []
 
 
 # --- a pin covers skills ----------------------------------------------------------------

@@ -1,0 +1,129 @@
+"""Three rules of the event pipeline that its mutation run found unstated (issue 32).
+
+- A fire reply says the trust gate held hooks back exactly when it did: with the
+  count of the hooks held back, for an untrusted project with matching hooks; never
+  for a trusted one, nor for one whose hooks do not match the event.
+- A one-shot fire (``Fire.once``: ``hookctl fire``, a test harness) leaves no session
+  behind, whether hooks ran for it or not; a normal fire keeps its session.
+- A session resumed by another agent process is that process's from its next event
+  whose hooks run.
+
+A real daemon on its socket; the trust store written as ``hookctl trust`` writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from hookd.daemon.trust import TrustStore
+from hookd_client.client import Client
+from reliability.helpers import event
+from support.daemon import configure
+
+
+def _project(handle: Any, name: str, event_name: str, hooks: int) -> Path:
+    project: Path = handle.project(name)
+    guards = [{"type": "command", "command": f"true {n}"} for n in range(hooks)]  # not deduped
+    groups = [{"matcher": "Bash", "hooks": guards}] if hooks else []
+    text = json.dumps({"hooks": {event_name: groups}})
+    (project / ".claude" / "hooks.json").write_text(text)
+    return project
+
+
+async def test_a_reply_names_the_held_back_hooks_exactly_when_some_were(
+    daemon_factory: Any,
+) -> None:
+    handle = await daemon_factory(require_trust=True)
+    untrusted = _project(handle, "untrusted", "PreToolUse", 2)
+    elsewhere = _project(handle, "other-event", "PostToolUse", 1)
+    trusted = _project(handle, "trusted", "PreToolUse", 2)
+    TrustStore(handle.daemon.settings.state_path() / "trust.json").trust(
+        str(trusted), handle.daemon.layout
+    )
+    handle.daemon.reload()
+
+    def fire(project: Path, session: str) -> Any:
+        with Client(handle.socket) as client:
+            return client.fire("PreToolUse", event(cwd=str(project), session_id=session))
+
+    held = await trio.to_thread.run_sync(fire, untrusted, "s-untrusted")
+    assert held.held_back is not None and held.held_back.hooks == 2, held
+    assert held.held_back.project == str(untrusted) and "hookctl trust" in held.held_back.reason
+    assert held.result.hooks == []
+    for project, session in ((trusted, "s-trusted"), (elsewhere, "s-elsewhere")):
+        reply = await trio.to_thread.run_sync(fire, project, session)
+        assert reply.held_back is None, (project, reply.held_back)
+    assert len((await trio.to_thread.run_sync(fire, trusted, "s-t2")).result.hooks) == 2
+
+
+async def test_a_one_shot_fire_leaves_no_session_behind(daemon_factory: Any) -> None:
+    handle = await daemon_factory()
+    project = _project(handle, "p", "PreToolUse", 1)
+    handle.daemon.reload()
+
+    def fire(session: str, event_name: str, once: bool) -> None:
+        raw = event(cwd=str(project), session_id=session)
+        if event_name != "PreToolUse":
+            raw = {k: raw[k] for k in ("session_id", "transcript_path", "cwd")}
+            raw.update(hook_event_name=event_name, prompt="hello")
+        with Client(handle.socket) as client:
+            client.fire(event_name, raw, once=once)
+
+    for event_name in ("PreToolUse", "UserPromptSubmit"):  # hooks run / none match
+        await trio.to_thread.run_sync(fire, f"once-{event_name}", event_name, True)
+        await trio.to_thread.run_sync(fire, f"kept-{event_name}", event_name, False)
+    sessions = {s.session_id for s in handle.daemon.sessions.all()}
+    assert sessions == {"kept-PreToolUse", "kept-UserPromptSubmit"}, sessions
+
+
+POST = r"""
+import json, os, socket, sys
+print(os.getpid())
+body = json.dumps(json.loads(sys.argv[2])).encode()
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"POST /hooks/UserPromptSubmit HTTP/1.1\r\nhost: x\r\nconnection: close\r\n"
+          + b"content-length: %d\r\n\r\n" % len(body) + body)
+while s.recv(65536):
+    pass
+"""
+
+
+async def test_a_resumed_session_belongs_to_the_process_that_resumed_it(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """``--resume`` in a new agent process: the session's next event whose hooks run
+    comes from another process, and from then on the session is that process's (its
+    wake-ups, ``hookctl sessions``) — not the exited one's."""
+    handle = await daemon_factory()
+    configure(handle, {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "true"}]}]})
+    raw = event("UserPromptSubmit", session_id="s-resumed", cwd=str(tmp_path))
+    sock = str(handle.daemon.http_socket)
+    first = await trio.run_process(
+        [sys.executable, "-I", "-S", "-c", POST, sock, json.dumps(raw)], capture_stdout=True
+    )
+    session = handle.daemon.sessions.get("s-resumed")
+    assert session is not None and session.agent_pid == int(first.stdout)
+
+    def post_here() -> None:
+        body = json.dumps(raw).encode()
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.connect(sock)
+            conn.sendall(
+                b"POST /hooks/UserPromptSubmit HTTP/1.1\r\nhost: x\r\nconnection: close\r\n"
+                + b"content-length: %d\r\n\r\n" % len(body)
+                + body
+            )
+            while conn.recv(65536):
+                pass
+
+    await trio.to_thread.run_sync(post_here)
+    session = handle.daemon.sessions.get("s-resumed")
+    assert session is not None and session.agent_pid == os.getpid()
