@@ -201,7 +201,10 @@ class LauncherResolver:
             self.probes = {k: p for k, p in self.probes.items() if p.process is not None}
         fd, output = tempfile.mkstemp(prefix="hookd-probe-", suffix=".json")
         os.close(fd)
-        probe = _Probe(None, output, dict(env), time.monotonic())
+        # Only what steers a launcher: the probe outlives the event that started it, and
+        # must not carry that event's variables (another session's, secrets among them).
+        env = {k: v for k, v in env.items() if _LAUNCHER_ENV.fullmatch(k)}
+        probe = _Probe(None, output, env, time.monotonic())
         try:
             process = subprocess.Popen(
                 argv,
@@ -223,6 +226,12 @@ class LauncherResolver:
 
 
 _STARTUP_ENV = re.compile(r"PYTHON.*|LANG|LANGUAGE|LC_.*|HOME|PATH|TZ")
+_LAUNCHER_ENV = re.compile(
+    r"PYTHON.*|LANG|LANGUAGE|LC_.*|HOME|PATH|TZ|PYENV_.*|UV_.*|VIRTUAL_ENV|XDG_.*|TMPDIR|USER|LOGNAME"
+)
+"""What a launcher reads to decide (pyenv's version, uv's cache and settings) besides the
+interpreter's start-up: the only variables a probe is given, and so the only ones whose
+removal by the launcher a warm start reproduces."""
 """Variables CPython or a preloaded module reads while starting: a spare started under
 other values would not be the cold run (encodings, ``sys.path``, user site, flags, zone)."""
 

@@ -433,7 +433,7 @@ shift  # "exec"
 program="$1"; shift
 version="$(cat .python-version 2>/dev/null || cat "$PYENV_ROOT/version")"
 export PYENV_VERSION="$version" PYENV_DIR="$PWD"
-unset AGENT_VALUE  # a shim may remove a variable too
+unset PYENV_SHELL  # a shim may remove a variable too
 export PATH="$PYENV_ROOT/versions/$version/bin:$PATH"
 exec "$PYENV_ROOT/versions/$version/bin/$program" "$@"
 """
@@ -458,13 +458,13 @@ def pyenv(tmp_path: Path) -> Path:
 async def test_a_version_managers_shim_runs_warm_as_the_shim_would_run_it(
     pair: Pair, project: Path, tmp_path: Path, pyenv: Path
 ) -> None:
-    env = {**_env(tmp_path), "PATH": f"{pyenv}/shims:/usr/bin:/bin"}
+    env = {**_env(tmp_path), "PATH": f"{pyenv}/shims:/usr/bin:/bin", "PYENV_SHELL": "bash"}
     cold = await pair.fire(pair.warm, "python3 hooks/identity.py", project, env)
     assert cold.launch is not None and "shim is being resolved" in cold.launch
     warm = await _same(pair, "python3 hooks/identity.py", project, env)
     assert f"{pyenv}/versions/one/bin/python3" in warm.stdout  # orig_argv[0], as pyenv execs it
     assert '"PYENV_VERSION", "one"' in warm.stdout
-    assert "AGENT_VALUE" not in warm.stdout
+    assert "PYENV_SHELL" not in warm.stdout and "AGENT_VALUE" in warm.stdout
     # A .python-version in the project picks another version: resolved again, then warm.
     (project / ".python-version").write_text("two\n")
     warm = await _same(pair, "python3 hooks/identity.py", project, env)
