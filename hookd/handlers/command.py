@@ -204,15 +204,16 @@ class CommandRunner:
         if spare is None:
             inv.launch = f"cold: {why}"
             return None
-        env = {**env, "HOOKD_RUN_ID": spare.marker}
-        process = spare.become(target, env, cwd)
+        run_env = {**env, "HOOKD_RUN_ID": spare.marker}
+        process = spare.become(target, run_env, cwd)
+        self.warm.refill(target, env, cwd)  # after the request: the spawn overlaps the run
         if process is None:
             self.warm.discard(spare)
             inv.launch = "cold: its warm spare went away"
             return None
         inv.launch = "warm"
         inv.run_id = spare.marker  # the marker its processes carry (async journal, kills)
-        return env, process
+        return run_env, process
 
     async def run(self, handler: CommandHandler, inv: Invocation) -> HandlerResult:
         values = {"CLAUDE_PROJECT_DIR": inv.project_dir}

@@ -416,7 +416,9 @@ class WarmPool:
     def take(
         self, target: WarmTarget, env: Mapping[str, str], cwd: str
     ) -> tuple[Spare | None, str]:
-        """A ready spare for ``target`` (and a new one started behind it), or why not."""
+        """A ready spare for ``target``, or why not (then a new one is started for the next
+        event).  A spare handed out is replaced by :meth:`refill` once it has its request:
+        the new interpreter's spawn then overlaps the run instead of delaying it."""
         key = _key(target, env, cwd)
         self._reap_retired()
         if key in self.unusable:
@@ -431,12 +433,18 @@ class WarmPool:
         if state == "unsupported":
             self.unusable.add(key)
             return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
+        if spare is not None and state == "ready":
+            return spare, ""
         self._start(key, target, env, cwd)
         if spare is None:
             return None, "first run of this interpreter here: its warm spare is starting"
-        if state == "gone":
-            return None, "its warm spare had exited: a new one is starting"
-        return spare, ""
+        return None, "its warm spare had exited: a new one is starting"
+
+    def refill(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
+        """Start the spare that replaces one :meth:`take` handed out."""
+        key = _key(target, env, cwd)
+        if key not in self.spares:
+            self._start(key, target, env, cwd)
 
     def _start(self, key: _Key, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
         while len(self.spares) >= self.limit:
