@@ -469,7 +469,7 @@ def relay(plan: Plan) -> Row:
     sys.path.insert(0, str(BENCH))
     import relay_startup
 
-    from hookd.bridge.claude_settings import relay_bootstrap
+    from hookd.installers.claude_settings import relay_bootstrap
 
     with hookd_daemon() as d:
         python = os.path.realpath(sys.executable)

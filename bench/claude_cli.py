@@ -8,7 +8,7 @@ and the next request (median over the calls), compared with the no-hook run:
 a. no hooks;  b. native ``true`` command hook;  c. native ``python3`` command
 hook with a small policy;  d. the same policy as an in-daemon python hook,
 reached through hookd's http endpoint (``hookd serve --http-port``);  e. the
-same, reached through hookd's Claude Code mod (``hookd/bridge/claude_mod``,
+same, reached through hookd's Claude Code mod (``hookd/doors/claude_mod``,
 loaded with ``CLAUDE_CODE_PLUGIN_DIRS``) over the daemon's http socket;  f. the
 *unchanged* (c) hook — ``python3 policy.py`` as a command hook — in hookd's config,
 reached through the http endpoint of a second daemon: warm Python (issue 29).
@@ -40,7 +40,7 @@ import trio
 from _util import ROOT, hookd_daemon, tempdir
 from cases import POLICY_HOOK, Plan
 
-from hookd.bridge.claude_settings import mod_dir
+from hookd.installers.claude_settings import mod_dir
 from hookd_client import protocol
 
 sys.path.insert(0, str(ROOT / "tests"))

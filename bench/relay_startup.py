@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hookd.bridge.claude_settings import relay_bootstrap
+from hookd.installers.claude_settings import relay_bootstrap
 
 ROOT = Path(__file__).resolve().parents[1]
 RELAY = ROOT / "client" / "hookd_client" / "relay.py"

@@ -9,7 +9,7 @@
  * SO_RCVTIMEO/SO_SNDTIMEO armed with the time left), same two frames
  * (hello, relay) of docs/protocol.md, same output and exit code, and the same
  * fail-open / fail-closed messages when the daemon cannot answer.  Anything
- * changed in one must be changed in the other; tests/bridge/test_relay.py runs
+ * changed in one must be changed in the other; tests/doors/test_relay.py runs
  * every case against both.
  *
  * Why C and hand-written MessagePack: gcc/cc is on every machine hookd runs on

@@ -329,7 +329,7 @@ class Adapter(abc.ABC):
     def lint(self, path: Path, text: str) -> list[Finding]:
         """This agent's own silent failure modes in one of its hook files (``hookctl doctor``).
 
-        Optional: the driver (:mod:`hookd.bridge.agent_install`) already reports what
+        Optional: the driver (:mod:`hookd.installers.agent_install`) already reports what
         it can see for every agent through the contract — a file ``read_hooks`` cannot
         parse, a timeout that is under a second once converted from the agent's unit,
         a matcher naming a Claude Code tool the agent calls something else.  An

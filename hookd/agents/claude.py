@@ -12,7 +12,7 @@ The install side reads and writes Claude Code's settings files
 (``~/.claude/settings.json``, ``.claude/settings.json``) in the shape every
 Claude-shaped agent shares (:mod:`hookd.agents.claude_shape`); the richer
 ``hookctl claude install`` (http hooks, per-event timeouts, ``.hookd-moved``
-records) stays in :mod:`hookd.bridge.claude_settings`.
+records) stays in :mod:`hookd.installers.claude_settings`.
 """
 
 from __future__ import annotations

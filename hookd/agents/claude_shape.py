@@ -10,7 +10,7 @@ timeout its entries need.
 
 hookd's own entries are recognised by their command: it runs ``hookd-relay``
 (the compiled relay, the console script, or the Python relay imported with
-``import relay``) — the same rule :mod:`hookd.bridge.claude_settings` uses
+``import relay``) — the same rule :mod:`hookd.installers.claude_settings` uses
 for Claude Code's settings.
 """
 

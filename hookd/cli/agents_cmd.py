@@ -1,7 +1,7 @@
 """``hookctl agents list | status | install | uninstall``: every coding agent, wired to hookd.
 
-The planning is :mod:`hookd.bridge.agent_install` (any agent, through its
-adapter's install side) and, for Claude Code, :mod:`hookd.bridge.claude_settings`
+The planning is :mod:`hookd.installers.agent_install` (any agent, through its
+adapter's install side) and, for Claude Code, :mod:`hookd.installers.claude_settings`
 — ``hookctl agents install claude`` *is* ``hookctl claude install``, with the
 same options (http or relay transport, token, scopes), so Claude Code keeps
 its richer installer and ``hookctl claude …`` keeps working.  This module
@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from hookd.agents.base import Adapter, Installation, Scope
-from hookd.bridge.agent_install import (
+from hookd.cli import claude_cmd
+from hookd.cli.style import Style
+from hookd.installers.agent_install import (
     AgentFileState,
     AgentPlan,
     Relay,
@@ -32,9 +34,7 @@ from hookd.bridge.agent_install import (
     plan_install,
     plan_uninstall,
 )
-from hookd.bridge.claude_settings import Plan, is_bridge_handler, paths_for
-from hookd.cli import claude_cmd
-from hookd.cli.style import Style
+from hookd.installers.claude_settings import Plan, is_bridge_handler, paths_for
 
 __all__ = ["add_agents_command"]
 

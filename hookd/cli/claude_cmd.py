@@ -1,10 +1,10 @@
 """``hookctl claude install | uninstall | import``: wire Claude Code to hookd.
 
-The planning lives in :mod:`hookd.bridge.claude_settings`; this module only
+The planning lives in :mod:`hookd.installers.claude_settings`; this module only
 parses flags, prints the plan (a one-line summary, then a unified diff with
 ``--dry-run``) and applies it.  ``install`` then checks that the daemon serves
 the http port it wired — having the running daemon open it when it does not
-(:mod:`hookd.bridge.door`) — and says so in one line; a door left unserved is
+(:mod:`hookd.installers.door`) — and says so in one line; a door left unserved is
 an error (exit 3 without a daemon, else 1): the hooks would fail open.
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from hookd.bridge import DEFAULT_HTTP_PORT, load_or_create_token, token_path
-from hookd.bridge.claude_settings import (
+from hookd.doors import DEFAULT_HTTP_PORT, load_or_create_token, token_path
+from hookd.installers.claude_settings import (
     Bridge,
     Plan,
     ScopeName,
@@ -30,7 +30,7 @@ from hookd.bridge.claude_settings import (
     plan_install,
     plan_uninstall,
 )
-from hookd.bridge.door import (
+from hookd.installers.door import (
     DoorCheck,
     check_door,
     check_socket_door,

@@ -1,6 +1,6 @@
 """``hookctl doctor``: agents' hook files, hookd's config and trust, checked for silent failures.
 
-The file checks are :mod:`hookd.bridge.agent_doctor`'s; this module adds what
+The file checks are :mod:`hookd.installers.agent_doctor`'s; this module adds what
 needs the daemon's settings: hookd's own config files as the daemon loads them
 (a load error, a matcher in an agent's native tool name), whether hookd will
 hold a project's hooks back until ``hookctl trust``, and — for every agent
@@ -25,13 +25,13 @@ from typing import Any
 from hookd.agents.base import Adapter, Finding
 from hookd.agents.capabilities import report
 from hookd.agents.registry import ADAPTERS, UnknownAgent, adapter_for
-from hookd.bridge.agent_doctor import fail_closed_findings, hookd_config_findings, lint_agent
-from hookd.bridge.agent_install import hookd_config_path
 from hookd.cli.doors import Wiring, check_doors, find_wirings
 from hookd.cli.style import Style
 from hookd.config.assemble import load_config
 from hookd.daemon.settings import SettingsError, load_settings, source_layout
 from hookd.daemon.trust import TrustGate, TrustStore
+from hookd.installers.agent_doctor import fail_closed_findings, hookd_config_findings, lint_agent
+from hookd.installers.agent_install import hookd_config_path
 
 __all__ = ["add_doctor_command", "cmd_doctor"]
 

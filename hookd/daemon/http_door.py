@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 import structlog
 import trio
 
-from hookd.bridge.http_endpoint import open_http_listeners
+from hookd.doors.http_endpoint import open_http_listeners
 
 __all__ = ["HttpDoor", "HttpPortTaken", "bind"]
 

@@ -8,7 +8,7 @@ in-flight events ``shutdown_grace`` seconds to finish, then cancel the rest.
 The server only serves (uvicorn's ``Server``): it builds the parts once, in
 ``__init__`` and ``run``, and hands each front door the narrow service it
 uses — a socket connection goes to :mod:`hookd.daemon.requests`, an http hook
-to :mod:`hookd.bridge.http_endpoint` with the pipeline's ``fire``.  What an
+to :mod:`hookd.doors.http_endpoint` with the pipeline's ``fire``.  What an
 event does is :class:`~hookd.daemon.pipeline.EventPipeline`'s business.
 """
 
@@ -27,12 +27,6 @@ import structlog
 import trio
 
 import hookd
-from hookd.bridge.http_endpoint import (
-    HttpLimits,
-    UnsafeHttpSocket,
-    start_http_endpoint,
-    start_http_socket_endpoint,
-)
 from hookd.config.sources import SourceLayout
 from hookd.daemon import systemd
 from hookd.daemon.activity import Activity
@@ -65,6 +59,12 @@ from hookd.daemon.telemetry import (
 )
 from hookd.daemon.trust import TrustGate, TrustStore
 from hookd.daemon.watcher import watch_sources
+from hookd.doors.http_endpoint import (
+    HttpLimits,
+    UnsafeHttpSocket,
+    start_http_endpoint,
+    start_http_socket_endpoint,
+)
 from hookd.engine.breaker import CircuitBreaker
 from hookd.engine.engine import Engine
 from hookd.fdio import write_nowait

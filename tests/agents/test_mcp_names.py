@@ -25,9 +25,9 @@ from engine.vectors import clean_env, command_engine
 from hookd.agents.capabilities import degrade, mcp_matcher_report, report
 from hookd.agents.mcp_names import McpNaming, parse_claude
 from hookd.agents.registry import ADAPTERS, adapter_for
-from hookd.bridge.agent_doctor import hookd_config_findings
 from hookd.config.assemble import load_config
 from hookd.engine.engine import SessionState
+from hookd.installers.agent_doctor import hookd_config_findings
 from hookd_client.events import decode_event
 
 MCP = Path(__file__).resolve().parents[1] / "data" / "agents" / "mcp"

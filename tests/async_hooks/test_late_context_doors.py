@@ -25,7 +25,7 @@ import msgspec
 import pytest
 import trio
 
-from hookd.bridge.http_endpoint import open_http_listeners, serve_http
+from hookd.doors.http_endpoint import open_http_listeners, serve_http
 from hookd_client import protocol, relay
 from hookd_client.aio import AsyncClient
 from hookd_client.client import Client

@@ -8,7 +8,7 @@ times out) the real CLI runs three times against the scripted fake API:
 * **http**: after ``hookctl claude install --user`` (the default transport);
 * **mod**: after ``hookctl claude install --user --transport mod``: the
   per-tool-call events go through hookd's Claude Code mod
-  (``hookd/bridge/claude_mod``) over the daemon's Unix socket, every other
+  (``hookd/doors/claude_mod``) over the daemon's Unix socket, every other
   event through the relay.
 
 All three must agree on what the model received, the result, the denials and
@@ -35,7 +35,7 @@ from e2e.daemon import NOT_RUNNING, VENV_BIN, RunningDaemon, daemon_paths, hookd
 from e2e.fake_api import Turn
 from e2e.harness import ClaudeRun, claude_available, run_claude
 from e2e.normalise import comparable
-from hookd.bridge.mod_answer import MOD_EVENTS
+from hookd.doors.mod_answer import MOD_EVENTS
 from support.clis import require_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "e2e"
@@ -268,7 +268,7 @@ async def test_claude_code_validates_the_mod() -> None:
     """Claude Code reads a hooks module statically before loading it: the shipped mod
     passes, hooks what the installer leaves to it, and guards with a ``.catch``."""
     from e2e.harness import CLAUDE_BIN
-    from hookd.bridge.claude_settings import mod_dir
+    from hookd.installers.claude_settings import mod_dir
 
     proc = await trio.run_process(
         [str(CLAUDE_BIN), "plugin", "validate", str(mod_dir())],

@@ -139,27 +139,27 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/daemon/test_serving.py",
             "tests/async_hooks/test_late_context_doors.py",
             "tests/reliability/test_pipeline_rules.py",
-            "tests/bridge/test_http_socket.py",  # fire() with a hang-up watcher: the http door
+            "tests/doors/test_http_socket.py",  # fire() with a hang-up watcher: the http door
             "tests/properties/test_path_sources.py",
         ],
     ),
     "http": (
-        ["hookd/bridge/http_admission.py", "hookd/bridge/http_endpoint.py"],
+        ["hookd/doors/http_admission.py", "hookd/doors/http_endpoint.py"],
         [
             "tests/properties/test_door_credentials.py",
-            "tests/bridge/test_http_endpoint.py",
-            "tests/bridge/test_http_fast_path.py",
-            "tests/bridge/test_http_socket.py",
+            "tests/doors/test_http_endpoint.py",
+            "tests/doors/test_http_fast_path.py",
+            "tests/doors/test_http_socket.py",
             "tests/reliability/test_http_door.py",
         ],
     ),
     "installers": (
-        ["hookd/bridge/agent_install.py", "hookd/bridge/claude_settings.py"],
+        ["hookd/installers/agent_install.py", "hookd/installers/claude_settings.py"],
         [
-            "tests/bridge/test_install_planted_paths.py",
-            "tests/bridge/test_agent_install.py",
-            "tests/bridge/test_claude_install.py",
-            "tests/bridge/test_claude_install_mod.py",
+            "tests/installers/test_install_planted_paths.py",
+            "tests/installers/test_agent_install.py",
+            "tests/installers/test_claude_install.py",
+            "tests/installers/test_claude_install_mod.py",
         ],
     ),
     "agents": (

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from engine.vectors import VECTORS, fire_prepared, hook_command, prepare
-from hookd.bridge.http_endpoint import render_http
+from hookd.doors.http_endpoint import render_http
 from hookd.engine.claude_output import render_claude
 from hookd_client.results import FireResult
 

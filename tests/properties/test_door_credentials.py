@@ -14,7 +14,7 @@ control: the credentials, not the route, were refused).
 A real daemon on a real port; the hooks are real commands that leave a file per
 event, so "no hook ran" is observed, not inferred.  The owner-only Unix sockets
 (the daemon's and ``http.sock``) refuse another uid in
-``tests/bridge/test_http_socket.py`` and ``tests/reliability/test_socket_squatting.py``.
+``tests/doors/test_http_socket.py`` and ``tests/reliability/test_socket_squatting.py``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 import trio
 
 from engine.vectors import CC_FIXTURES, VECTORS
-from hookd.bridge import http_endpoint
+from hookd.doors import http_endpoint
 from hookd_client.events import EVENT_NAMES
 from support.daemon import configure
 from support.http_door import exchange, read_response

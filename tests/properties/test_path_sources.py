@@ -29,7 +29,7 @@ import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hookd.bridge import http_endpoint
+from hookd.doors import http_endpoint
 from hookd.safe_names import file_name_for
 from hookd_client import protocol
 from hookd_client.paths import PATH_MAX

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import trio
 
-from hookd.bridge import http_endpoint
+from hookd.doors import http_endpoint
 from hookd_client import protocol
 from hookd_client.client import Client, DaemonError
 from reliability.helpers import event

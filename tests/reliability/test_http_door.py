@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import trio
 
-from hookd.bridge import http_endpoint
+from hookd.doors import http_endpoint
 from reliability.helpers import event
 from support.http_door import (
     attacker,

@@ -20,7 +20,7 @@ import msgspec
 import trio
 import trio.testing
 
-from hookd.bridge import http_endpoint
+from hookd.doors import http_endpoint
 from hookd_client import protocol
 from hookd_client.client import Client
 from reliability.helpers import event

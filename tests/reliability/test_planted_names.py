@@ -1,6 +1,6 @@
 """hookd's other writers against a symlink planted at a name they write (issue 28.2's audit).
 
-The installers have their own table (tests/bridge/test_install_planted_paths.py);
+The installers have their own table (tests/installers/test_install_planted_paths.py);
 these are the rest, each through its real code on real files: the trust store
 and the async journal (rewritten through a temporary file), the audit log and
 the journal (appended to), ``hookd.toml`` (``hookctl claude install`` sets the

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hookd.agents.base import Adapter, Finding, Scope
-from hookd.bridge.agent_install import read_native
+from hookd.installers.agent_install import read_native
 
 __all__ = ["fail_closed_findings", "hookd_config_findings", "lint_agent", "lint_file"]
 

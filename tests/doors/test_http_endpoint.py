@@ -22,12 +22,12 @@ import trio
 
 from engine.vectors import command_engine
 from hookd.agent_process import AgentLookup
-from hookd.bridge.http_endpoint import (
+from hookd.config.assemble import load_config
+from hookd.doors.http_endpoint import (
     load_or_create_token,
     open_http_listeners,
     serve_http,
 )
-from hookd.config.assemble import load_config
 from hookd.engine.engine import Engine
 from hookd_client.events import decode_event
 from hookd_client.results import FireResult

@@ -1,6 +1,6 @@
 """What hookd answers the Claude Code mod: one settings-hook output, in a mod's words.
 
-The mod (``hookd/bridge/claude_mod``) posts each event it carries to
+The mod (``hookd/doors/claude_mod``) posts each event it carries to
 ``/mod/<Event>`` on the daemon's http socket.  The event runs exactly as one
 posted to ``/hooks/<Event>`` by an http hook; only the answer differs, because
 a mod does not print a hook output — it *returns* Claude Code's own result

@@ -1,23 +1,26 @@
-"""The Claude Code bridge: how real Claude Code sessions run their hooks through hookd.
+"""The doors an agent reaches at run time: how real agent sessions get their events to hookd.
 
-The doors into the daemon, one per hook transport Claude Code offers:
+This package changes when an agent's wire changes (a new transport, a new
+payload field, a credential); :mod:`hookd.installers` changes when an agent's
+*files* change.  Besides the daemon's own Unix socket (:mod:`hookd.daemon`),
+the doors are one per hook transport Claude Code offers:
 
-* :mod:`hookd.bridge.http_endpoint` — ``http`` hooks posting to a loopback
+* :mod:`hookd.doors.http_endpoint` — ``http`` hooks posting to a loopback
   endpoint (fast: one keep-alive connection, no process per event);
 * ``hookd-relay`` (:mod:`hookd_client.relay`) — a tiny ``command`` hook for the
   events where Claude Code runs no http hooks (SessionStart, Setup) and for
   events whose verdict only an exit code can carry;
 * the Claude Code mod (``claude_mod/``, a plugin folder shipped as package
   data) — in process, posting the per-tool-call events to the same http API
-  on the daemon's owner-only Unix socket; :mod:`hookd.bridge.mod_answer` puts
+  on the daemon's owner-only Unix socket; :mod:`hookd.doors.mod_answer` puts
   the answer into a mod's result shape (``install --transport mod``).
 
-:mod:`hookd.bridge.claude_settings` rewrites Claude Code's settings files so
-that every event reaches hookd, moving the user's own hooks into hookd's
-config (``hookctl claude install``).
+What every door shares: :mod:`hookd.doors.tcp_peer` (the agent process behind
+a loopback connection) and :mod:`hookd.doors.agent_env` (the hook environment
+that agent would have given its hooks).
 """
 
-from hookd.bridge.http_endpoint import (
+from hookd.doors.http_endpoint import (
     FireFn,
     load_or_create_token,
     open_http_listeners,

@@ -792,7 +792,7 @@ def test_the_relay_deadline_keeps_under_the_timeout_the_installer_writes() -> No
     """Every relay entry ``hookctl claude install`` writes decides before Claude Code
     kills it: its ``--timeout`` (or the relay's default for the event) is under the
     entry's ``timeout`` (or Claude Code's default for the event)."""
-    from hookd.bridge.claude_settings import Bridge, bridge_hooks
+    from hookd.installers.claude_settings import Bridge, bridge_hooks
 
     cc_default = {"UserPromptSubmit": 30.0, "PreModelSwitch": 30.0, "PostModelSwitch": 30.0}
     for longest in (None, 10, 29, 200, 900):

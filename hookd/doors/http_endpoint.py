@@ -20,7 +20,7 @@ the user's hooks with input of its choosing.  It is checked at each request's
 head, before the body is read.  Until one of its requests shows it, a
 connection is *pending*: one of a small pool where a newcomer evicts the
 oldest, with a deadline for its request head, never counted against
-``http_max_connections`` (:mod:`hookd.bridge.http_admission`) — so another
+``http_max_connections`` (:mod:`hookd.doors.http_admission`) — so another
 local user, without the token, cannot take the door away (issue 28).  Every
 error answer closes its connection.
 
@@ -37,7 +37,7 @@ Which agent sent a request: Claude Code puts ``CLAUDE_PID`` only in its hook
 *subprocess* environment, so ``$CLAUDE_PID`` in an http hook's headers is
 interpolated to an empty string (observed with 2.1.330).  The endpoint
 therefore finds the peer process of the TCP connection (Linux:
-:mod:`hookd.bridge.tcp_peer`, in a worker thread) and passes its pid as
+:mod:`hookd.doors.tcp_peer`, in a worker thread) and passes its pid as
 ``agent_pid``; elsewhere, or when it cannot, the pid is ``None``.  It does so
 only when the event pipeline asks — a new session, or hooks to run — and at
 most once per connection: a known session's tool call that no hook matches,
@@ -45,7 +45,7 @@ most of the traffic, costs no search at all.
 
 Which environment its hooks get: the agent's, as natively — read from the
 peer's ``/proc/<pid>/environ`` in the same search, with the variables Claude
-Code adds for its hook subprocesses (:mod:`hookd.bridge.agent_env`), rather
+Code adds for its hook subprocesses (:mod:`hookd.doors.agent_env`), rather
 than the daemon's own (a service manager's plain ``PATH``) — but only from a
 peer process of the daemon's own uid, pinned against pid reuse
 (:func:`hookd.agent_process.own_process`); another user's process, token or
@@ -78,12 +78,12 @@ import structlog
 import trio
 
 from hookd.agent_process import AgentInfo, AgentLookup, own_process
-from hookd.bridge import http_wire
-from hookd.bridge.agent_env import ClaudeAgentEnv, agent_env_of
-from hookd.bridge.http_admission import DoorAdmission
-from hookd.bridge.mod_answer import render_mod
-from hookd.bridge.tcp_peer import PeerFinder, peer_uid
 from hookd.dirs import config_dir
+from hookd.doors import http_wire
+from hookd.doors.agent_env import ClaudeAgentEnv, agent_env_of
+from hookd.doors.http_admission import DoorAdmission
+from hookd.doors.mod_answer import render_mod
+from hookd.doors.tcp_peer import PeerFinder, peer_uid
 from hookd.engine.claude_output import carries_late_context, render_claude
 from hookd.fdio import read_when_ready, write_nowait
 from hookd.unix_sockets import answers
@@ -106,7 +106,7 @@ __all__ = [
     "token_path",
 ]
 
-log = structlog.get_logger("hookd.bridge.http")
+log = structlog.get_logger("hookd.doors.http")
 
 MAX_BODY = 16 * 1024 * 1024
 """Largest request body accepted (Claude Code sends 200 KB tool inputs intact)."""
@@ -125,7 +125,7 @@ class HttpLimits:
     closing one at the moment axios reuses it would turn a hook call into a
     connection error — so their number is capped instead (``max_connections``).
     A connection that has not shown the token yet is *pending*
-    (:mod:`hookd.bridge.http_admission`): at most ``max_unauthenticated`` of
+    (:mod:`hookd.doors.http_admission`): at most ``max_unauthenticated`` of
     them, the oldest evicted by a newcomer, and each of its request heads must be
     complete within ``first_request_timeout`` of the connection being ready
     for it (its accept, or its last answer).  A request, once its first byte
@@ -634,7 +634,7 @@ class _Request:
 
 class _Wire:
     """One connection's HTTP/1.1 framing: the simple reader first, h11 from the first
-    request it declines on (:mod:`hookd.bridge.http_wire`).
+    request it declines on (:mod:`hookd.doors.http_wire`).
 
     Once h11 has a connection it keeps it: the bytes it buffered belong to it,
     and a connection that sent one unusual request may send more.

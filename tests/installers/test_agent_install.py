@@ -1,6 +1,6 @@
 """``hookctl agents install | uninstall | status`` for any agent, on real files in a private HOME.
 
-The driver (hookd/bridge/agent_install.py) through the real command, with the
+The driver (hookd/installers/agent_install.py) through the real command, with the
 real adapters: Qwen Code (Claude Code's dialect: the user's hooks move),
 Cursor (its own protocol: they stay) and Codex (run for real elsewhere).
 """
@@ -18,8 +18,8 @@ from hookd.agents.cline import ClineAdapter
 from hookd.agents.codex import CodexAdapter
 from hookd.agents.qwen import QwenAdapter
 from hookd.agents.registry import ADAPTERS
-from hookd.bridge.agent_install import BACKUP_SUFFIX, RECORD_SUFFIX
 from hookd.cli.hookctl import main as hookctl
+from hookd.installers.agent_install import BACKUP_SUFFIX, RECORD_SUFFIX
 
 GUARD = {"type": "command", "command": "~/bin/guard.sh", "timeout": 10}
 STOP_GROUP = {"hooks": [{"type": "command", "command": "notify-send done"}]}

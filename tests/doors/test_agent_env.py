@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from hookd.agent_process import claude_version, read_environ
-from hookd.bridge.agent_env import read_agent
+from hookd.doors.agent_env import read_agent
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
 

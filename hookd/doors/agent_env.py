@@ -72,7 +72,7 @@ __all__ = [
     "read_agent",
 ]
 
-log = structlog.get_logger("hookd.bridge.agent_env")
+log = structlog.get_logger("hookd.doors.agent_env")
 
 ENV_FILE_EVENTS = frozenset({"SessionStart", "Setup", "CwdChanged", "FileChanged"})
 """The events whose command hooks get ``CLAUDE_ENV_FILE`` (as in the command runner)."""

@@ -16,8 +16,8 @@ import h11
 import pytest
 import trio
 
-from hookd.bridge import http_endpoint
-from hookd.bridge.http_wire import HeadMemo, parse_head, response_bytes
+from hookd.doors import http_endpoint
+from hookd.doors.http_wire import HeadMemo, parse_head, response_bytes
 from support.daemon import DaemonHandle, configure
 from support.http_door import HEALTH, exchange
 

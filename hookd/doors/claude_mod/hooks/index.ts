@@ -2,7 +2,7 @@
 //
 // Each event it carries is posted to hookd's http API on the daemon's Unix socket
 // ($HOOKD_HTTP_SOCKET, set by `hookctl claude install --transport mod`) as the settings
-// hook's stdin would be, and hookd's answer (hookd/bridge/mod_answer.py: `final`,
+// hook's stdin would be, and hookd's answer (hookd/doors/mod_answer.py: `final`,
 // `result`, `input`) is applied. Every other event is left to the settings hooks
 // (hookd's relay). Fail-open like any failing hook, except for the events listed in
 // $HOOKD_MOD_FAIL_CLOSED, which the .catch below blocks.

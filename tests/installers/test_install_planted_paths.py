@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from hookd.agents.registry import ADAPTERS, adapter_for
-from hookd.bridge.claude_settings import BACKUP_SUFFIX, MOVED_SUFFIX, paths_for
 from hookd.cli.hookctl import main as hookctl
+from hookd.installers.claude_settings import BACKUP_SUFFIX, MOVED_SUFFIX, paths_for
 
 SCOPES = {"claude": ("user", "project", "local")}
 CASES = [("claude", scope) for scope in SCOPES["claude"]] + [
@@ -281,7 +281,7 @@ HOOKD_OWN = {".config/hookd/http-token", ".config/hookd/hookd.toml", ".config/ho
 
 def _round_trips() -> list[tuple[str, str, bool]]:
     """Claude Code's installer with and without a file; the others from no file (with one,
-    tests/bridge/test_agent_install.py and the gemini tests already check every byte)."""
+    tests/installers/test_agent_install.py and the gemini tests already check every byte)."""
     return [(a, s, e) for a, s in CASES for e in (True, False) if not e or a == "claude"]
 
 

@@ -3,7 +3,7 @@
 The generic driver behind ``hookctl agents install | uninstall | status``: for
 one agent and one scope it plans the change to the agent's own hook file and
 to hookd's config, prints it (``--dry-run``) or applies it.  Like
-:mod:`hookd.bridge.claude_settings` (Claude Code's richer installer, which
+:mod:`hookd.installers.claude_settings` (Claude Code's richer installer, which
 ``hookctl agents install claude`` routes to), everything here is pure planning
 — old and new text per file — and :func:`apply_plan` is the only writer.
 
@@ -47,7 +47,7 @@ Records sit beside the file they describe, so a project's can come with the
 repository: :func:`read_record` accepts one only as a regular file for this
 agent and scope that names this scope's hookd config, and uninstall edits that
 config — never a path a record names.  Paths are checked as
-:mod:`hookd.bridge.claude_settings` does (a user's symlinked file edited at its
+:mod:`hookd.installers.claude_settings` does (a user's symlinked file edited at its
 target; a project's file leading outside the project refused).
 
 Re-planning an install of an installed agent gives the same texts (the
@@ -70,7 +70,7 @@ import msgspec
 
 from hookd.agents.base import Adapter, EventSpec, NativeHooks, Scope
 from hookd.agents.capabilities import mcp_install_notes
-from hookd.bridge.claude_settings import (
+from hookd.installers.claude_settings import (
     FileChange,
     Plan,
     check_inside,

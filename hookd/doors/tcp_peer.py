@@ -35,7 +35,7 @@ import structlog
 
 __all__ = ["PeerFinder", "SocketOwner", "peer_uid", "socket_owner"]
 
-log = structlog.get_logger("hookd.bridge.tcp_peer")
+log = structlog.get_logger("hookd.doors.tcp_peer")
 
 _NETLINK_SOCK_DIAG = 4
 _SOCK_DIAG_BY_FAMILY = 20

@@ -39,7 +39,7 @@ import structlog
 
 __all__ = ["DoorAdmission"]
 
-log = structlog.get_logger("hookd.bridge.http")
+log = structlog.get_logger("hookd.doors.http")
 
 _UNKNOWN = -1
 """A pending connection whose owner uid has not been asked yet."""

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from hookd.bridge import claude_settings
-from hookd.bridge.claude_settings import (
+from hookd.cli.hookctl import main as hookctl
+from hookd.installers import claude_settings
+from hookd.installers.claude_settings import (
     BACKUP_SUFFIX,
     MOVED_SUFFIX,
     RELAY_EVENTS,
     compiled_relay,
     is_bridge_handler,
 )
-from hookd.cli.hookctl import main as hookctl
 from hookd_client.events import EVENT_NAMES
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bridge"

@@ -25,8 +25,8 @@ file path (no console-script wrapper: it costs a second interpreter start-up).
 
 ``--transport mod`` (user scope only) wires the per-tool-call events —
 PreToolUse, PostToolUse, PostToolUseFailure, PostToolBatch
-(:data:`~hookd.bridge.mod_answer.MOD_EVENTS`) — through hookd's Claude Code
-mod instead (``hookd/bridge/claude_mod``, loaded in process by Claude Code:
+(:data:`~hookd.doors.mod_answer.MOD_EVENTS`) — through hookd's Claude Code
+mod instead (``hookd/doors/claude_mod``, loaded in process by Claude Code:
 no process, no TCP per event): the settings file's ``env`` gets
 ``CLAUDE_CODE_PLUGIN_DIRS`` (the mod's folder), ``HOOKD_HTTP_SOCKET`` (the
 daemon's http socket the mod posts to) and ``HOOKD_MOD_FAIL_CLOSED`` (the
@@ -73,7 +73,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from hookd.bridge.mod_answer import MOD_EVENTS
+from hookd.doors.mod_answer import MOD_EVENTS
 from hookd.safe_files import UnsafePath, read_own_text, write_atomically, write_destination
 from hookd_client.events import EVENT_NAMES
 from hookd_client.relay import deadline_for
@@ -141,8 +141,8 @@ def relay_script() -> Path:
 
 
 def mod_dir() -> Path:
-    """The mod's plugin folder, shipped inside the package (``hookd/bridge/claude_mod``)."""
-    return Path(__file__).resolve().parent / "claude_mod"
+    """The mod's plugin folder, shipped inside the package (``hookd/doors/claude_mod``)."""
+    return Path(__file__).resolve().parent.parent / "doors" / "claude_mod"
 
 
 COMPILED_RELAY_NAME = "hookd-relay-c"
@@ -471,7 +471,8 @@ def _is_hookd_mod(directory: str) -> bool:
     try:
         manifest = json.loads((path / ".claude-plugin" / "plugin.json").read_text("utf-8"))
     except (OSError, ValueError):
-        return path.name == "claude_mod" and path.parent.name == "bridge"
+        # A deleted copy, at a folder name hookd used: today's, or the older bridge/.
+        return path.name == "claude_mod" and path.parent.name in ("doors", "bridge")
     return isinstance(manifest, dict) and manifest.get("name") == "hookd"
 
 

@@ -1,7 +1,7 @@
 """The http door finds the agent's pid lazily and at most once per connection.
 
 TCP has no peer credentials, so finding the process behind a connection is a
-search (:mod:`hookd.bridge.tcp_peer`).  These tests drive a real in-process
+search (:mod:`hookd.doors.tcp_peer`).  These tests drive a real in-process
 daemon on 127.0.0.1 from real client processes — a keep-alive Python client
 and ``curl`` — and read the endpoint's own counters (``http_agent_lookups``,
 ``http_connections``: what ``hookctl status`` shows), not timings.
@@ -24,8 +24,8 @@ import pytest
 import trio
 
 from hookd.agent_process import own_process
-from hookd.bridge import http_endpoint
-from hookd.bridge.tcp_peer import PeerFinder, _proc_net_inode, socket_owner
+from hookd.doors import http_endpoint
+from hookd.doors.tcp_peer import PeerFinder, _proc_net_inode, socket_owner
 from support.daemon import DaemonHandle, configure
 from support.http_door import attacker, python_for
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from hookd.bridge.mod_answer import ModAnswer, mod_answer
+from hookd.doors.mod_answer import ModAnswer, mod_answer
 from support.daemon import configure
 from support.events import fixture_event
 

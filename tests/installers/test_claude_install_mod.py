@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 import trio
 
-from hookd.bridge.claude_settings import compiled_relay, is_bridge_handler, mod_dir
-from hookd.bridge.mod_answer import MOD_EVENTS
 from hookd.cli.hookctl import main as hookctl
+from hookd.doors.mod_answer import MOD_EVENTS
+from hookd.installers.claude_settings import compiled_relay, is_bridge_handler, mod_dir
 from hookd_client.events import EVENT_NAMES
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bridge"
