@@ -366,7 +366,34 @@ def _span_id() -> int:
     return random.getrandbits(64) or 1
 
 
+def _common(
+    trace: str, span: int, parent: int, start: int, end: int, audit: EventAudit
+) -> tuple[Any, ...]:
+    """The fields every span has, in :data:`_WIRE_ORDER` up to ``event_id``, tag first."""
+    raw = audit.raw
+    tool = raw.get("tool_name")
+    has_tool = isinstance(tool, str)
+    return (
+        "s",
+        trace,
+        span,
+        parent,
+        start,
+        end,
+        audit.agent,
+        audit.event,
+        audit.session_id,
+        raw.get("prompt_id") or "",
+        tool if has_tool else "",
+        (raw.get("tool_use_id") or "") if has_tool else "",
+        audit.id,
+    )
+
+
 _EVENT, _RUN = 0, 1
+_NO_EVENT_FIELDS = ("", "", "", 0, 0, 0, 0, False, ())
+"""A hook run's span leaves the event span's own fields (``native_event`` … ``links``)
+at their defaults."""
 _Pending = tuple[Any, ...] | SpanRecord | Gauges
 """A buffered item: an event's or a run's references (``_EVENT``/``_RUN`` first), or a
 record built already (an async hook's span, the gauges)."""
@@ -482,23 +509,9 @@ class Telemetry:
     ) -> tuple[Any, ...]:
         if ids is None:
             ids = self.event_span(env)
-        raw = audit.raw
-        tool = raw.get("tool_name")
-        has_tool = isinstance(tool, str)
+        start = end - int((perf_end - audit.started) * 1e9)
         return (
-            "s",
-            ids.trace,
-            ids.span,
-            ids.parent,
-            end - int((perf_end - audit.started) * 1e9),
-            end,
-            audit.agent,
-            audit.event,
-            audit.session_id,
-            raw.get("prompt_id") or "",
-            tool if has_tool else "",
-            (raw.get("tool_use_id") or "") if has_tool else "",
-            audit.id,
+            *_common(ids.trace, ids.span, ids.parent, start, end, audit),
             result.decision,
             audit.native_event,
             audit.project,
@@ -515,33 +528,11 @@ class Telemetry:
     def _run_record(
         ids: SpanIds, audit: EventAudit, end: int, ref: HookRef, run: HookRun
     ) -> tuple[Any, ...]:
-        raw = audit.raw
-        tool = raw.get("tool_name")
-        has_tool = isinstance(tool, str)
+        start = end - int(run.duration_ms * 1e6)
         return (
-            "s",
-            ids.trace,
-            _span_id(),
-            ids.span,
-            end - int(run.duration_ms * 1e6),
-            end,
-            audit.agent,
-            audit.event,
-            audit.session_id,
-            raw.get("prompt_id") or "",
-            tool if has_tool else "",
-            (raw.get("tool_use_id") or "") if has_tool else "",
-            audit.id,
+            *_common(ids.trace, _span_id(), ids.span, start, end, audit),
             hook_decision(run),
-            "",
-            "",
-            "",
-            0,
-            0,
-            0,
-            0,
-            False,
-            [],
+            *_NO_EVENT_FIELDS,
             ref.name,
             ref.type,
             ref.scope,

@@ -92,8 +92,8 @@ class EngineSettings:
     """Consecutive Stop/SubagentStop blocks before the block is overridden (0: no cap)."""
     spill_dir: str
     """Where hook strings past Claude Code's 10,000-character cap are saved."""
-    env_file_dir: str | None
-    """Where ``CLAUDE_ENV_FILE`` files go when the agent names none (None: a temp dir)."""
+    env_file_dir: str
+    """Where ``CLAUDE_ENV_FILE`` files go when the agent names none."""
 
 
 @dataclass(frozen=True, slots=True)

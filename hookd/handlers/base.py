@@ -82,7 +82,9 @@ class Invocation:
     session_id: str
     hook_index: int
     """Position among the event's matched hooks (names CLAUDE_ENV_FILE per hook)."""
-    env_file_dir: str | None = None
+    env_file_dir: str
+    """Where ``CLAUDE_ENV_FILE`` files go when the agent names none: the daemon's state
+    directory, never a shared one such as ``/tmp`` (another user could own it first)."""
     context: str = "interactive"
     pid: int | None = None
     """Set by process-spawning handlers once the hook's process exists (for status)."""

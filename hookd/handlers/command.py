@@ -106,7 +106,8 @@ class CommandRunner:
         (``<event>-hook-<index>.sh``).  When the agent's environment names one in
         Claude Code's ``session-env/<session>/`` directory (the relay's own file, or
         the one the http endpoint derives), hook *i* gets index *i* there: Claude
-        Code reads every such file of the session before each Bash command."""
+        Code reads every such file of the session before each Bash command;
+        otherwise the file goes under ``env_file_dir`` (the daemon's state directory)."""
         name = f"{inv.event_name.lower()}-hook-{inv.hook_index}.sh"
         inherited = inv.env.get("CLAUDE_ENV_FILE")
         if inherited:
@@ -115,8 +116,7 @@ class CommandRunner:
                 return inherited  # the agent's own convention: every hook appends there
             os.makedirs(directory, mode=0o700, exist_ok=True)
             return os.path.join(directory, name)
-        base = inv.env_file_dir or os.path.join(tempfile.gettempdir(), "hookd-env")
-        directory = os.path.join(base, file_name_for(inv.session_id))
+        directory = os.path.join(inv.env_file_dir, file_name_for(inv.session_id))
         os.makedirs(directory, mode=0o700, exist_ok=True)
         return os.path.join(directory, name)
 
@@ -208,7 +208,7 @@ class CommandRunner:
         process = spare.become(target, run_env, cwd)
         self.warm.refill(target, env, cwd)  # after the request: the spawn overlaps the run
         if process is None:
-            self.warm.discard(spare)
+            self.warm.retire(spare)
             inv.launch = "cold: its warm spare went away"
             return None
         inv.launch = "warm"

@@ -429,7 +429,7 @@ class WarmPool:
             self.spares[key] = spare
             return None, "its warm spare is still starting"
         if spare is not None and state != "ready":
-            self._retire(spare)
+            self.retire(spare)
         if state == "unsupported":
             self.unusable.add(key)
             return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
@@ -449,7 +449,7 @@ class WarmPool:
     def _start(self, key: _Key, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
         while len(self.spares) >= self.limit:
             oldest = min(self.spares, key=lambda k: self.spares[k].started)
-            self._retire(self.spares.pop(oldest))
+            self.retire(self.spares.pop(oldest))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         marker = os.urandom(16).hex()
         argv = [target.interpreter, *target.flags, "-c", BOOTSTRAP, str(theirs.fileno())]
@@ -477,25 +477,22 @@ class WarmPool:
         now = time.monotonic() if now is None else now
         stale = [k for k, s in self.spares.items() if now - s.started >= self.idle]
         for key in stale:
-            self._retire(self.spares.pop(key))
+            self.retire(self.spares.pop(key))
         self._reap_retired()
         return len(stale)
 
     def close(self) -> None:
         self.launchers.close()
         for spare in self.spares.values():
-            self._retire(spare)
+            self.retire(spare)
         self.spares.clear()
         for process in self.retired:
             process.kill_now()
         self._reap_retired()
 
-    def discard(self, spare: Spare) -> None:
-        """A spare taken but unusable: reap it once it is gone."""
-        self._retire(spare)
-
-    def _retire(self, spare: Spare) -> None:
-        """Closing its control socket ends a waiting spare (it exits 0, silently)."""
+    def retire(self, spare: Spare) -> None:
+        """End a spare — idle, surplus, or taken but unusable — and reap it once it is
+        gone: closing its control socket ends a waiting spare (it exits 0, silently)."""
         spare.control.close()
         spare.process.close_pipes()
         self.retired.append(spare.process)
