@@ -96,7 +96,7 @@ EVENTS = (
               caps=Capabilities(block=True, rewrite_input=True, add_context=True,
                                 matchers=False, parallel=False),
               note="a block cancels the tool and ends the whole task (Cline's cancel); "
-                   "no ask"),
+                   "exit 2 blocks through hookd, where Cline ignores exit codes; no ask"),
     EventSpec(native="PostToolUse", canonical="PostToolUse",
               caps=Capabilities(add_context=True, matchers=False, parallel=False),
               note="a block cannot reach the model: Cline's cancel would end the task"),

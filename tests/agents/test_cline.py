@@ -279,19 +279,23 @@ async def test_mcp_guard_fires_for_cline_s_name_of_the_tool(
 async def test_task_events_fire_and_forget(tmp_path: Path, compiled_relay: Path) -> None:
     """TaskStart and TaskComplete run (SessionStart, Stop) but Cline does not wait for
     them: a Stop hook's exit-2 block cannot continue the task, natively or through hookd.
-    UserPromptSubmit does not fire for a headless ``cline PROMPT`` at 3.0.65, either way."""
-    stop = f"{record('stop')}; echo 'STOP-MARK go on' >&2; exit 2"
+    The Stop hook reads the task's last answer (Cline's ``turn.outputText``, Claude Code's
+    ``last_assistant_message``).  UserPromptSubmit does not fire for a headless
+    ``cline PROMPT`` at 3.0.65, either way."""
+    native_last = r"""sed -n 's/.*"outputText":"\([^"]*\)".*/\1/p'"""
+    hookd_last = r"""sed -n 's/.*"last_assistant_message": *"\([^"]*\)".*/\1/p'"""
+    stop = 'echo "stop $({read})" >> "$HOOK_LOG"; echo \'STOP-MARK go on\' >&2; exit 2'
     native = {
         "TaskStart": record("start"),
         "UserPromptSubmit": record("prompt"),
-        "TaskComplete": stop,
+        "TaskComplete": stop.format(read=native_last),
     }
     claude = {
         "SessionStart": [group(record("start"))],
         "UserPromptSubmit": [group(record("prompt"))],
-        "Stop": [group(stop)],
+        "Stop": [group(stop.format(read=hookd_last))],
     }
     found, _ = await both(tmp_path, compiled_relay, native, claude, records=2)
-    assert sorted(found.records) == ["start", "stop"]
+    assert sorted(found.records) == ["start", "stop All done."]
     assert found.result() == {"finishReason": "completed", "text": "All done."}
     assert len(found.api.requests) == 2
