@@ -211,33 +211,27 @@ async def test_allowed_call_runs_with_the_hooks_in_the_session_s_directory(
 
 
 async def test_context_before_and_after_the_tool(tmp_path: Path, compiled_relay: Path) -> None:
-    """Context from PreToolUse and PostToolUse reaches the model as Cline frames it."""
+    """Context from PreToolUse and PostToolUse reaches the model as Cline frames it; two
+    hooks' contexts are one ``<hook_context>``, joined by a newline, natively (two hook
+    files, ``PreToolUse`` and ``PreToolUse.sh``) and through hookd (two groups)."""
     native = {
         "PreToolUse": emit("pre", {"contextModification": "CTX-PRE"}),
+        "PreToolUse.sh": emit("pre2", {"contextModification": "CTX-PRE-2"}),
         "PostToolUse": emit("post", {"contextModification": "CTX-POST"}),
     }
+    post = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "CTX-POST"}}
     claude = {
-        "PreToolUse": [group(emit("pre", pre_tool(additionalContext="CTX-PRE")), "Bash")],
-        "PostToolUse": [
-            group(
-                emit(
-                    "post",
-                    {
-                        "hookSpecificOutput": {
-                            "hookEventName": "PostToolUse",
-                            "additionalContext": "CTX-POST",
-                        }
-                    },
-                ),
-                "Bash",
-            )
+        "PreToolUse": [
+            group(emit("pre", pre_tool(additionalContext="CTX-PRE")), "Bash"),
+            group(emit("pre2", pre_tool(additionalContext="CTX-PRE-2")), "Bash"),
         ],
+        "PostToolUse": [group(emit("post", post), "Bash")],
     }
     found, _ = await both(tmp_path, compiled_relay, native, claude)
-    assert sorted(found.records) == ["post", "pre"]
+    assert sorted(found.records) == ["post", "pre", "pre2"]
     seen = "\n".join(texts(found))
     assert '<hook_context source="PreToolUse" tool_name="run__commands"' in seen
-    assert "CTX-PRE" in seen and "CTX-POST" in seen
+    assert "CTX-PRE\nCTX-PRE-2" in seen and "CTX-POST" in seen
 
 
 async def test_input_rewrite(tmp_path: Path, compiled_relay: Path) -> None:
