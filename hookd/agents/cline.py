@@ -77,7 +77,7 @@ from hookd.agents.base import (
 from hookd.agents.capabilities import degrade
 from hookd.agents.claude_shape import is_hookd_command
 from hookd.agents.detect import detect_binary
-from hookd.agents.mcp_names import McpNaming, McpTool
+from hookd.agents.mcp_names import CANDIDATES_FIELD, McpNaming, McpTool
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult
 
@@ -128,6 +128,13 @@ TOOLS = {
     "web_fetch": "WebFetch",
 }
 PATH_TOOLS = frozenset({"editor", "read_file", "write_to_file", "replace_in_file"})
+WRITERS = {
+    "editor": ("Edit", "Write", "editor"),
+    "apply_patch": ("apply_patch", "Edit", "Write"),
+}
+"""Cline's tools that both edit and create files: a matcher is tested against each name,
+so a guard on ``Write`` (or ``Edit``) fires for every one of them — it may fire for an
+edit, never miss a file written (``tool_name_candidates``, as for an MCP name)."""
 
 MCP_NAMING = McpNaming(
     prefix="",
@@ -227,6 +234,8 @@ class ClineAdapter(Adapter):
             data["tool_name"], data["native_tool_name"] = named, tool
         else:
             self.map_tool(data, tool)
+        if tool in WRITERS:
+            data[CANDIDATES_FIELD] = list(WRITERS[tool])
         if isinstance(call.get("id"), str):
             data["tool_use_id"] = call["id"]
         if native_event == "PostToolUse":
@@ -342,18 +351,32 @@ def _shell_line(command: Any) -> str:
 
 def _tool_input(tool: str, params: dict[str, Any]) -> dict[str, Any]:
     """Cline's input, with Claude Code's names beside Cline's: ``command`` for a shell
-    call (``run_commands``' commands one a line), ``file_path`` beside ``path``."""
+    call (``run_commands``' commands one a line), ``file_path`` beside ``path``, and for
+    ``read_files`` every path in ``file_paths`` (``file_path`` too when it reads one)."""
     out = dict(params)
     if tool == "run_commands":
         out.setdefault("command", "\n".join(_shell_line(c) for c in _commands(params)))
     if "path" in params and tool in PATH_TOOLS:
         out.setdefault("file_path", params["path"])
+    if tool == "read_files":
+        paths = _read_paths(params)
+        out.setdefault("file_paths", paths)
+        if len(paths) == 1:
+            out.setdefault("file_path", paths[0])
     if tool == "use_mcp_tool" and isinstance(params.get("arguments"), str):
         try:
             return dict(json.loads(params["arguments"]))
         except (json.JSONDecodeError, TypeError, ValueError):
             return out
     return out
+
+
+def _read_paths(params: Mapping[str, Any]) -> list[str]:
+    """``read_files``' paths: ``files: [{path, start_line, end_line}]``."""
+    files = params.get("files")
+    if not isinstance(files, list):
+        return []
+    return [str(f["path"]) for f in files if isinstance(f, dict) and "path" in f]
 
 
 def _native_input(event: AgentEvent, updated: dict[str, Any]) -> dict[str, Any]:
@@ -374,4 +397,11 @@ def _native_input(event: AgentEvent, updated: dict[str, Any]) -> dict[str, Any]:
         path = out.pop("file_path")
         if path != before.get("file_path"):
             out["path"] = path
+    if tool == "read_files":
+        out.pop("file_paths", None)
+        path = out.pop("file_path", None)
+        files = out.get("files")
+        if path is not None and path != before.get("file_path") and isinstance(files, list):
+            if len(files) == 1 and isinstance(files[0], dict):
+                out["files"] = [{**files[0], "path": path}]
     return out

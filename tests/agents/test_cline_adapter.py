@@ -21,7 +21,7 @@ import pytest
 from engine.vectors import clean_env, command_engine
 from hookd.agents.base import AgentReply, EventSpec
 from hookd.agents.capabilities import degrade
-from hookd.agents.cline import RELAY_TIMEOUT, ClineAdapter
+from hookd.agents.cline import RELAY_TIMEOUT, ClineAdapter, _native_input
 from hookd.agents.registry import ADAPTERS
 from hookd.config.assemble import load_config
 from hookd.engine.engine import SessionState
@@ -232,3 +232,53 @@ def test_hooks_run_where_cline_ran_the_relay(tmp_path: Path) -> None:
     assert CLINE.hook_workdir(event, {"PWD": str(sub)}) == str(sub)
     assert CLINE.hook_workdir(event, {"PWD": str(tmp_path / "gone")}) is None
     assert CLINE.hook_workdir(event, {}) is None
+
+
+def test_file_tools_get_claude_code_s_file_path_and_a_rewrite_of_it_goes_back(
+    tmp_path: Path,
+) -> None:
+    """``read_files`` (Read) reads ``files: [{path, …}]``, ``editor`` (Edit) a ``path``:
+    hooks see ``file_path`` (and every path a read names in ``file_paths``)."""
+    raw = fixture("PreToolUse")
+
+    def call(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        return {**raw, "tool_call": {"id": "t", "name": name, "input": tool_input}}
+
+    one = call("read_files", {"files": [{"path": "/p/.env", "start_line": 1}]})
+    event = CLINE.decode("PreToolUse", one)
+    assert event.input["tool_name"] == "Read"
+    assert event.input["tool_input"]["file_path"] == "/p/.env"
+    assert event.input["tool_input"]["file_paths"] == ["/p/.env"]
+    moved = {**event.input["tool_input"], "file_path": "/p/safe"}
+    assert _native_input(event, moved) == {"files": [{"path": "/p/safe", "start_line": 1}]}
+    two = call("read_files", {"files": [{"path": "/a"}, {"path": "/b"}]})
+    event = CLINE.decode("PreToolUse", two)
+    assert "file_path" not in event.input["tool_input"]
+    assert event.input["tool_input"]["file_paths"] == ["/a", "/b"]
+    edit = call("editor", {"path": "/p/a.py", "old_text": "x", "new_text": "y"})
+    event = CLINE.decode("PreToolUse", edit)
+    assert (event.input["tool_name"], event.input["tool_input"]["file_path"]) == ("Edit", "/p/a.py")
+    # editor also creates files: a guard on Write is tested against it too
+    assert event.input["tool_name_candidates"] == ["Edit", "Write", "editor"]
+    same = dict(event.input["tool_input"])
+    assert _native_input(event, same) == {"path": "/p/a.py", "old_text": "x", "new_text": "y"}
+
+
+async def test_a_write_guard_fires_for_cline_s_editor(tmp_path: Path) -> None:
+    """Cline's ``editor`` edits and creates files (Claude Code's Edit and Write): a guard
+    on ``Write`` alone must not let it create a file unguarded."""
+    raw = {**fixture("PreToolUse"), "tool_call": {"id": "t", "name": "editor",
+           "input": {"path": str(tmp_path / "new.py"), "new_text": "x"}}}  # fmt: skip
+    event = CLINE.decode("PreToolUse", raw)
+    config = load_config(
+        None, str(tmp_path), [json.dumps({"hooks": {"PreToolUse": [group(DENY, "Write")]}})]
+    )
+    engine = command_engine(
+        input_file_dir=str(tmp_path),
+        spill_dir=str(tmp_path / "spill"),
+        env_file_dir=str(tmp_path / "envfiles"),
+    )
+    result = await engine.fire(
+        config, decode_event(event.input, event.event), session=SessionState(), env=clean_env()
+    )
+    assert as_json(CLINE.encode(result, event)) == {"cancel": True, "errorMessage": "no rm"}
