@@ -177,6 +177,9 @@ class ClineAdapter(Adapter):
             return None
         return self.mcp.tool(native)
 
+    def tool_candidates(self, native: str) -> tuple[str, ...]:
+        return WRITERS.get(native, ())
+
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
         spec = self.event_spec(native_event)
         if not isinstance(raw, dict):
@@ -234,8 +237,8 @@ class ClineAdapter(Adapter):
             data["tool_name"], data["native_tool_name"] = named, tool
         else:
             self.map_tool(data, tool)
-        if tool in WRITERS:
-            data[CANDIDATES_FIELD] = list(WRITERS[tool])
+        if self.tool_candidates(tool):
+            data[CANDIDATES_FIELD] = list(self.tool_candidates(tool))
         if isinstance(call.get("id"), str):
             data["tool_use_id"] = call["id"]
         if native_event == "PostToolUse":

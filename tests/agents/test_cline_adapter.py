@@ -23,6 +23,7 @@ from hookd.agents.base import AgentReply, EventSpec
 from hookd.agents.capabilities import degrade
 from hookd.agents.cline import RELAY_TIMEOUT, ClineAdapter, _native_input
 from hookd.agents.registry import ADAPTERS
+from hookd.cli.hookctl import main as hookctl
 from hookd.config.assemble import load_config
 from hookd.engine.engine import SessionState
 from hookd_client.events import EVENT_NAMES, decode_event
@@ -282,3 +283,26 @@ async def test_a_write_guard_fires_for_cline_s_editor(tmp_path: Path) -> None:
         config, decode_event(event.input, event.event), session=SessionState(), env=clean_env()
     )
     assert as_json(CLINE.encode(result, event)) == {"cancel": True, "errorMessage": "no rm"}
+
+
+def test_explain_says_a_write_guard_runs_for_cline_s_editor(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``hookctl explain`` tests a matcher against the same names the daemon does."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
+    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
+    config = home / ".config" / "hookd" / "hooks.json"
+    config.parent.mkdir(parents=True)
+    hook = {"type": "command", "command": "exit 2"}
+    config.write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [hook]}]}})
+    )
+    args = ["explain", "PreToolUse", "--agent", "cline", "--cwd", str(tmp_path), "--json"]
+    assert hookctl([*args, "--tool", "editor"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["canonical_tool"] == "Edit" and [h["runs"] for h in found["hooks"]] == ["yes"]
+    assert hookctl([*args, "--tool", "run_commands"]) == 0
+    assert [h["runs"] for h in json.loads(capsys.readouterr().out)["hooks"]] == ["no"]
