@@ -293,3 +293,34 @@ async def test_task_events_fire_and_forget(tmp_path: Path, compiled_relay: Path)
     assert sorted(found.records) == ["start", "stop All done."]
     assert found.result() == {"finishReason": "completed", "text": "All done."}
     assert len(found.api.requests) == 2
+
+
+async def test_a_write_guard_stops_cline_s_editor_creating_a_file(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Cline's ``editor`` edits and creates files: one guard on Claude Code's ``Write`` in
+    hookd's config stops it, as a native hook that cancels ``editor`` does."""
+    turns = [
+        Turn(
+            [
+                {"type": "text", "text": "Writing."},
+                {
+                    "type": "tool_use",
+                    "name": "editor",
+                    "input": {"path": "new.txt", "new_text": "x\n"},
+                },
+            ]
+        ),
+        done(),
+    ]
+    native = {
+        "PreToolUse": (
+            'if grep -q \'"name":"editor"\'; then echo guard >> "$HOOK_LOG"; '
+            'printf \'%s\' \'{"cancel": true, "errorMessage": "no writes"}\'; fi'
+        )
+    }
+    deny = pre_tool(permissionDecision="deny", permissionDecisionReason="no writes")
+    claude = {"PreToolUse": [group(emit("guard", deny), "Write")]}
+    found, hookd = await both(tmp_path, compiled_relay, native, claude, turns)
+    assert found.records == ["guard"] and "new.txt" not in found.files, explain(found, hookd)
+    assert found.result()["finishReason"] == "aborted"
