@@ -70,6 +70,7 @@ from hookd.agents.base import (
     AgentReply,
     Capabilities,
     EventSpec,
+    Finding,
     Installation,
     NativeHooks,
     Scope,
@@ -321,6 +322,29 @@ class ClineAdapter(Adapter):
             ]
         )
 
+    def lint(self, path: Path, text: str) -> list[Finding]:
+        """The user's own hook holding an event's name in a folder where install wired the
+        other events: hookd is not wired for that event there, so a guard in hookd's
+        config on it never runs for Cline — said, not silent (install said it too)."""
+        if is_hookd_command({"command": text}) or path.name not in self._event_names():
+            return []
+        siblings = (path.with_name(name) for name in self._event_names() if name != path.name)
+        if not any(_is_hookd_script(sibling) for sibling in siblings):
+            return []  # not installed here: the user's own hooks, nothing of hookd's missing
+        canonical = self.event_spec(path.name).canonical
+        return [
+            Finding(
+                severity="warning",
+                message=f"hookd is not wired for Cline's {path.name} in this folder (this hook "
+                f"of Cline's own holds the name): hooks in hookd's config on {canonical} never "
+                f"run for it here; move this file aside and `hookctl agents install cline` again",
+                path=str(path),
+            )
+        ]
+
+    def _event_names(self) -> list[str]:
+        return list(dict.fromkeys(s.native for s in self.events))
+
     def trust_steps(self, scope: Scope) -> list[str]:
         return ["enable hooks in Cline's settings (Features → Hooks) if they are off"]
 
@@ -408,3 +432,10 @@ def _native_input(event: AgentEvent, updated: dict[str, Any]) -> dict[str, Any]:
             if len(files) == 1 and isinstance(files[0], dict):
                 out["files"] = [{**files[0], "path": path}]
     return out
+
+
+def _is_hookd_script(path: Path) -> bool:
+    try:
+        return is_hookd_command({"command": path.read_text(encoding="utf-8", errors="replace")})
+    except OSError:
+        return False

@@ -306,3 +306,27 @@ def test_explain_says_a_write_guard_runs_for_cline_s_editor(
     assert found["canonical_tool"] == "Edit" and [h["runs"] for h in found["hooks"]] == ["yes"]
     assert hookctl([*args, "--tool", "run_commands"]) == 0
     assert [h["runs"] for h in json.loads(capsys.readouterr().out)["hooks"]] == ["no"]
+
+
+def test_doctor_says_an_event_install_left_to_the_user_s_own_hook(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where the user's own ``PreToolUse`` holds the name, install wires the other events
+    only: doctor says hookd's PreToolUse guards never run for Cline there."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
+    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
+    folder = home / "Documents" / "Cline" / "Hooks"
+    folder.mkdir(parents=True)
+    (folder / "PreToolUse").write_text("#!/bin/sh\necho '{}'\n")
+    assert hookctl(["doctor", "--json", "--agent", "cline"]) in (0, 1)
+    assert "not wired for Cline's PreToolUse" not in capsys.readouterr().out  # not installed
+    assert hookctl(["agents", "install", "cline", "--python-relay"]) == 0
+    capsys.readouterr()
+    hookctl(["doctor", "--json", "--agent", "cline"])
+    rows = json.loads(capsys.readouterr().out)
+    [row] = [r for r in rows if "not wired for Cline's PreToolUse" in r["message"]]
+    assert row["severity"] == "warning" and row["path"] == str(folder / "PreToolUse")
+    assert "PreToolUse never run" in row["message"]
