@@ -416,12 +416,15 @@ static int copilot_fail(int fail_closed)
 /* Fail open (exit 0 with a visible systemMessage) or closed (exit 2, reason on
  * stderr): a missing daemon must not freeze the agent unless a hook asked to
  * block when it cannot run.  Exit 2 blocks for Claude Code, Codex and Gemini
- * CLI; Copilot has its own rules (copilot_fail); an agent that shows no
+ * CLI; Copilot has its own rules (copilot_fail), Cline blocks only in JSON; an agent that shows no
  * systemMessage gets the fail-open message on stderr instead. */
 static int fail(int fail_closed)
 {
     if (agent && strcmp(agent, "copilot") == 0)
         return copilot_fail(fail_closed);
+    /* Cline reads no exit code (relay.py's fail_closed): its block is JSON. */
+    if (fail_closed && agent && strcmp(agent, "cline") == 0)
+        return say_json("{\"cancel\": true, \"errorMessage\": ");
     if (fail_closed || !shows_system_message()) {
         write_all(2, why, strlen(why));
         write_all(2, "\n", 1);

@@ -277,9 +277,13 @@ def fail_open(agent: str, why: str, event: str = "") -> tuple[str, str, int]:
 
 def fail_closed(agent: str, why: str, event: str = "") -> tuple[str, str, int]:
     """Exit 2 with the reason on stderr: Claude Code, Codex and Gemini CLI block on
-    it (agents.md); Copilot blocks in JSON (:func:`_copilot_fail`)."""
+    it (agents.md); Copilot blocks in JSON (:func:`_copilot_fail`); Cline reads no
+    exit code at all (3.0.65: a hook that exits 2 blocks nothing), so its block is
+    its own JSON, ``{"cancel": true, "errorMessage": …}`` with exit 0."""
     if agent == "copilot":
         return _copilot_fail(event, why, closed=True)
+    if agent == "cline":
+        return '{"cancel": true, "errorMessage": ' + _json_str(why) + "}\n", "", 0
     return "", why + "\n", 2
 
 

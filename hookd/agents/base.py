@@ -211,6 +211,13 @@ class Adapter(abc.ABC):
             return None
         return self.mcp.tool(native)
 
+    def tool_candidates(self, native: str) -> tuple[str, ...]:
+        """Every name a matcher is tested against for the agent's own (non-MCP) tool
+        ``native`` when one name is not enough (Cline's ``editor`` both edits and creates
+        files: ``Edit`` and ``Write``); empty: its mapped name alone (the default)."""
+        del native
+        return ()
+
     def map_tool(self, data: dict[str, Any], tool: str) -> None:
         """Name the input's tool ``tool`` as Claude Code does; the native name stays under
         ``native_tool_name`` (for hooks that want it) when the two differ, and an MCP tool

@@ -16,6 +16,7 @@ Copilot 1.0.102    ``srv-echo``            nothing: the name, split at a ``-``
 Gemini 0.61.0      ``mcp_srv_echo``        ``mcp_context.server_name``/``tool_name``
 Kiro (docs)        ``@srv/echo``           the name, split at the ``/``
 goose (docs)       ``srv__echo``           the name, split at the ``__``
+Cline CLI 3.0.65   ``srv__echo``           the name, split at the ``__``
 Cursor (docs)      ``echo``                nothing: the server is not named at all
 =================  ======================  ==========================================
 
@@ -148,4 +149,4 @@ class McpNaming(msgspec.Struct, frozen=True, kw_only=True):
 
 
 CLAUDE_MCP = McpNaming()
-"""Claude Code's naming, taken over by Codex, Windsurf, Cline, Qwen Code and Factory."""
+"""Claude Code's naming, taken over by Codex, Windsurf, Qwen Code and Factory."""

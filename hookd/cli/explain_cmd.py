@@ -169,7 +169,7 @@ def _tool_names(adapter: Adapter, tool: str | None) -> tuple[str | None, tuple[s
         return None, (), ""
     canonical = adapter.canonical_tool(tool)
     mcp = adapter.mcp_tool(tool)
-    others = mcp.candidates if mcp is not None else ()
+    others = mcp.candidates if mcp is not None else adapter.tool_candidates(tool)
     return canonical, (*tool_aliases(canonical), *others), _tool_note(adapter, tool, mcp)
 
 

@@ -1,10 +1,10 @@
 """The documented-only agents through the whole door: install, then their hook run as they run it.
 
-No Cursor, Windsurf, Qwen Code, Factory Droid, goose, Kiro or Cline runs here,
+No Cursor, Windsurf, Qwen Code, Factory Droid, goose or Kiro runs here,
 so this is the closest to it: ``hookctl agents install AGENT`` (a real
 process) writes the agent's file as for a user; the command it wired for the
 agent's shell event is then run the way the agent runs a hook — ``sh -c`` with
-the agent's documented stdin (Cline: the script file itself) — against a real
+the agent's documented stdin — against a real
 daemon on a real socket; the answer must be a deny in that agent's own words.
 It proves the command line the installer writes, the relay's ``--agent``, the
 daemon's decode → pipeline → encode route and the adapter's encoding together.
@@ -56,11 +56,6 @@ def deny_claude(done: subprocess.CompletedProcess[str]) -> None:
     assert (out["permissionDecision"], out["permissionDecisionReason"]) == ("deny", "no rm here")
 
 
-def deny_cline(done: subprocess.CompletedProcess[str]) -> None:
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"cancel": True, "errorMessage": "no rm here"}
-
-
 CASES = [
     ("cursor", "beforeShellExecution", deny_cursor),
     ("windsurf", "pre_run_command", deny_exit_2),
@@ -68,7 +63,6 @@ CASES = [
     ("factory", "PreToolUse", deny_claude),
     ("goose", "PreToolUse", deny_claude),
     ("kiro", "PreToolUse", deny_exit_2),
-    ("cline", "PreToolUse", deny_cline),
 ]
 
 
@@ -115,10 +109,6 @@ def wired_argv(agent: str, native: str, home: Path) -> list[str]:
     adapter = adapter_for(agent)
     needle = f"--agent {agent} {native}"
     files = adapter.install_files("user", home, None)
-    if agent == "cline":
-        [script] = [p for p in files if p.name == native]
-        assert needle in script.read_text()
-        return [str(script)]
     command = find_command(json.loads(files[0].read_text()), needle)
     assert command is not None, f"{agent}: no wired command for {native} in {files[0]}"
     return ["sh", "-c", command]

@@ -161,6 +161,23 @@ async def test_daemon_down_fails_open_in_the_agents_own_format(
     assert (code, out) == (0, None) and err.startswith(b"hookd is not running:")
 
 
+async def test_daemon_down_fails_closed_for_cline_in_its_own_json(
+    tmp_path: Path, relay_cmd: list[str]
+) -> None:
+    """Cline reads no exit code: exit 2 would let the tool run.  Its block is
+    ``{"cancel": true}`` (which ends the task, as Cline's own cancel does); failing open
+    leaves stdout empty, which Cline reads as no opinion."""
+    missing = str(tmp_path / "nobody.sock")
+    args = ("--agent", "cline", "PreToolUse", "--socket", missing)
+    proc = await _run_relay(relay_cmd, *args, "--fail-closed", stdin=b"{}")
+    assert (proc.returncode, proc.stderr) == (0, b"")
+    out = json.loads(proc.stdout)
+    assert out["cancel"] is True and out["errorMessage"].startswith("hookd is not running:")
+    proc = await _run_relay(relay_cmd, *args, stdin=b"{}")
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    assert proc.stderr.startswith(b"hookd is not running:")
+
+
 async def test_daemon_down_fails_closed_where_copilot_can_block(
     tmp_path: Path, relay_cmd: list[str]
 ) -> None:
@@ -371,6 +388,8 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
         ("--agent", "copilot", "permissionRequest", "--socket", str(quote)),
         ("--agent", "copilot", "PermissionRequest", "--fail-closed", "--socket", str(quote)),
         ("--agent", "kiro", "preToolUse", "--socket", str(tmp_path / "x.sock")),
+        ("--agent", "cline", "PreToolUse", "--socket", str(quote), "--fail-closed"),
+        ("--agent", "cline", "PreToolUse", "--socket", str(tmp_path / "x.sock")),
         ("--agent", "qwen", "PreToolUse", "--socket", str(tmp_path / "x.sock")),
         ("--agent", "claude", "Stop", "--socket", str(tmp_path / "x.sock")),
         ("PreToolUse", "--socket", str(tmp_path / ("long" * 40) / "hookd.sock")),
