@@ -29,6 +29,7 @@ NEEDS = {
         "copilot_harness",
         "pytest.mark.claude",
         "pytest.mark.codex",
+        "pytest.mark.factory",
         "pytest.mark.gemini",
         "pytest.mark.copilot",
         "pytest.mark.agent_sdk",
