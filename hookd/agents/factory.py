@@ -1,10 +1,17 @@
-"""Factory Droid (``droid``): built from its documentation, not run here.
+"""Factory Droid (``droid``): run here at 0.225.2 (tests/agents/test_factory.py).
 
-Droid's hooks are Claude Code's (docs.factory.ai, "Hooks reference"): the
-same events, stdin and output schema, timeouts in seconds, in
-``~/.factory/hooks.json`` and ``<project>/.factory/hooks.json`` (or a ``hooks``
-key in ``settings.json`` beside them, which ``install`` leaves alone and
-reports).  Command hooks only.  Its tools have their own names — ``Execute``
+Droid's hooks are Claude Code's: the same events, stdin and output schema,
+timeouts in seconds, in ``~/.factory/hooks.json`` and
+``<project>/.factory/hooks.json`` — a file that is the ``hooks`` object itself,
+its events the top-level keys (a ``{"hooks": …}`` wrapper there is ignored) —
+and in the ``hooks`` key of ``settings.json`` beside it.  Droid merges the two
+per event, ``hooks.json``'s groups *replacing* ``settings.json``'s, so install
+wires both (and moves both files' hooks).  Command hooks only.  Where the real
+CLI differs from Claude Code (seen at 0.225.2): UserPromptSubmit blocks on exit 2
+or ``continue: false`` only (``decision: "block"`` is ignored), and fires only in
+a JSON-RPC session (the TUI, ``--input-format stream-jsonrpc``), never for
+``droid exec PROMPT``; an exit-2 deny reaches the model as ``Error: <stderr>``;
+MCP tools are ``<server>___<tool>``.  Its tools have their own names — ``Execute``
 is the shell, ``Create`` writes a new file, ``FetchUrl`` fetches — mapped so
 a matcher ``Bash`` means the shell; ``ApplyPatch`` keeps its name (a patch is
 not an Edit: it has no ``file_path``).  Droid adds ``FACTORY_PROJECT_DIR`` to
@@ -50,7 +57,8 @@ EVENTS = (
 class FactoryAdapter(ClaudeDialectAdapter):
     name: ClassVar[str] = "factory"
     title: ClassVar[str] = "Factory Droid"
-    verified: ClassVar[bool] = False
+    verified: ClassVar[bool] = True
+    tested_version: ClassVar[str | None] = "0.225.2"
     binary: ClassVar[str] = "droid"
     events = EVENTS
     top_level_files: ClassVar[frozenset[str]] = frozenset({"hooks.json"})

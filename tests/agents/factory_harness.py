@@ -1,4 +1,4 @@
-"""Run the real Factory Droid CLI offline against the fake Messages API, hooks native or through hookd.
+"""Run the real Factory Droid CLI offline against the fake Messages API, hooks native or via hookd.
 
 :func:`run_droid` starts ``droid exec`` in a fresh project with a fresh ``HOME``
 (nothing of the real ``~`` is read or written), its model a BYOK custom model
@@ -117,7 +117,9 @@ class DroidRun:
             texts: list[str] = []
             for message in body.get("messages", []):
                 content = message.get("content")
-                blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+                blocks = (
+                    content if isinstance(content, list) else [{"type": "text", "text": content}]
+                )
                 for block in blocks:
                     if block.get("type") == "tool_result":
                         results.append(_mask(_text_of(block.get("content"))))

@@ -121,7 +121,10 @@ async def test_allowed_call_and_added_context(tmp_path: Path, compiled_relay: Pa
         ],
         "PreToolUse": [{"matcher": "Execute", "hooks": [hook(record("pre"))]}],
         "PostToolUse": [
-            {"matcher": "Execute", "hooks": [hook(emit("post", context("PostToolUse", "POST-MARK")))]}
+            {
+                "matcher": "Execute",
+                "hooks": [hook(emit("post", context("PostToolUse", "POST-MARK")))],
+            }
         ],
     }
     native, _ = await both(tmp_path, compiled_relay, hooks)
