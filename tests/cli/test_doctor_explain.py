@@ -288,3 +288,21 @@ def test_a_deliberate_difference_is_said_by_explain_and_doctor(
     _, rows = doctor(capsys, "--agent", "codex", "--project-dir", str(project))
     [row] = [r for r in rows if "hookd differs from" in r["message"]]
     assert row["severity"] == "warning" and "sanitise" in row["message"]
+
+
+def test_doctor_warns_about_a_hook_type_install_cannot_move_into_hookd(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hook type hookd's config has not (an agent's own, newer kind): install cannot move
+    it — moved, hookd would refuse the group — so doctor says so, where it is; the types
+    hookd holds (command, http, prompt, …) are not reported."""
+    droid = home / ".factory" / "hooks.json"
+    write(droid, {"PreToolUse": [{"matcher": "Execute", "hooks": [
+        cmd("guard.sh"), {"type": "plugin", "name": "guard"}, {"type": "http", "url": "http://x"}
+    ]}]})  # fmt: skip
+    _, rows = doctor(capsys, "--project-dir", str(project))
+    found = [r for r in rows if "cannot move it into hookd" in r["message"]]
+    assert [(r["agent"], r["severity"], r["path"], r["where"]) for r in found] == [
+        ("factory", "warning", str(droid), "PreToolUse[0].hooks[1].type")
+    ]
+    assert "'plugin'" in found[0]["message"]
