@@ -126,6 +126,19 @@ def _unmovable_types(
         for i, group in enumerate(groups):
             for j, handler in enumerate(group.get("hooks") or []):
                 kind = handler.get("type", "command") if isinstance(handler, dict) else None
+                where = f"{event}[{i}].hooks[{j}].type"
+                meaning = adapter.foreign_hook_types.get(str(kind))
+                if meaning is not None:
+                    yield _finding(
+                        "warning",
+                        f"a hook of type {kind!r} means something else in {adapter.title}: "
+                        f"{meaning}; `hookctl agents install {adapter.name}` would move it into "
+                        "hookd's config and change what it does — rewrite it as a command hook "
+                        "first, or keep it in the agent's own format",
+                        path,
+                        where,
+                    )
+                    continue
                 if kind in HOOKD_HOOK_TYPES:
                     continue
                 yield _finding(
@@ -136,7 +149,7 @@ def _unmovable_types(
                     f"refuse the group): it runs only in {adapter.title} itself; rewrite it "
                     "as one of those types before installing",
                     path,
-                    f"{event}[{i}].hooks[{j}].type",
+                    where,
                 )
 
 

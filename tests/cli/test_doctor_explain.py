@@ -306,3 +306,19 @@ def test_doctor_warns_about_a_hook_type_install_cannot_move_into_hookd(
         ("factory", "warning", str(droid), "PreToolUse[0].hooks[1].type")
     ]
     assert "'plugin'" in found[0]["message"]
+
+
+def test_doctor_warns_about_copilot_s_prompt_hook_which_install_would_change(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Copilot's ``prompt`` hook submits text as the user (sessionStart); hookd's asks a model
+    to judge: moved by install it would do something else, so doctor says so."""
+    copilot = home / ".copilot" / "hooks" / "hooks.json"
+    write(copilot, {"hooks": {"SessionStart": [{"hooks": [
+        {"type": "prompt", "prompt": "/review"}, cmd("start.sh")]}]}})  # fmt: skip
+    _, rows = doctor(capsys, "--project-dir", str(project))
+    found = [r for r in rows if "means something else" in r["message"]]
+    assert [(r["agent"], r["severity"], r["path"], r["where"]) for r in found] == [
+        ("copilot", "warning", str(copilot), "SessionStart[0].hooks[0].type")
+    ]
+    assert "as if the user typed it" in found[0]["message"]
