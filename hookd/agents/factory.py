@@ -41,7 +41,11 @@ EVENTS = (
     EventSpec(native="PostToolUse", canonical="PostToolUse",
               caps=Capabilities(block=True, add_context=True, system_message=True)),
     EventSpec(native="UserPromptSubmit", canonical="UserPromptSubmit",
-              caps=Capabilities(block=True, add_context=True, system_message=True)),
+              caps=Capabilities(block=True, add_context=True, system_message=True),
+              note="fires only in a JSON-RPC session (the TUI), not for `droid exec PROMPT`;"
+                   " a block is answered as exit 2, the reason on stderr",
+              differs="a hook's `decision: \"block\"` blocks the prompt, where Droid ignores"
+                      " it and sends the prompt (it blocks on exit 2 or `continue: false` only)"),
     EventSpec(native="Stop", canonical="Stop",
               caps=Capabilities(block=True, continue_stop=True, system_message=True)),
     EventSpec(native="SubagentStop", canonical="SubagentStop",

@@ -322,3 +322,15 @@ def test_doctor_warns_about_copilot_s_prompt_hook_which_install_would_change(
         ("copilot", "warning", str(copilot), "SessionStart[0].hooks[0].type")
     ]
     assert "as if the user typed it" in found[0]["message"]
+
+
+def test_droid_s_ignored_prompt_block_is_said_by_explain(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Droid ignores a UserPromptSubmit `decision: "block"`; through hookd it blocks (fails
+    safe): explain says so."""
+    write(home / ".config" / "hookd" / "hooks.json", {"hooks": {"UserPromptSubmit": [
+        {"hooks": [cmd("no-secrets")]}]}})  # fmt: skip
+    args = ["explain", "UserPromptSubmit", "--agent", "factory", "--cwd", str(project)]
+    assert hookctl([*args, "--json"]) == 0
+    assert 'decision: "block"' in json.loads(capsys.readouterr().out)["differs"]
