@@ -30,6 +30,7 @@ NEEDS = {
         "cline_harness",
         "pytest.mark.claude",
         "pytest.mark.codex",
+        "pytest.mark.factory",
         "pytest.mark.gemini",
         "pytest.mark.copilot",
         "pytest.mark.cline",

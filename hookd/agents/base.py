@@ -179,6 +179,10 @@ class Adapter(abc.ABC):
     """How the agent names an MCP server's tool to its hooks (:mod:`hookd.agents.mcp_names`)."""
     timeout_unit: ClassVar[float] = 1.0
     """Seconds per unit of the agent's hook timeout field (Gemini: 0.001)."""
+    foreign_hook_types: ClassVar[dict[str, str]] = {}
+    """Hook types hookd's config has under the same name but another meaning in this
+    agent (type → what the agent does with it): ``install`` would move such a hook and
+    change what it does, so ``doctor`` warns (Copilot's ``prompt``)."""
     speaks_claude_code: ClassVar[bool] = False
     """Its hook inputs and the output it obeys are Claude Code's own, byte for byte
     (Claude Code; the Agent SDK, whose CLI is Claude Code): the daemon then takes its

@@ -31,7 +31,13 @@ from hookd.agents.base import (
     NativeHooks,
 )
 from hookd.agents.capabilities import degrade
-from hookd.agents.claude_shape import read_claude_shaped, wire_claude_shaped, wired_claude_shaped
+from hookd.agents.claude_shape import (
+    nest_hooks,
+    read_claude_shaped,
+    unnest_hooks,
+    wire_claude_shaped,
+    wired_claude_shaped,
+)
 from hookd.agents.detect import detect_binary
 from hookd.engine.claude_output import render_claude
 from hookd_client.events import EventInputError
@@ -50,6 +56,9 @@ class ClaudeDialectAdapter(Adapter):
     """The agent's executable on ``PATH`` (``detect``)."""
     input_renames: ClassVar[dict[str, str]] = {}
     """The agent's stdin key → Claude Code's (goose: ``working_dir`` → ``cwd``)."""
+    top_level_files: ClassVar[frozenset[str]] = frozenset()
+    """Names of the agent's hook files that are the ``hooks`` object itself, the events
+    their top-level keys (Factory Droid's ``hooks.json``): read and written so."""
 
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
         spec = self.event_spec(native_event)
@@ -78,7 +87,12 @@ class ClaudeDialectAdapter(Adapter):
         return detect_binary(self.binary)
 
     def read_hooks(self, path: Path) -> NativeHooks:
-        found = read_claude_shaped(path, self.events, timeout_unit=self.timeout_unit)
+        found = read_claude_shaped(
+            path,
+            self.events,
+            timeout_unit=self.timeout_unit,
+            top_level=path.name in self.top_level_files,
+        )
         for event, groups in found.hooks.items():
             for i, group in enumerate(groups):
                 matcher = group.get("matcher")
@@ -116,5 +130,18 @@ class ClaudeDialectAdapter(Adapter):
             what=f"{self.title} hooks",
         )
 
+    def wire_file(self, path: Path, text: str | None, command: Callable[[EventSpec], str]) -> str:
+        if path.name not in self.top_level_files:
+            return self.wire(text, command)
+        return unnest_hooks(self.wire(nest_hooks(text, str(path)), command))
+
     def is_wired(self, text: str) -> bool:
-        return wired_claude_shaped(text, self.events)
+        if wired_claude_shaped(text, self.events):
+            return True
+        if not self.top_level_files:
+            return False
+        try:
+            nested = nest_hooks(text, "hook file")
+        except ValueError:
+            return False
+        return nested is not None and wired_claude_shaped(nested, self.events)

@@ -25,7 +25,9 @@ from hookd.agents.base import EventSpec, NativeHooks
 
 __all__ = [
     "is_hookd_command",
+    "nest_hooks",
     "read_claude_shaped",
+    "unnest_hooks",
     "wire_claude_shaped",
     "wired_claude_shaped",
 ]
@@ -56,21 +58,38 @@ def _groups(hooks: Any) -> Iterable[tuple[str, list[Any]]]:
             yield str(event), groups
 
 
+def nest_hooks(text: str | None, what: str) -> str | None:
+    """A file that is the ``hooks`` object itself (its keys the events) as Claude Code's
+    shape, ``{"hooks": …}``, so that the functions here read and wire it."""
+    if text is None or not text.strip():
+        return text
+    return json.dumps({"hooks": _load(text, what)})
+
+
+def unnest_hooks(text: str) -> str:
+    """:func:`nest_hooks` undone: the ``hooks`` object of ``text``, as the file's text."""
+    return json.dumps(_load(text, "hook file").get("hooks", {}), indent=2) + "\n"
+
+
 def read_claude_shaped(
     path: Path,
     specs: Sequence[EventSpec],
     *,
     tools: Mapping[str, str] | None = None,
     timeout_unit: float = 1.0,
+    top_level: bool = False,
 ) -> NativeHooks:
     """The user's hooks in ``path`` (hookd's entries left out), keyed by canonical event.
 
     ``tools`` maps native tool names in plain matchers to Claude Code's; an
     event the adapter does not know is kept under its own name with a warning
-    (hookd's loader then says whether it knows it).
+    (hookd's loader then says whether it knows it).  ``top_level``: the file is
+    the ``hooks`` object itself, its keys the events (Factory Droid's ``hooks.json``).
     """
     text = path.read_text(encoding="utf-8") if path.exists() else None
     data = _load(text, str(path))
+    if top_level:
+        data = {"hooks": data}
     canonical = {s.native: s.canonical for s in specs}
     out = NativeHooks()
     for event, groups in _groups(data.get("hooks")):

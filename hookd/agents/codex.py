@@ -78,6 +78,13 @@ DEFAULT_BLOCK_REASON = "Blocked by a hook (hookd)"
 WIRED_TIMEOUT = 600
 """Seconds the wired entry gives hookd (hookd enforces each hook's own timeout)."""
 
+NATIVE_ONLY_EVENTS = frozenset({"Interrupt"})
+"""Codex events with no Claude Code counterpart, so no hookd event: ``Interrupt`` fires when
+a turn is interrupted (Ctrl-C, SIGINT to ``codex exec``; seen at 0.169.0, before
+SessionEnd) and its only answer is ``systemMessage``.  A user's hooks on it stay in
+Codex's file, where Codex keeps running them: moved into hookd's config they would never
+run (hookd has no such event), and ``install`` would have silenced them."""
+
 
 class CodexAdapter(Adapter):
     name: ClassVar[str] = "codex"
@@ -195,6 +202,13 @@ class CodexAdapter(Adapter):
         # matcher naming ``exec_command`` never matched natively; mapping it
         # would make it start matching through hookd.
         found = read_claude_shaped(path, self.events)
+        for event in NATIVE_ONLY_EVENTS & found.hooks.keys():
+            del found.hooks[event]
+            found.warnings = [w for w in found.warnings if f"hooks.{event}:" not in w]
+            found.warnings.append(
+                f"{path}: hooks.{event}: no Claude Code event runs these; they stay in"
+                " Codex's file and Codex keeps running them itself"
+            )
         for event, groups in found.hooks.items():
             for i, group in enumerate(groups):
                 matcher = group.get("matcher")
@@ -206,13 +220,24 @@ class CodexAdapter(Adapter):
         return found
 
     def wire(self, text: str | None, command: Callable[[EventSpec], str]) -> str:
-        return wire_claude_shaped(
+        wired = wire_claude_shaped(
             text,
             self.events,
             command,
             timeout=lambda spec: None if spec.canonical == "SessionEnd" else WIRED_TIMEOUT,
             what="Codex hooks.json",
         )
+        old = json.loads(text).get("hooks") if text and text.strip() else None
+        kept = {
+            event: old[event]
+            for event in sorted(NATIVE_ONLY_EVENTS)
+            if isinstance(old, dict) and isinstance(old.get(event), list) and old[event]
+        }
+        if not kept:
+            return wired
+        data = json.loads(wired)
+        data["hooks"].update(kept)
+        return json.dumps(data, indent=2) + "\n"
 
     def is_wired(self, text: str) -> bool:
         return wired_claude_shaped(text, self.events)

@@ -475,6 +475,12 @@ class CopilotAdapter(Adapter):
             first = next((p for p in found if _has_hooks(texts[p])), directory / "hooks.json")
         return [first, *(p for p in found if p != first)]
 
+    foreign_hook_types: ClassVar[dict[str, str]] = {
+        "prompt": "Copilot submits its `prompt` text as if the user typed it (sessionStart,"
+        " new interactive sessions only; its docs), where hookd's prompt hook asks a model"
+        " to judge the event",
+    }
+
     def read_hooks(self, path: Path) -> NativeHooks:
         """The hooks install moves out of ``path``: the Claude-shaped groups (written in
         Claude Code's format, so hookd runs them as that format promises; matchers naming

@@ -30,7 +30,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from hookd.agents.base import Adapter, Finding, Scope
+from hookd.config.schema import Handler
 from hookd.installers.agent_install import read_native
 
 __all__ = ["fail_closed_findings", "hookd_config_findings", "lint_agent", "lint_file"]
@@ -90,6 +93,7 @@ def lint_file(adapter: Adapter, path: Path, text: str) -> list[Finding]:
     if not any(w.endswith(".timeout") for w in said):
         out.extend(_timeouts(adapter, path, native.hooks))
     out.extend(f for f in _native_matchers(adapter, path, text) if f.where not in said)
+    out.extend(_unmovable_types(adapter, path, native.hooks))
     wired = _is_wired(adapter, text)
     own = sum(len(g) for g in native.hooks.values())
     if wired and own:
@@ -103,6 +107,50 @@ def lint_file(adapter: Adapter, path: Path, text: str) -> list[Finding]:
             )
         )
     return out
+
+
+HOOKD_HOOK_TYPES = frozenset(
+    str(msgspec.inspect.type_info(h).tag)  # type: ignore[attr-defined]
+    for h in Handler.__args__
+)
+"""The hook types hookd's config holds (``command``, ``http``, ``prompt``, ``agent``, …)."""
+
+
+def _unmovable_types(
+    adapter: Adapter, path: Path, hooks: dict[str, list[dict[str, Any]]]
+) -> Iterator[Finding]:
+    """A hook of a type hookd's config has no such thing as: ``agents install`` cannot
+    move it into hookd — moved, the group would not load there (a config error) — so it
+    must be rewritten first, or it runs only in the agent, not through hookd."""
+    for event, groups in hooks.items():
+        for i, group in enumerate(groups):
+            for j, handler in enumerate(group.get("hooks") or []):
+                kind = handler.get("type", "command") if isinstance(handler, dict) else None
+                where = f"{event}[{i}].hooks[{j}].type"
+                meaning = adapter.foreign_hook_types.get(str(kind))
+                if meaning is not None:
+                    yield _finding(
+                        "warning",
+                        f"a hook of type {kind!r} means something else in {adapter.title}: "
+                        f"{meaning}; `hookctl agents install {adapter.name}` would move it into "
+                        "hookd's config and change what it does — rewrite it as a command hook "
+                        "first, or keep it in the agent's own format",
+                        path,
+                        where,
+                    )
+                    continue
+                if kind in HOOKD_HOOK_TYPES:
+                    continue
+                yield _finding(
+                    "warning",
+                    f"a hook of type {kind!r}: hookd's config has no such hook type "
+                    f"({', '.join(sorted(HOOKD_HOOK_TYPES))}), so `hookctl agents install "
+                    f"{adapter.name}` cannot move it into hookd (moved, hookd's config would "
+                    f"refuse the group): it runs only in {adapter.title} itself; rewrite it "
+                    "as one of those types before installing",
+                    path,
+                    where,
+                )
 
 
 def _is_wired(adapter: Adapter, text: str) -> bool:

@@ -27,6 +27,8 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -166,6 +168,7 @@ async def run_codex(
     prompt: str = PROMPT,
     model: str = "gpt-fake",
     mcp: bool = False,
+    interrupt: bool = False,
 ) -> CodexRun:
     """One Codex run in ``root`` (a fresh directory) with ``hooks`` in Claude Code's shape.
 
@@ -174,7 +177,8 @@ async def run_codex(
     None installs the Python relay.  ``model``: ``gpt-5.5`` (a slug of Codex's catalog)
     makes Codex offer its freeform ``apply_patch`` tool.  ``mcp``: configure
     :mod:`agents.fake_mcp` as the MCP server ``srv``; its calls are ``echo <text>`` lines
-    in ``records``."""
+    in ``records``.  ``interrupt``: SIGINT to ``codex exec`` once its first command has
+    started (as Ctrl-C would), which fires Codex's Interrupt and SessionEnd events."""
     home, project = root / "home", root / "proj"
     codex_home = home / ".codex"
     for d in (codex_home, project):
@@ -198,7 +202,7 @@ async def run_codex(
             config += MCP_CONFIG.format(python=sys.executable, server=FAKE_MCP, log=hook_log)
         (codex_home / "config.toml").write_text(config)
         if mode == "native":
-            run = await _run(env, project, prompt, api)
+            run = await _run(env, project, prompt, api, interrupt)
         else:
             # Unix socket paths must stay short: the daemon's directory is not under root.
             base = Path(tempfile.mkdtemp(prefix="hkcx", dir="/tmp"))
@@ -222,7 +226,7 @@ async def run_codex(
                 )
                 assert install.returncode == 0, install.stderr.decode()
                 async with hookd_daemon(daemon):
-                    run = await _run(env, project, prompt, api)
+                    run = await _run(env, project, prompt, api, interrupt)
                 run.install_output = install.stdout.decode()
                 run.daemon_log = daemon.log.read_text(errors="replace")
             finally:
@@ -232,7 +236,9 @@ async def run_codex(
     return run
 
 
-async def _run(env: dict[str, str], project: Path, prompt: str, api: FakeResponsesApi) -> CodexRun:
+async def _run(
+    env: dict[str, str], project: Path, prompt: str, api: FakeResponsesApi, interrupt: bool = False
+) -> CodexRun:
     args = [
         str(CODEX_BIN),
         "exec",
@@ -242,15 +248,18 @@ async def _run(env: dict[str, str], project: Path, prompt: str, api: FakeRespons
         prompt,
     ]
     with trio.fail_after(RUN_TIMEOUT):
-        done = await trio.run_process(
-            args,
-            cwd=project,
-            env=env,
-            stdin=b"",
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )
+        if interrupt:
+            done = await _run_interrupted(args, env, project)
+        else:
+            done = await trio.run_process(
+                args,
+                cwd=project,
+                env=env,
+                stdin=b"",
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
     stream = []
     for line in done.stdout.decode(errors="replace").splitlines():
         if line.startswith("{"):
@@ -266,3 +275,36 @@ async def _run(env: dict[str, str], project: Path, prompt: str, api: FakeRespons
         files=files,
         api=api,
     )
+
+
+async def _run_interrupted(
+    args: list[str], env: dict[str, str], project: Path
+) -> subprocess.CompletedProcess[bytes]:
+    """``codex exec``, sent SIGINT once its stream says the first command started."""
+    proc = await trio.lowlevel.open_process(
+        args, cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = bytearray(), bytearray()
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_drain, proc.stderr, err)
+            while b'"type":"command_execution"' not in out:
+                chunk = await proc.stdout.receive_some(65536)
+                if not chunk:
+                    break
+                out += chunk
+            proc.send_signal(signal.SIGINT)
+            await _drain(proc.stdout, out)
+        code = await proc.wait()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return subprocess.CompletedProcess(args, code, bytes(out), bytes(err))
+
+
+async def _drain(stream: trio.abc.ReceiveStream, into: bytearray) -> None:
+    while chunk := await stream.receive_some(65536):
+        into += chunk

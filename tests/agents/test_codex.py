@@ -260,3 +260,26 @@ async def test_continue_false_on_pre_tool_use_denies_where_codex_would_ignore_it
     assert hookd.commands() == [] and "tool_out.txt" not in hookd.files
     assert "STOP-MARK halt" in hookd.seen()[-1]["tool_outputs"][0]
     assert native.commands(), "Codex ran the call natively (it ignores continue: false)"
+
+
+async def test_an_interrupt_runs_codex_s_own_interrupt_hooks_and_session_end_through_hookd(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Ctrl-C (SIGINT to ``codex exec``) mid-command fires Codex's Interrupt, then SessionEnd.
+    Interrupt has no Claude Code event: its hooks stay in Codex's file after install and
+    Codex keeps running them (before, install moved them where nothing runs them);
+    SessionEnd's go through hookd."""
+    hooks = {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [hook(record("pre"))]}],
+        "Interrupt": [{"hooks": [hook(record("interrupt"))]}],
+        "SessionEnd": [{"hooks": [hook(record("session-end"))]}],
+    }
+    turns: list[Turn] = [Shell("sleep 60; echo late > late.txt"), Text("All done.")]
+    native = await run_codex(tmp_path / "native", turns, hooks, "native", interrupt=True)
+    hookd = await run_codex(
+        tmp_path / "hookd", turns, hooks, "hookd", relay=compiled_relay, interrupt=True
+    )
+    assert native.records == ["pre", "interrupt", "session-end"]
+    assert hookd.records == native.records, hookd.daemon_log[-3000:]
+    assert "late.txt" not in hookd.files
+    assert "stay in Codex's file" in hookd.install_output

@@ -182,3 +182,17 @@ def test_plain_context_reaches_codex_as_plain_stdout() -> None:
     result = FireResult(event="UserPromptSubmit", plain_context=["PROJECT RULES"])
     reply = CODEX.encode(degrade(result, event.spec), event)
     assert reply.stdout == "PROJECT RULES\n" and reply.exit_code == 0
+
+
+def test_interrupt_hooks_stay_in_codex_s_file(tmp_path: Path) -> None:
+    """Codex's Interrupt has no Claude Code event: install leaves its hooks where Codex runs
+    them (wired again, they are still there) and says so, rather than moving them to hookd."""
+    interrupt = [{"hooks": [{"type": "command", "command": "on-interrupt.sh"}]}]
+    path = tmp_path / "hooks.json"
+    path.write_text(json.dumps({"hooks": {"Interrupt": interrupt}}))
+    found = CODEX.read_hooks(path)
+    assert found.hooks == {} and any("stay in Codex's file" in w for w in found.warnings)
+    wired = CODEX.wire(path.read_text(), lambda s: f"hookd-relay --agent codex {s.native}")
+    assert json.loads(wired)["hooks"]["Interrupt"] == interrupt
+    assert CODEX.is_wired(wired)
+    assert CODEX.wire(wired, lambda s: f"hookd-relay --agent codex {s.native}") == wired

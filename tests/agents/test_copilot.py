@@ -23,9 +23,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import h11
 import pytest
 import trio
 
@@ -38,6 +40,7 @@ from agents.copilot_harness import (
 )
 from agents.fake_responses import Shell, Text, ToolCall, Turn
 from support.clis import require_cli
+from support.fake_http import send_json, serve_loopback
 
 pytestmark = [pytest.mark.slow, pytest.mark.copilot]
 
@@ -621,3 +624,55 @@ async def test_through_claude_code_s_wiring_alone_copilot_gets_copilot_s_answers
     assert hookd.comparable() == native.comparable(), explain(native, hookd)
     last = native.seen()[-1]
     assert "HTTP-PROMPT" in last["user"][0] and "HTTP-POST" in last["tool_outputs"][0]
+
+
+@dataclass
+class HookServer:
+    """A hook's http endpoint on loopback: records each input, answers with ``answer``."""
+
+    answer: dict[str, Any]
+    inputs: list[dict[str, Any]] = field(default_factory=list)
+    port: int = 0
+
+
+async def _hook_answer(
+    server: HookServer,
+    stream: trio.SocketStream,
+    conn: h11.Connection,
+    request: h11.Request,
+    body: bytes,
+) -> None:
+    del request
+    server.inputs.append(json.loads(body))
+    await send_json(stream, conn, 200, server.answer)
+
+
+async def test_a_claude_shaped_http_hook_moves_into_hookd_and_denies_alike(
+    tmp_path: Path, copilot_cache: Path, compiled: Path
+) -> None:
+    """Copilot's ``http`` hook (its input POSTed, the answer in the body; loopback allowed by
+    ``COPILOT_HOOK_ALLOW_LOCALHOST=1``) in Claude Code's shape: install moves it into hookd's
+    config as Claude Code's http hook, and the deny it answers reaches the model alike."""
+    server = HookServer(deny("HTTP-MARK no shell"))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(serve_loopback, server, _hook_answer)
+        url = f"http://127.0.0.1:{server.port}/hook"
+        hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "http", "url": url}]}]}
+        runs = {
+            mode: await run_copilot(
+                tmp_path / mode,
+                TURNS,
+                {"hooks": hooks},
+                mode,
+                cache=copilot_cache,
+                relay=compiled,
+                extra_env={"COPILOT_HOOK_ALLOW_LOCALHOST": "1"},
+            )
+            for mode in ("native", "hookd")
+        }
+        nursery.cancel_scope.cancel()
+    native, hookd = runs["native"], runs["hookd"]
+    assert hookd.comparable() == native.comparable(), explain(native, hookd)
+    assert "tool_out.txt" not in native.files and len(server.inputs) == 2
+    assert "HTTP-MARK no shell" in native.seen()[-1]["tool_outputs"][0]
+    assert [i.get("tool_name") for i in server.inputs] == ["Bash", "Bash"]

@@ -60,7 +60,6 @@ CASES = [
     ("cursor", "beforeShellExecution", deny_cursor),
     ("windsurf", "pre_run_command", deny_exit_2),
     ("qwen", "PreToolUse", deny_claude),
-    ("factory", "PreToolUse", deny_claude),
     ("goose", "PreToolUse", deny_claude),
     ("kiro", "PreToolUse", deny_exit_2),
 ]

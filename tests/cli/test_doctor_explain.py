@@ -288,3 +288,49 @@ def test_a_deliberate_difference_is_said_by_explain_and_doctor(
     _, rows = doctor(capsys, "--agent", "codex", "--project-dir", str(project))
     [row] = [r for r in rows if "hookd differs from" in r["message"]]
     assert row["severity"] == "warning" and "sanitise" in row["message"]
+
+
+def test_doctor_warns_about_a_hook_type_install_cannot_move_into_hookd(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hook type hookd's config has not (an agent's own, newer kind): install cannot move
+    it — moved, hookd would refuse the group — so doctor says so, where it is; the types
+    hookd holds (command, http, prompt, …) are not reported."""
+    droid = home / ".factory" / "hooks.json"
+    write(droid, {"PreToolUse": [{"matcher": "Execute", "hooks": [
+        cmd("guard.sh"), {"type": "plugin", "name": "guard"}, {"type": "http", "url": "http://x"}
+    ]}]})  # fmt: skip
+    _, rows = doctor(capsys, "--project-dir", str(project))
+    found = [r for r in rows if "cannot move it into hookd" in r["message"]]
+    assert [(r["agent"], r["severity"], r["path"], r["where"]) for r in found] == [
+        ("factory", "warning", str(droid), "PreToolUse[0].hooks[1].type")
+    ]
+    assert "'plugin'" in found[0]["message"]
+
+
+def test_doctor_warns_about_copilot_s_prompt_hook_which_install_would_change(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Copilot's ``prompt`` hook submits text as the user (sessionStart); hookd's asks a model
+    to judge: moved by install it would do something else, so doctor says so."""
+    copilot = home / ".copilot" / "hooks" / "hooks.json"
+    write(copilot, {"hooks": {"SessionStart": [{"hooks": [
+        {"type": "prompt", "prompt": "/review"}, cmd("start.sh")]}]}})  # fmt: skip
+    _, rows = doctor(capsys, "--project-dir", str(project))
+    found = [r for r in rows if "means something else" in r["message"]]
+    assert [(r["agent"], r["severity"], r["path"], r["where"]) for r in found] == [
+        ("copilot", "warning", str(copilot), "SessionStart[0].hooks[0].type")
+    ]
+    assert "as if the user typed it" in found[0]["message"]
+
+
+def test_droid_s_ignored_prompt_block_is_said_by_explain(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Droid ignores a UserPromptSubmit `decision: "block"`; through hookd it blocks (fails
+    safe): explain says so."""
+    write(home / ".config" / "hookd" / "hooks.json", {"hooks": {"UserPromptSubmit": [
+        {"hooks": [cmd("no-secrets")]}]}})  # fmt: skip
+    args = ["explain", "UserPromptSubmit", "--agent", "factory", "--cwd", str(project)]
+    assert hookctl([*args, "--json"]) == 0
+    assert 'decision: "block"' in json.loads(capsys.readouterr().out)["differs"]
