@@ -17,22 +17,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from hookd.agents.base import Capabilities, EventSpec, Finding, Scope
+import msgspec
+
+from hookd.agents.base import AgentEvent, AgentReply, Capabilities, EventSpec, Finding, Scope
 from hookd.agents.cc_dialect import ClaudeDialectAdapter
 from hookd.agents.flat_shape import load_object
+from hookd_client.results import FireResult
 
 __all__ = ["QwenAdapter"]
 
-_ALL = Capabilities(
-    block=True, rewrite_input=True, add_context=True, ask=True, continue_stop=True,
-    system_message=True,
-)  # fmt: skip
+_PRE_TOOL = Capabilities(
+    block=True, add_context=True, ask=True, continue_stop=True, system_message=True
+)
+"""No ``rewrite_input``: 0.24.4 reads ``updatedInput`` on PermissionRequest only; on
+PreToolUse it runs the call as the model wrote it (seen with the real CLI)."""
 _OBSERVE = Capabilities(system_message=True)
 
 EVENTS = (
-    EventSpec(native="PreToolUse", canonical="PreToolUse", caps=_ALL),
+    EventSpec(native="PreToolUse", canonical="PreToolUse", caps=_PRE_TOOL),
+    # No block: Qwen reads only ``continue: false`` after the tool ran (seen at 0.24.4).
     EventSpec(native="PostToolUse", canonical="PostToolUse",
-              caps=Capabilities(block=True, add_context=True, system_message=True)),
+              caps=Capabilities(add_context=True, system_message=True)),
     EventSpec(native="PostToolUseFailure", canonical="PostToolUseFailure",
               caps=Capabilities(add_context=True, system_message=True)),
     EventSpec(native="UserPromptSubmit", canonical="UserPromptSubmit",
@@ -74,6 +79,9 @@ class QwenAdapter(ClaudeDialectAdapter):
         "task": "Task",
     }
 
+    def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
+        return super().encode(native_reasons(result), event)
+
     def hook_files(self, scope: Scope, home: Path, project: Path | None) -> list[Path]:
         base = home if scope == "user" else project
         return [] if base is None else [base / ".qwen" / "settings.json"]
@@ -97,3 +105,24 @@ class QwenAdapter(ClaudeDialectAdapter):
                 )
             ]
         return []
+
+
+def native_reasons(result: FireResult) -> FireResult:
+    """``result`` with its block's reason as Qwen Code's own hooks' would read.
+
+    Qwen takes an exit-2 hook's stderr, trimmed, as the reason (and the model reads
+    exactly that: the tool result of a denied call is the reason), where hookd's engine
+    wrote Claude Code's ``[<cmd>]: <stderr>``; a JSON reason is verbatim in both.
+    Several blocking hooks: their reasons one a line, in configuration order, as Qwen's
+    aggregator joins them.  A block hookd made itself (fail-closed, a rewrite Qwen cannot
+    apply) keeps hookd's words."""
+    runs = [r for r in result.hooks if r.outcome == "blocking" and not r.is_async]
+    if not result.blocked or not runs or len(runs) != len(result.blocking_messages):
+        return result
+    reasons = [
+        run.stderr.strip() if run.exit_code == 2 and run.output is None and run.stderr.strip()
+        else message
+        for run, message in zip(runs, result.blocking_messages, strict=True)
+    ]  # fmt: skip
+    reason = "\n".join(r for r in reasons if r)
+    return msgspec.structs.replace(result, reason=reason, blocking_messages=[reason])
