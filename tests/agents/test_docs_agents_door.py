@@ -1,11 +1,12 @@
 """The documented-only agents through the whole door: install, then their hook run as they run it.
 
-No Cursor, Windsurf, Qwen Code, Factory Droid, goose, Kiro or Cline runs here,
-so this is the closest to it: ``hookctl agents install AGENT`` (a real
-process) writes the agent's file as for a user; the command it wired for the
-agent's shell event is then run the way the agent runs a hook — ``sh -c`` with
-the agent's documented stdin (Cline: the script file itself) — against a real
-daemon on a real socket; the answer must be a deny in that agent's own words.
+No Cursor, Windsurf, Factory Droid, goose, Kiro or Cline runs here (Qwen Code
+does: tests/agents/test_qwen.py), so this is the closest to it: ``hookctl
+agents install AGENT`` (a real process) writes the agent's file as for a user;
+the command it wired for the agent's shell event is then run the way the agent
+runs a hook — ``sh -c`` with the agent's documented stdin (Cline: the script
+file itself) — against a real daemon on a real socket; the answer must be a
+deny in that agent's own words.
 It proves the command line the installer writes, the relay's ``--agent``, the
 daemon's decode → pipeline → encode route and the adapter's encoding together.
 """
@@ -64,7 +65,6 @@ def deny_cline(done: subprocess.CompletedProcess[str]) -> None:
 CASES = [
     ("cursor", "beforeShellExecution", deny_cursor),
     ("windsurf", "pre_run_command", deny_exit_2),
-    ("qwen", "PreToolUse", deny_claude),
     ("factory", "PreToolUse", deny_claude),
     ("goose", "PreToolUse", deny_claude),
     ("kiro", "PreToolUse", deny_exit_2),
