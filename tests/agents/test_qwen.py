@@ -133,7 +133,9 @@ class Run:
         for body in self.api.requests:
             instructions = str(body.get("instructions", ""))
             system = [m.group(0) for m in HOOK_CONTEXT.finditer(instructions)]
-            calls, results, user = [], [], []
+            calls: list[dict[str, Any]] = []
+            results: list[Any] = []
+            user: list[str] = []
             for item in body.get("input", []):
                 if not isinstance(item, dict):
                     continue
@@ -150,8 +152,9 @@ class Run:
 
     def observed(self) -> dict[str, Any]:
         """Everything compared between the native run and the run through hookd."""
+        kept = ("type", "name", "input", "is_error", "content")
         tools = [
-            {k: v for k, v in block.items() if k in ("type", "name", "input", "is_error", "content")}
+            {k: v for k, v in block.items() if k in kept}
             for event in self.stream
             if event.get("type") in ("assistant", "user")
             for block in (event.get("message") or {}).get("content") or []
@@ -249,7 +252,6 @@ async def run_qwen(run: Run, extra_env: dict[str, str]) -> None:
             "stream-json",
             PROMPT,
         ]
-        t0 = trio.current_time()
         with trio.fail_after(240):
             done = await trio.run_process(
                 argv,
@@ -261,7 +263,6 @@ async def run_qwen(run: Run, extra_env: dict[str, str]) -> None:
                 check=False,
             )
         nursery.cancel_scope.cancel()
-    print("QWEN RUN", extra_env.keys(), trio.current_time() - t0)
     run.returncode = done.returncode
     run.stderr = done.stderr.decode(errors="replace")
     for line in done.stdout.decode(errors="replace").splitlines():
@@ -359,8 +360,8 @@ async def both(scenario: Scenario, turns: list[Turn]) -> tuple[Run, Run]:
 
 def difference(native: dict[str, Any], hookd: dict[str, Any]) -> str:
     """What differs, line by line (native ``-``, through hookd ``+``)."""
-    lines = [json.dumps(x, indent=1, sort_keys=True).splitlines() for x in (native, hookd)]
-    return "\n".join(difflib.unified_diff(*lines, "native", "hookd", lineterm="", n=2))
+    before, after = (json.dumps(x, indent=1, sort_keys=True).splitlines() for x in (native, hookd))
+    return "\n".join(difflib.unified_diff(before, after, "native", "hookd", lineterm="", n=2))
 
 
 def why(native: Run, hookd: Run) -> str:
@@ -440,8 +441,9 @@ async def test_json_deny_on_one_call_context_on_an_allowed_one() -> None:
             "UserPromptSubmit": [group(hook(run, "prompt", "--stdout", "CTX-PROMPT\n"))],
             "PostToolUse": [group(hook(run, "after", "--stdout", js(after)))],
         }
-        native = {**common, "PreToolUse": [group(hook(run, "allow", "--stdout", js(allow)), "run_shell_command")]}
-        hookd = {**common, "PreToolUse": [group(hook(run, "allow", "--stdout", js(allow)), "Bash")]}
+        allowing = hook(run, "allow", "--stdout", js(allow))
+        native = {**common, "PreToolUse": [group(allowing, "run_shell_command")]}
+        hookd = {**common, "PreToolUse": [group(allowing, "Bash")]}
         return native, hookd
 
     seen = await compare(scenario, TOOL_TURNS)
@@ -534,6 +536,35 @@ async def test_a_rewrite_qwen_cannot_apply_blocks_through_hookd() -> None:
     assert hookd.tool_file() is None, why(native, hookd)
     (result,) = hookd.model_saw()[1]["tool_results"]
     assert "rewrote" in result, result
+    for run in (native, hookd):
+        shutil.rmtree(run.root, ignore_errors=True)
+
+
+async def test_a_deny_beside_a_later_allow_denies_through_hookd() -> None:
+    """Two PreToolUse hooks, a deny then an allow: Qwen 0.24.4 lets the last hook's
+    ``permissionDecision`` win, so natively the denied call runs.  Through hookd the deny
+    wins in any order, as in Claude Code (deliberate: a guard must not be outvoted by the
+    hook after it)."""
+
+    def scenario(run: Run) -> tuple[Hooks, Hooks]:
+        def says(decision: str) -> str:
+            out = {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": decision,
+                    "permissionDecisionReason": f"{decision.upper()}-REASON",
+                }
+            }
+            return hook(run, decision, "--stdout", js(out))
+
+        native = {"PreToolUse": [group(says(d), "run_shell_command") for d in ("deny", "allow")]}
+        hookd = {"PreToolUse": [group(says(d), "Bash") for d in ("deny", "allow")]}
+        return native, hookd
+
+    native, hookd = await both(scenario, TOOL_TURNS)
+    assert native.tool_file() == "from-the-model\n", why(native, hookd)
+    assert hookd.tool_file() is None, why(native, hookd)
+    assert hookd.model_saw()[1]["tool_results"] == ["DENY-REASON"], why(native, hookd)
     for run in (native, hookd):
         shutil.rmtree(run.root, ignore_errors=True)
 
