@@ -412,10 +412,12 @@ async def test_shell_deny_by_exit_2_with_a_matcher_then_a_stop_continuation() ->
     assert seen["hooks"].count(("stop", "start")) == 2
 
 
-async def test_json_deny_on_one_call_context_on_an_allowed_one() -> None:
-    """A JSON ``permissionDecision: "deny"`` with a reason; context from SessionStart, the
-    prompt hook (plain stdout, which Qwen and Claude Code both take as context) and
-    PostToolUse reaches the model where Qwen puts it; an allowing hook lets the call run."""
+async def test_context_on_an_allowed_call_and_a_post_tool_block_qwen_ignores() -> None:
+    """An allowing hook lets the call run; context from SessionStart (into the system
+    instructions), the prompt hook (plain stdout, which Qwen and Claude Code both take as
+    context) and PostToolUse (after the tool's output) reaches the model where Qwen puts
+    it; PostToolUse's ``decision: "block"`` does nothing in Qwen, natively as through hookd
+    (which records the loss)."""
 
     def scenario(run: Run) -> tuple[Hooks, Hooks]:
         def context(event: str, text: str) -> str:
@@ -455,26 +457,6 @@ async def test_json_deny_on_one_call_context_on_an_allowed_one() -> None:
     assert "POST-BLOCK" not in json.dumps(seen["model_saw"])
 
 
-async def test_json_deny_reason_reaches_the_model() -> None:
-    def scenario(run: Run) -> tuple[Hooks, Hooks]:
-        deny = {
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": "DENY-REASON",
-            }
-        }
-        command = hook(run, "deny", "--stdout", js(deny))
-        return (
-            {"PreToolUse": [group(command, "run_shell_command")]},
-            {"PreToolUse": [group(command, "Bash")]},
-        )
-
-    seen = await compare(scenario, TOOL_TURNS)
-    assert seen["tool_file"] is None
-    assert seen["model_saw"][1]["tool_results"] == ["DENY-REASON"], seen["model_saw"]
-
-
 async def test_user_prompt_block() -> None:
     def scenario(run: Run) -> tuple[Hooks, Hooks]:
         block = hook(
@@ -495,11 +477,19 @@ async def test_a_claude_code_mcp_matcher_guards_qwen_s_mcp_tool() -> None:
     """Qwen names MCP server ``srv``'s tool ``echo`` as Claude Code does,
     ``mcp__srv__echo``, also when the model reaches it through the deferred-tool bridge
     (``tool_call``): hookd's ``mcp__srv__.*`` denies the same call as Qwen's own hook on
-    ``mcp__srv__echo``, and the server never runs it."""
+    ``mcp__srv__echo`` — a JSON ``permissionDecision: "deny"`` whose reason the model
+    reads as the tool's result — and the server never runs it."""
 
     def scenario(run: Run) -> tuple[Hooks, Hooks]:
         with_mcp(run)
-        deny = hook(run, "guard-mcp", "--stderr", "no echo here\n", "--exit", "2")
+        out = {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "DENY-REASON",
+            }
+        }
+        deny = hook(run, "guard-mcp", "--stdout", js(out))
         return (
             {"PreToolUse": [group(deny, "mcp__srv__echo")]},
             {"PreToolUse": [group(deny, "mcp__srv__.*")]},
@@ -508,7 +498,7 @@ async def test_a_claude_code_mcp_matcher_guards_qwen_s_mcp_tool() -> None:
     seen = await compare(scenario, [mcp_echo("MCP-MARK"), Text("All done.")])
     assert ("guard-mcp", "start") in seen["hooks"]
     assert seen["mcp_calls"] == []
-    assert seen["model_saw"][1]["tool_results"] == ["no echo here"], seen["model_saw"]
+    assert seen["model_saw"][1]["tool_results"] == ["DENY-REASON"], seen["model_saw"]
 
 
 async def test_a_rewrite_qwen_cannot_apply_blocks_through_hookd() -> None:
@@ -570,16 +560,17 @@ async def test_a_deny_beside_a_later_allow_denies_through_hookd() -> None:
 
 
 async def test_hooks_already_in_qwen_move_into_hookd_and_keep_working() -> None:
-    """The install story: the user's own Qwen hooks (a shell matcher in Qwen's words, a
-    timeout in Qwen's legacy milliseconds) are moved by ``hookctl agents install qwen``
-    into hookd's config, translated (matcher ``Bash``, seconds), and behave as they did."""
+    """The install story: the user's own Qwen hooks (the shell named by Qwen's display
+    name ``Shell``, which its matchers accept; a timeout in Qwen's legacy milliseconds)
+    are moved by ``hookctl agents install qwen`` into hookd's config, translated (matcher
+    ``Bash``, seconds), and behave as they did."""
 
     def scenario(run: Run) -> tuple[Hooks, Hooks]:
         deny = hook(run, "deny-shell", "--stderr", "moved guard says no\n", "--exit", "2")
         other = hook(run, "read-only", "--exit", "2")
         native = {
             "PreToolUse": [
-                group(deny, "run_shell_command", timeout=30000),
+                group(deny, "Shell", timeout=30000),
                 group(other, "read_file"),
             ]
         }
