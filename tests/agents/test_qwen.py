@@ -418,8 +418,8 @@ async def test_context_on_an_allowed_call_and_a_post_tool_block_qwen_ignores() -
     """An allowing hook lets the call run; context from SessionStart (into the system
     instructions), the prompt hook (plain stdout, which Qwen and Claude Code both take as
     context) and PostToolUse (after the tool's output) reaches the model where Qwen puts
-    it; PostToolUse's ``decision: "block"`` does nothing in Qwen, natively as through hookd
-    (which records the loss)."""
+    it, and PostToolBatch's after the batch; PostToolUse's ``decision: "block"`` does
+    nothing in Qwen, natively as through hookd (which records the loss)."""
 
     def scenario(run: Run) -> tuple[Hooks, Hooks]:
         def context(event: str, text: str) -> str:
@@ -444,6 +444,7 @@ async def test_context_on_an_allowed_call_and_a_post_tool_block_qwen_ignores() -
             "SessionStart": [group(context("SessionStart", "CTX-START"))],
             "UserPromptSubmit": [group(hook(run, "prompt", "--stdout", "CTX-PROMPT\n"))],
             "PostToolUse": [group(hook(run, "after", "--stdout", js(after)))],
+            "PostToolBatch": [group(context("PostToolBatch", "CTX-BATCH"))],
         }
         allowing = hook(run, "allow", "--stdout", js(allow))
         native = {**common, "PreToolUse": [group(allowing, "run_shell_command")]}
@@ -455,8 +456,11 @@ async def test_context_on_an_allowed_call_and_a_post_tool_block_qwen_ignores() -
     first, second = seen["model_saw"][0], seen["model_saw"][1]
     assert any("CTX-START" in t for t in first["system"]), first
     assert any("CTX-PROMPT" in t for t in first["user"]), first
-    assert second["tool_results"][0].endswith("\n\nCTX-TOOL"), second
     assert "POST-BLOCK" not in json.dumps(seen["model_saw"])
+    # PostToolBatch (wired for Qwen since it was seen firing) adds its context after
+    # PostToolUse's, both after the tool's output.
+    assert ("PostToolBatch", "answered") in seen["hooks"]
+    assert second["tool_results"][0].endswith("\n\nCTX-TOOL\n\nCTX-BATCH"), second
 
 
 async def test_user_prompt_block() -> None:
