@@ -1,11 +1,12 @@
 """The documented-only agents through the whole door: install, then their hook run as they run it.
 
-No Cursor, Windsurf, Qwen Code, Factory Droid, goose or Kiro runs here,
-so this is the closest to it: ``hookctl agents install AGENT`` (a real
-process) writes the agent's file as for a user; the command it wired for the
-agent's shell event is then run the way the agent runs a hook — ``sh -c`` with
-the agent's documented stdin — against a real
-daemon on a real socket; the answer must be a deny in that agent's own words.
+No Cursor, Windsurf, goose or Kiro runs here (Qwen Code, Factory Droid and Cline
+do: tests/agents/test_qwen.py, test_factory.py, test_cline.py), so this is the
+closest to it: ``hookctl agents install AGENT`` (a real process) writes the agent's
+file as for a user; the command it wired for the agent's shell event is then run
+the way the agent runs a hook — ``sh -c`` with the agent's documented stdin —
+against a real daemon on a real socket; the answer must be a deny in that agent's
+own words.
 It proves the command line the installer writes, the relay's ``--agent``, the
 daemon's decode → pipeline → encode route and the adapter's encoding together.
 """
@@ -59,7 +60,6 @@ def deny_claude(done: subprocess.CompletedProcess[str]) -> None:
 CASES = [
     ("cursor", "beforeShellExecution", deny_cursor),
     ("windsurf", "pre_run_command", deny_exit_2),
-    ("qwen", "PreToolUse", deny_claude),
     ("goose", "PreToolUse", deny_claude),
     ("kiro", "PreToolUse", deny_exit_2),
 ]

@@ -52,6 +52,8 @@ DECODED = [
     ("gemini", "AfterTool", "gemini-0.61.0-AfterTool", "mcp_srv_echo"),
     ("codex", "PreToolUse", "codex-0.169.0-PreToolUse", "mcp__srv__echo"),
     ("codex", "PostToolUse", "codex-0.169.0-PostToolUse", "mcp__srv__echo"),
+    ("qwen", "PreToolUse", "qwen-0.24.4-PreToolUse", "mcp__srv__echo"),
+    ("qwen", "PostToolUse", "qwen-0.24.4-PostToolUse", "mcp__srv__echo"),
 ]
 
 

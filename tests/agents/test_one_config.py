@@ -127,7 +127,7 @@ DOORS: list[tuple[str, str, Path, Callable[[str, subprocess.CompletedProcess[str
         DATA / "copilot-cli-1.0.102-native" / "preToolUse.json",
         copilot_deny,
     ),
-    ("qwen", "PreToolUse", DATA / "qwen-docs" / "PreToolUse.json", codex_deny),
+    ("qwen", "PreToolUse", DATA / "qwen-code-0.24.4" / "PreToolUse.json", codex_deny),
 ]
 
 

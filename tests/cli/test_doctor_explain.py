@@ -334,3 +334,21 @@ def test_droid_s_ignored_prompt_block_is_said_by_explain(
     args = ["explain", "UserPromptSubmit", "--agent", "factory", "--cwd", str(project)]
     assert hookctl([*args, "--json"]) == 0
     assert 'decision: "block"' in json.loads(capsys.readouterr().out)["differs"]
+
+
+def test_qwen_s_deliberate_differences_are_said_by_explain_and_doctor(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Qwen Code ignores a PreToolUse rewrite and lets a later allow outvote a deny; hookd
+    blocks the rewrite and keeps the deny (tests/agents/test_qwen.py): said by both."""
+    write(home / ".config" / "hookd" / "hooks.json", {"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [cmd("sanitise")]}]}})  # fmt: skip
+    args = ["explain", "PreToolUse", "--agent", "qwen", "--cwd", str(project)]
+    assert hookctl([*args, "--json"]) == 0
+    e = json.loads(capsys.readouterr().out)
+    assert "updatedInput" in e["differs"] and "last hook" in e["differs"]
+    assert hookctl(["agents", "install", "qwen", "--python-relay"]) == 0
+    capsys.readouterr()
+    _, rows = doctor(capsys, "--agent", "qwen", "--project-dir", str(project))
+    [row] = [r for r in rows if "hookd differs from Qwen Code" in r["message"]]
+    assert row["severity"] == "warning" and "sanitise" in row["message"]
