@@ -31,6 +31,7 @@ NEEDS = {
         "pytest.mark.codex",
         "pytest.mark.gemini",
         "pytest.mark.copilot",
+        "pytest.mark.opencode",
         "pytest.mark.agent_sdk",
     ),
     "systemd": ("systemd-analyze", "systemd-socket-activate"),

@@ -23,6 +23,7 @@ from hookd.agents.factory import FactoryAdapter
 from hookd.agents.gemini import GeminiAdapter
 from hookd.agents.goose import GooseAdapter
 from hookd.agents.kiro import KiroAdapter
+from hookd.agents.opencode import OpencodeAdapter
 from hookd.agents.qwen import QwenAdapter
 from hookd.agents.windsurf import WindsurfAdapter
 
@@ -37,6 +38,7 @@ ADAPTERS: tuple[Adapter, ...] = (
     GeminiAdapter(),
     CopilotAdapter(),
     AgentSdkAdapter(),
+    OpencodeAdapter(),
     # Built from their documentation (verified = False), fixtures written from it:
     CursorAdapter(),
     WindsurfAdapter(),
