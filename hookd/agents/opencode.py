@@ -127,7 +127,7 @@ class OpencodeAdapter(Adapter):
     mcp: ClassVar[McpNaming] = McpNaming(
         prefix="",
         sep="_",
-        exact=False,
+        exact=True,
         how="opencode names an MCP server's tool `<server>_<tool>`; hookd's plugin says"
         " which servers there are, so it splits exactly at the server's name",
     )
@@ -222,7 +222,8 @@ class OpencodeAdapter(Adapter):
         return template.replace(COMMANDS_LINE, line, 1)
 
     def is_wired(self, text: str) -> bool:
-        return _MARK in text and "--agent opencode" in text
+        """hookd's plugin with its commands filled in (the template's empty line is not)."""
+        return _MARK in text and COMMANDS_LINE not in text
 
     def trust_steps(self, scope: Scope) -> list[str]:
         return ["opencode loads plugins when it starts: start a new opencode session"]

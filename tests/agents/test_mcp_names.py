@@ -52,6 +52,8 @@ DECODED = [
     ("gemini", "AfterTool", "gemini-0.61.0-AfterTool", "mcp_srv_echo"),
     ("codex", "PreToolUse", "codex-0.169.0-PreToolUse", "mcp__srv__echo"),
     ("codex", "PostToolUse", "codex-0.169.0-PostToolUse", "mcp__srv__echo"),
+    ("opencode", "tool.execute.before", "opencode-1.18.33-tool.execute.before", "srv_echo"),
+    ("opencode", "tool.execute.after", "opencode-1.18.33-tool.execute.after", "srv_echo"),
 ]
 
 
@@ -160,7 +162,7 @@ async def _fire(agent: str, native: str, name: str, matcher: str, tmp_path: Path
     return ran
 
 
-PRE = [d for d in DECODED if d[1] in ("preToolUse", "PreToolUse", "BeforeTool")]
+PRE = [d for d in DECODED if d[1] in ("preToolUse", "PreToolUse", "BeforeTool", "tool.execute.before")]
 
 
 @pytest.mark.parametrize(
@@ -199,6 +201,7 @@ NATIVE_NAMES = [
     ("gemini", ["mcp_srv_echo"]),
     ("kiro", ["@srv/echo"]),
     ("goose", ["srv__echo"]),
+    ("opencode", ["srv_echo"]),
     ("cursor", []),
 ]
 
@@ -240,6 +243,7 @@ def test_parse_claude() -> None:
         ("windsurf", None),
         ("gemini", "info"),
         ("kiro", "info"),
+        ("opencode", "info"),
         ("copilot", "warning"),
         ("goose", "warning"),
         ("cursor", "error"),
