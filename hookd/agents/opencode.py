@@ -86,9 +86,7 @@ _REASON = "Blocked by a hook (hookd)"
 
 def plugin_template() -> str:
     """The plugin's source as shipped (package data beside the Claude Code mod)."""
-    return (
-        resources.files("hookd").joinpath("doors", "opencode_plugin", PLUGIN_FILE).read_text()
-    )
+    return resources.files("hookd").joinpath("doors", "opencode_plugin", PLUGIN_FILE).read_text()
 
 
 def _config_home(home: Path) -> Path:
@@ -186,9 +184,7 @@ class OpencodeAdapter(Adapter):
         out: dict[str, Any] = {}
         if safe.blocked or not safe.continue_:
             messages = [m for m in safe.blocking_messages if m]
-            out["block"] = (
-                "\n".join(messages) or safe.reason or safe.stop_reason or _REASON
-            )
+            out["block"] = "\n".join(messages) or safe.reason or safe.stop_reason or _REASON
         elif safe.updated_input is not None:
             out["args"] = safe.updated_input
         context = [*safe.plain_context, *safe.additional_context]

@@ -162,7 +162,9 @@ async def _fire(agent: str, native: str, name: str, matcher: str, tmp_path: Path
     return ran
 
 
-PRE = [d for d in DECODED if d[1] in ("preToolUse", "PreToolUse", "BeforeTool", "tool.execute.before")]
+PRE = [
+    d for d in DECODED if d[1] in ("preToolUse", "PreToolUse", "BeforeTool", "tool.execute.before")
+]
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -105,7 +104,8 @@ class Run:
             "hooks": self.hooks_ran(),
             "returncode": self.returncode,
         }
-        return normalise(seen, self.root)
+        normalised: dict[str, Any] = normalise(seen, self.root)
+        return normalised
 
 
 def _messages(body: dict[str, Any]) -> list[Any]:
@@ -401,4 +401,3 @@ async def test_a_prompt_blocked_with_exit_2_reaches_no_model() -> None:
     assert seen["model_saw"] == []
     assert seen["returncode"] != 0
     assert seen["hooks"] == [("no-prompt", "answered"), ("no-prompt", "start")]
-

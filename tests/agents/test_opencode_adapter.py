@@ -165,9 +165,7 @@ async def test_a_json_deny_an_ask_and_a_rewrite(tmp_path: Path) -> None:
     said, losses = await run("tool.execute.before", {"PreToolUse": [group(ask)]}, tmp_path)
     assert said is not None and "sure?" in said["block"] and "cannot ask" in said["block"]
     assert any("ask not available" in loss for loss in losses)
-    rewrite = answer(
-        "PreToolUse", permissionDecision="allow", updatedInput={"command": "true"}
-    )
+    rewrite = answer("PreToolUse", permissionDecision="allow", updatedInput={"command": "true"})
     said, _ = await run("tool.execute.before", {"PreToolUse": [group(rewrite)]}, tmp_path)
     assert said == {"args": {"command": "true"}}
 
@@ -230,7 +228,9 @@ def test_wire_fills_the_shipped_plugin_with_one_relay_command_per_hook() -> None
     text = OPENCODE.wire(None, lambda spec: f"relay --agent opencode {spec.native}")
     template = plugin_template()
     assert COMMANDS_LINE in template and COMMANDS_LINE not in text
-    assert _commands(text) == {s.native: f"relay --agent opencode {s.native}" for s in OPENCODE.events}
+    assert _commands(text) == {
+        s.native: f"relay --agent opencode {s.native}" for s in OPENCODE.events
+    }
     assert OPENCODE.is_wired(text) and not OPENCODE.is_wired(template)
     assert OPENCODE.wire(text, lambda spec: f"relay --agent opencode {spec.native}") == text
 
