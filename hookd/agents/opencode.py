@@ -101,6 +101,10 @@ class OpencodeAdapter(Adapter):
     title: ClassVar[str] = "opencode"
     verified: ClassVar[bool] = True
     tested_version: ClassVar[str | None] = "1.18.33"
+    binary: ClassVar[str] = "opencode"
+    user_folder: ClassVar[str] = "opencode"
+    """The user's config folder, under ``$XDG_CONFIG_HOME`` (``~/.config``)."""
+    project_folder: ClassVar[str] = ".opencode"
     events = EVENTS
     tools: ClassVar[dict[str, str]] = {
         "bash": "Bash",
@@ -132,27 +136,31 @@ class OpencodeAdapter(Adapter):
 
     def mcp_tool(self, native: str, data: Mapping[str, Any] | None = None) -> McpTool | None:
         """``srv_echo`` → ``mcp__srv__echo``: split after the longest MCP server's name the
-        plugin listed (``mcp_servers``, opencode's config) that the tool's name starts with;
-        without one (an older plugin, a server the config does not name), every reading."""
+        plugin listed (``mcp_servers``, opencode's config) that the tool's name starts with; a
+        tool of no listed server is the agent's own (a custom tool, Kilo's ``cron_list``);
+        without the list (an input hookd's plugin did not send), every reading."""
         if native in self.tools:
             return None
         servers = data.get("mcp_servers") if data is not None else None
-        names = [s for s in servers if isinstance(s, str)] if isinstance(servers, list) else []
+        if not isinstance(servers, list):
+            return self.mcp.tool(native)
+        names = [s for s in servers if isinstance(s, str)]
         for server in sorted(names, key=len, reverse=True):
             prefix = _sanitised(server) + "_"
             if native.startswith(prefix) and len(native) > len(prefix):
                 name = claude_name(server, native[len(prefix) :])
                 return McpTool(name=name, candidates=(name, native))
-        return self.mcp.tool(native)
+        return None  # the plugin named every server: a tool of none is the agent's own
 
     # --- runtime --------------------------------------------------------------------
 
     def decode(self, native_event: str, raw: dict[str, Any]) -> AgentEvent:
         spec = self.event_spec(native_event)
-        hook_in, hook_out = _object(raw, "input"), _object(raw, "output")
+        what = f"{self.title} {native_event} input"
+        hook_in, hook_out = _object(raw, "input", what), _object(raw, "output", what)
         directory = raw.get("directory")
         if not isinstance(directory, str) or not directory:
-            raise EventInputError(f"opencode {native_event} input: `$.directory` is missing")
+            raise EventInputError(f"{what}: `$.directory` is missing")
         session = hook_in.get("sessionID")
         data: dict[str, Any] = {
             "session_id": session if isinstance(session, str) else "",
@@ -166,7 +174,7 @@ class OpencodeAdapter(Adapter):
         else:
             tool = hook_in.get("tool")
             if not isinstance(tool, str) or not tool:
-                raise EventInputError(f"opencode {native_event} input: `$.input.tool` is missing")
+                raise EventInputError(f"{what}: `$.input.tool` is missing")
             args = hook_out.get("args") if native_event == "tool.execute.before" else None
             if native_event == "tool.execute.after":
                 args = hook_in.get("args")
@@ -195,12 +203,14 @@ class OpencodeAdapter(Adapter):
     # --- install --------------------------------------------------------------------
 
     def detect(self) -> Installation:
-        return detect_binary("opencode")
+        return detect_binary(self.binary)
 
     def hook_files(self, scope: Scope, home: Path, project: Path | None) -> list[Path]:
         if scope == "user":
-            return [_config_home(home) / "opencode" / "plugins" / PLUGIN_FILE]
-        return [] if project is None else [project / ".opencode" / "plugins" / PLUGIN_FILE]
+            return [_config_home(home) / self.user_folder / "plugins" / PLUGIN_FILE]
+        if project is None:
+            return []
+        return [project / self.project_folder / "plugins" / PLUGIN_FILE]
 
     def read_hooks(self, path: Path) -> NativeHooks:
         """hookd's plugin holds no hooks of the user's: opencode has no command hooks to
@@ -222,7 +232,7 @@ class OpencodeAdapter(Adapter):
         return _MARK in text and COMMANDS_LINE not in text
 
     def trust_steps(self, scope: Scope) -> list[str]:
-        return ["opencode loads plugins when it starts: start a new opencode session"]
+        return [f"{self.title} loads plugins when it starts: start a new session"]
 
 
 def _sanitised(name: str) -> str:
@@ -230,10 +240,10 @@ def _sanitised(name: str) -> str:
     return "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in name)
 
 
-def _object(raw: Mapping[str, Any], key: str) -> dict[str, Any]:
+def _object(raw: Mapping[str, Any], key: str, what: str) -> dict[str, Any]:
     value = raw.get(key)
     if not isinstance(value, dict):
-        raise EventInputError(f"opencode hook input: `$.{key}` must be an object")
+        raise EventInputError(f"{what}: `$.{key}` must be an object")
     return value
 
 

@@ -22,6 +22,7 @@ from hookd.agents.cursor import CursorAdapter
 from hookd.agents.factory import FactoryAdapter
 from hookd.agents.gemini import GeminiAdapter
 from hookd.agents.goose import GooseAdapter
+from hookd.agents.kilo import KiloAdapter
 from hookd.agents.kiro import KiroAdapter
 from hookd.agents.opencode import OpencodeAdapter
 from hookd.agents.qwen import QwenAdapter
@@ -39,6 +40,7 @@ ADAPTERS: tuple[Adapter, ...] = (
     CopilotAdapter(),
     AgentSdkAdapter(),
     OpencodeAdapter(),
+    KiloAdapter(),
     # Built from their documentation (verified = False), fixtures written from it:
     CursorAdapter(),
     WindsurfAdapter(),

@@ -46,7 +46,27 @@ from e2e.fake_api import FakeMessagesApi, Side, Turn, serve_fake_api
 from support.clis import require_cli
 
 ROOT = Path(__file__).resolve().parents[2]
-OPENCODE = ROOT / "tests" / "e2e" / "node_modules" / ".bin" / "opencode"
+MODULES = ROOT / "tests" / "e2e" / "node_modules"
+
+
+@dataclass(frozen=True)
+class Agent:
+    """opencode, or its fork Kilo Code CLI: the same plugin door, other names and folders."""
+
+    name: str
+    binary: Path
+    config_file: str
+    user_folder: str
+    project_folder: str
+    env_prefix: str
+
+
+OPENCODE = Agent(
+    "opencode", MODULES / ".bin" / "opencode", "opencode.json", "opencode", ".opencode", "OPENCODE"
+)
+# Kilo's 7.8.1 has no Linux binary on the registry: its platform package, at 7.7.9, is pinned.
+KILO = Agent("kilo", MODULES / "@kilocode" / "cli-linux-x64" / "bin" / "kilo", "kilo.json",
+             "kilo", ".kilo", "KILO")  # fmt: skip
 HERE = Path(__file__).resolve().parent
 HOOK = HERE / "scripted_hook.py"
 NATIVE_PLUGIN = HERE / "opencode_native.js"
@@ -58,14 +78,10 @@ REWRITTEN = "echo rewritten > tool_out.txt; echo ran"
 pytestmark = [pytest.mark.slow, pytest.mark.opencode]
 
 
-def opencode_available() -> bool:
-    return OPENCODE.exists()
-
-
-@pytest.fixture(autouse=True)
-def _require_opencode() -> None:
+def require(agent: Agent) -> Agent:
     """Skip without the CLI on a developer's machine; fail in CI (scripts/check installs it)."""
-    require_cli(opencode_available(), "opencode")
+    require_cli(agent.binary.exists(), agent.name)
+    return agent
 
 
 # --- one run -------------------------------------------------------------------------------
@@ -73,6 +89,7 @@ def _require_opencode() -> None:
 
 @dataclass
 class Run:
+    agent: Agent
     root: Path
     project: Path
     records: Path
@@ -117,7 +134,10 @@ def _messages(body: dict[str, Any]) -> list[Any]:
         for block in blocks:
             kind = block.get("type")
             if kind == "text":
-                out.append((message["role"], "text", block.get("text")))
+                said = str(block.get("text"))
+                if "<environment_details>" in said:
+                    continue  # Kilo's: the time of the message, which differs per run
+                out.append((message["role"], "text", said))
             elif kind == "tool_use":
                 out.append((message["role"], "tool_use", block.get("name"), block.get("input")))
             elif kind == "tool_result":
@@ -138,7 +158,7 @@ def normalise(value: Any, root: Path) -> Any:
     return value
 
 
-def new_run(turns: list[Turn]) -> Run:
+def new_run(agent: Agent, turns: list[Turn]) -> Run:
     # Short: hookd's Unix socket lives here (paths must stay under 108 bytes).
     root = Path(tempfile.mkdtemp(prefix="oc", dir="/tmp"))
     project = root / "proj"
@@ -146,7 +166,7 @@ def new_run(turns: list[Turn]) -> Run:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     title = Side(marker="Generate a title", turns=[Turn([{"type": "text", "text": "A title"}])])
     api = FakeMessagesApi(list(turns), sides=[title])
-    return Run(root=root, project=project, records=root / "records.jsonl", api=api)
+    return Run(agent, root=root, project=project, records=root / "records.jsonl", api=api)
 
 
 def _no_npm_install(folder: Path) -> None:
@@ -155,6 +175,12 @@ def _no_npm_install(folder: Path) -> None:
     (folder / "node_modules").mkdir(parents=True, exist_ok=True)
     lock = {"packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}
     (folder / "package-lock.json").write_text(json.dumps(lock))
+
+
+OFFLINE = ("AUTOUPDATE", "MODELS_FETCH", "DEFAULT_PLUGINS", "LSP_DOWNLOAD", "SESSION_INGEST",
+           "CODEBASE_INDEXING", "PRESENCE")  # fmt: skip
+"""``<AGENT>_DISABLE_*``: no update check, no models.dev, no npm plugins, no LSP download
+(Kilo's session upload, indexing and presence too; opencode has no such variables)."""
 
 
 async def run_opencode(run: Run, extra_env: dict[str, str]) -> None:
@@ -184,8 +210,12 @@ async def run_opencode(run: Run, extra_env: dict[str, str]) -> None:
                     "environment": {"MCP_LOG": str(run.root / "mcp.log")},
                 }
             }
-        (run.project / "opencode.json").write_text(json.dumps(config))
-        for folder in (run.home / ".config" / "opencode", run.project / ".opencode"):
+        agent = run.agent
+        (run.project / agent.config_file).write_text(json.dumps(config))
+        for folder in (
+            run.home / ".config" / agent.user_folder,
+            run.project / agent.project_folder,
+        ):
             _no_npm_install(folder)
         home = run.home
         env = {
@@ -197,15 +227,12 @@ async def run_opencode(run: Run, extra_env: dict[str, str]) -> None:
             "XDG_DATA_HOME": str(home / ".local" / "share"),
             "XDG_CACHE_HOME": str(home / ".cache"),
             "XDG_STATE_HOME": str(home / ".local" / "state"),
-            "OPENCODE_DISABLE_AUTOUPDATE": "1",
-            "OPENCODE_DISABLE_MODELS_FETCH": "1",
-            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            **{f"{agent.env_prefix}_DISABLE_{what}": "1" for what in OFFLINE},
             **extra_env,
         }
         with trio.fail_after(240):
             done = await trio.run_process(
-                [str(OPENCODE), "run", PROMPT],
+                [str(agent.binary), "run", PROMPT],
                 cwd=str(run.project),
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -224,7 +251,7 @@ Scenario = Callable[[Run], tuple[Hooks, Hooks]]
 
 
 async def run_native(run: Run, hooks: Hooks) -> None:
-    plugins = run.project / ".opencode" / "plugins"
+    plugins = run.project / run.agent.project_folder / "plugins"
     plugins.mkdir(parents=True)
     shutil.copy(NATIVE_PLUGIN, plugins / "native.js")
     (run.root / "native-hooks.json").write_text(json.dumps(hooks))
@@ -238,7 +265,7 @@ async def run_through_hookd(run: Run, hooks: Hooks) -> None:
     async with hookd_daemon(paths) as daemon:
         install = await trio.run_process(
             [
-                *(str(VENV_BIN / "hookctl"), "agents", "install", "opencode", "--user"),
+                *(str(VENV_BIN / "hookctl"), "agents", "install", run.agent.name, "--user"),
                 *("--socket", str(daemon.socket)),
             ],
             env=daemon.env(),
@@ -248,8 +275,8 @@ async def run_through_hookd(run: Run, hooks: Hooks) -> None:
             check=False,
         )
         assert install.returncode == 0, install.stderr.decode() + install.stdout.decode()
-        plugin = paths.config_home / "opencode" / "plugins" / "hookd.js"
-        assert "--agent opencode" in plugin.read_text()
+        plugin = paths.config_home / run.agent.user_folder / "plugins" / "hookd.js"
+        assert f"--agent {run.agent.name}" in plugin.read_text()
         await run_opencode(run, {"HOOKD_SOCKET": str(daemon.socket)})
 
 
@@ -274,8 +301,11 @@ def js(value: Any) -> str:
     return json.dumps(value)
 
 
-async def compare(scenario: Scenario, turns: list[Turn], *, mcp: bool = False) -> dict[str, Any]:
-    native, hookd = new_run(turns), new_run(turns)
+async def compare(
+    scenario: Scenario, turns: list[Turn], *, mcp: bool = False, agent: Agent = OPENCODE
+) -> dict[str, Any]:
+    require(agent)
+    native, hookd = new_run(agent, turns), new_run(agent, turns)
     native.mcp = hookd.mcp = mcp
     native_hooks, _ = scenario(native)
     _, hookd_hooks = scenario(hookd)
@@ -304,7 +334,8 @@ def text(said: str) -> Turn:
 # --- the scenarios -------------------------------------------------------------------------
 
 
-async def test_an_exit_2_deny_on_the_shell_and_a_prompt_s_context() -> None:
+@pytest.mark.parametrize("agent", [OPENCODE, KILO], ids=lambda a: a.name)
+async def test_an_exit_2_deny_on_the_shell_and_a_prompt_s_context(agent: Agent) -> None:
     """An exit-2 deny on the shell (``bash`` natively, ``Bash`` in hookd's config), a hook
     on the edit tool that must not fire, and a UserPromptSubmit hook whose plain stdout is
     context for the model."""
@@ -324,7 +355,7 @@ async def test_an_exit_2_deny_on_the_shell_and_a_prompt_s_context() -> None:
             },
         )
 
-    seen = await compare(scenario, [shell(), text("All done.")])
+    seen = await compare(scenario, [shell(), text("All done.")], agent=agent)
     assert seen["tool_file"] is None  # denied: the command never ran
     assert ("deny-shell", "answered") in seen["hooks"]
     assert not any(label == "edit-guard" for label, _ in seen["hooks"])
@@ -363,7 +394,10 @@ async def test_a_rewrite_allowed_then_context_after_the_tool() -> None:
     assert calls == [("user", "tool_result", "ran\n\n\nAFTER", False)], calls
 
 
-async def test_a_json_deny_on_claude_code_s_mcp_name_guards_opencode_s_srv_echo() -> None:
+@pytest.mark.parametrize("agent", [OPENCODE, KILO], ids=lambda a: a.name)
+async def test_a_json_deny_on_claude_code_s_mcp_name_guards_opencode_s_srv_echo(
+    agent: Agent,
+) -> None:
     """opencode names MCP server ``srv``'s tool ``echo`` ``srv_echo``; hookd's config says
     ``mcp__srv__.*`` as Claude Code's docs do, and the same JSON deny denies the same call as
     the native hook on ``srv_echo``: the server never runs it."""
@@ -383,7 +417,7 @@ async def test_a_json_deny_on_claude_code_s_mcp_name_guards_opencode_s_srv_echo(
         )
 
     call = Turn([{"type": "tool_use", "name": "srv_echo", "input": {"text": "MCP-MARK"}}])
-    seen = await compare(scenario, [call, text("All done.")], mcp=True)
+    seen = await compare(scenario, [call, text("All done.")], mcp=True, agent=agent)
     assert ("guard-mcp", "answered") in seen["hooks"]
     assert seen["mcp_log"] is None  # the server never ran the call
     assert ("user", "tool_result", "no echo here", True) in seen["model_saw"][1]

@@ -21,6 +21,7 @@ import pytest
 
 from engine.vectors import clean_env, command_engine
 from hookd.agents.capabilities import degrade, report
+from hookd.agents.kilo import KiloAdapter
 from hookd.agents.opencode import COMMANDS_LINE, OpencodeAdapter, plugin_template
 from hookd.cli.hookctl import main as hookctl
 from hookd.config.assemble import load_config
@@ -49,6 +50,26 @@ def test_every_recorded_input_decodes_to_a_valid_claude_code_event(native: str) 
     decode_event(event.input, event.event)  # validates Claude Code's fields
     assert event.input["session_id"] == raw["input"]["sessionID"]
     assert event.input["cwd"] == raw["directory"]
+
+
+@pytest.mark.parametrize("native", ["chat.message", "tool.execute.before"])
+def test_kilo_s_plugin_input_is_opencode_s(native: str) -> None:
+    """Recorded from the real Kilo Code CLI 7.7.9 running hookd's plugin: the same shape."""
+    path = DATA / "kilo-7.7.9" / f"{native}.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    event = KiloAdapter().decode(native, raw)
+    assert event.agent == "kilo"
+    decode_event(event.input, event.event)
+    assert event.input["session_id"] == raw["input"]["sessionID"]
+
+
+def test_kilo_installs_the_same_plugin_into_its_own_folders(tmp_path: Path) -> None:
+    kilo = KiloAdapter()
+    assert kilo.hook_files("project", tmp_path, tmp_path) == [
+        tmp_path / ".kilo" / "plugins" / "hookd.js"
+    ]
+    text = kilo.wire(None, lambda spec: f"relay --agent kilo {spec.native}")
+    assert kilo.is_wired(text) and set(_commands(text)) == {s.native for s in kilo.events}
 
 
 def test_the_shell_is_bash_with_opencode_s_arguments_and_result() -> None:
@@ -100,6 +121,16 @@ def test_mcp_tools_are_claude_code_s_names(
 @pytest.mark.parametrize("tool", ["list_mcp_resources", "read_mcp_resource", "apply_patch"])
 def test_opencode_s_own_tools_with_a_underscore_are_no_mcp_tools(tool: str) -> None:
     assert OPENCODE.mcp_tool(tool, {"mcp_servers": ["list", "read", "apply"]}) is None
+
+
+def test_a_tool_of_no_server_the_plugin_listed_is_no_mcp_tool() -> None:
+    """A custom tool (``.opencode/tool/``) or Kilo's own ``cron_list``: not read as server
+    ``cron``'s tool ``list`` when the plugin said which servers there are."""
+    raw = fixture("tool.execute.before")
+    raw["input"]["tool"] = "cron_list"
+    raw["mcp_servers"] = ["srv"]
+    event = OPENCODE.decode("tool.execute.before", raw).input
+    assert event["tool_name"] == "cron_list" and "tool_name_candidates" not in event
 
 
 @pytest.mark.parametrize(
@@ -248,7 +279,7 @@ def test_install_writes_hookd_s_plugin_and_uninstall_takes_exactly_it_away(
         argv = shlex.split(command)
         assert argv[-3:] == ["--agent", "opencode", native], argv
     assert plugin.stat().st_mode & 0o777 == 0o600
-    assert "start a new opencode session" in capsys.readouterr().out
+    assert "opencode loads plugins when it starts" in capsys.readouterr().out
     assert hookctl(["agents", "install", "opencode", "--python-relay"]) == 0
     assert "nothing to change" in capsys.readouterr().out
     assert hookctl(["agents", "uninstall", "opencode"]) == 0
