@@ -63,15 +63,15 @@ __all__ = ["COMMANDS_LINE", "OpencodeAdapter", "plugin_template"]
 
 EVENTS = (
     EventSpec(native="tool.execute.before", canonical="PreToolUse",
-              caps=Capabilities(block=True, rewrite_input=True, parallel=False),
+              caps=Capabilities(block=True, rewrite_input=True, matchers=False, parallel=False),
               note="a block throws: the model reads the reason as the tool's error; a rewrite"
                    " replaces the tool's arguments; no context before a tool runs, no ask"),
     EventSpec(native="tool.execute.after", canonical="PostToolUse",
-              caps=Capabilities(block=True, add_context=True, parallel=False),
+              caps=Capabilities(block=True, add_context=True, matchers=False, parallel=False),
               note="the tool has run: a block's reason and context are appended to the result"
                    " the model reads"),
     EventSpec(native="chat.message", canonical="UserPromptSubmit",
-              caps=Capabilities(block=True, add_context=True, parallel=False),
+              caps=Capabilities(block=True, add_context=True, matchers=False, parallel=False),
               note="context is a part of the user's message; a block throws: no model"
                    " request, `opencode run` exits 1 (`Unexpected server error`)"),
 )  # fmt: skip

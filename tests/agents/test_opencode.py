@@ -258,7 +258,8 @@ async def run_native(run: Run, hooks: Hooks) -> None:
     await run_opencode(run, {"OPENCODE_NATIVE_HOOKS": str(run.root / "native-hooks.json")})
 
 
-async def run_through_hookd(run: Run, hooks: Hooks) -> None:
+async def run_through_hookd(run: Run, hooks: Hooks, *, daemon_down: bool = False) -> None:
+    """``daemon_down``: the daemon is stopped after the install, before the agent runs."""
     paths = daemon_paths(run.root, run.home)
     (paths.config_home / "hookd").mkdir(parents=True)
     (paths.config_home / "hookd" / "hooks.json").write_text(json.dumps({"hooks": hooks}))
@@ -277,7 +278,10 @@ async def run_through_hookd(run: Run, hooks: Hooks) -> None:
         assert install.returncode == 0, install.stderr.decode() + install.stdout.decode()
         plugin = paths.config_home / run.agent.user_folder / "plugins" / "hookd.js"
         assert f"--agent {run.agent.name}" in plugin.read_text()
-        await run_opencode(run, {"HOOKD_SOCKET": str(daemon.socket)})
+        if not daemon_down:
+            await run_opencode(run, {"HOOKD_SOCKET": str(daemon.socket)})
+    if daemon_down:
+        await run_opencode(run, {"HOOKD_SOCKET": str(paths.socket)})
 
 
 def hook(run: Run, label: str, *args: str) -> str:
@@ -435,3 +439,26 @@ async def test_a_prompt_blocked_with_exit_2_reaches_no_model() -> None:
     assert seen["model_saw"] == []
     assert seen["returncode"] != 0
     assert seen["hooks"] == [("no-prompt", "answered"), ("no-prompt", "start")]
+
+
+async def test_daemon_down_fails_open_or_closed_as_configured() -> None:
+    """hookd stopped after the install: the shell guard says ``onFailure: "block"``, so
+    ``tool.execute.before`` was wired ``--fail-closed`` and the relay's exit 2 makes hookd's
+    plugin block the call with the relay's reason; the prompt's hook fails open (the run goes
+    on, the reason on opencode's stderr)."""
+    run = new_run(require(OPENCODE), [shell(), text("All done.")])
+    guard = {"type": "command", "command": hook(run, "guard"), "onFailure": "block"}
+    hooks = {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [guard]}],
+        "UserPromptSubmit": [group(hook(run, "prompt"))],
+    }
+    await run_through_hookd(run, hooks, daemon_down=True)
+    plugin = (run.home / ".config" / "opencode" / "plugins" / "hookd.js").read_text()
+    assert '"tool.execute.before": ' in plugin and "--fail-closed" in plugin
+    seen = run.observed()
+    assert seen["hooks"] == [] and seen["tool_file"] is None
+    result = seen["model_saw"][1][-1]
+    assert result[1] == "tool_result" and result[3] is True, result
+    assert "hookd is not running" in result[2], result
+    assert "hookd: hookd is not running" in run.stderr  # the prompt's hook, failing open
+    shutil.rmtree(run.root, ignore_errors=True)

@@ -233,6 +233,8 @@ def test_explain_says_which_hooks_never_run_under_opencode(tmp_path: Path) -> No
     assert ("Stop", "info", "opencode fires no Stop: this hook never runs under it") in found
     assert any(e == "SessionStart" and "never runs" in m for e, _, m in found)
     assert any(e == "PreToolUse" and "srv_echo" in m and s == "info" for e, s, m in found)
+    # The plugin has no matchers of its own: hookd applies them (said, not silent).
+    assert any("ignores matchers on tool.execute.before" in m for _, _, m in found)
 
 
 # --- install --------------------------------------------------------------------------------

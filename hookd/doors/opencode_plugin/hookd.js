@@ -35,11 +35,10 @@ async function answer(hook, payload, cwd) {
   if (!COMMANDS[hook]) return {}
   const done = await relay(hook, payload, cwd)
   if (done.code === 2) return { block: done.stderr.trim() || "hookd: blocked" }
+  // Failing open (hookd not running, …): the relay says why on stderr; say it on ours.
+  if (done.stderr.trim()) console.error(`hookd: ${done.stderr.trim()}`)
   const text = done.stdout.trim()
-  if (done.code !== 0 || !text) {
-    if (done.code !== 0) console.error(`hookd: the relay exited ${done.code}: ${done.stderr.trim()}`)
-    return {}
-  }
+  if (done.code !== 0 || !text) return {}
   try {
     return JSON.parse(text)
   } catch (e) {
