@@ -1,7 +1,7 @@
 """Which optional tools the selected tests need, so scripts/check installs only those.
 
 Usage: ``.venv/bin/python scripts/needs.py [pytest args...]`` prints one word per line:
-``npm`` (the pinned agent CLIs in tests/e2e, ~1.1 GB), ``systemd`` (systemd-analyze and
+``npm`` (the pinned agent CLIs in tests/e2e, ~1.7 GB), ``systemd`` (systemd-analyze and
 systemd-socket-activate), ``tmux`` (``hookctl top`` in a real terminal), ``otel`` (hookd's
 ``otel`` extra: opentelemetry-sdk and the OTLP exporter, for the telemetry tests),
 ``phoenix`` (Arize Phoenix, the OpenTelemetry backend of the telemetry e2e test, in its
@@ -34,6 +34,8 @@ NEEDS = {
         "pytest.mark.gemini",
         "pytest.mark.copilot",
         "pytest.mark.cline",
+        "pytest.mark.qwen",
+        "pytest.mark.opencode",
         "pytest.mark.agent_sdk",
     ),
     "systemd": ("systemd-analyze", "systemd-socket-activate"),

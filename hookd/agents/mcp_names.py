@@ -14,6 +14,8 @@ Codex 0.169.0      ``mcp__srv__echo``      the name (Codex took Claude Code's)
 Copilot 1.0.102    ``srv-echo``            nothing: the name, split at a ``-``
                    ``srv/echo``            (``permissionRequest``) split at the ``/``
 Gemini 0.61.0      ``mcp_srv_echo``        ``mcp_context.server_name``/``tool_name``
+opencode 1.18.33   ``srv_echo``            the plugin's ``mcp_servers`` (its config)
+Kilo CLI 7.7.9     ``srv_echo``            the same (opencode's fork)
 Kiro (docs)        ``@srv/echo``           the name, split at the ``/``
 goose (docs)       ``srv__echo``           the name, split at the ``__``
 Cline CLI 3.0.65   ``srv__echo``           the name, split at the ``__``

@@ -22,7 +22,9 @@ from hookd.agents.cursor import CursorAdapter
 from hookd.agents.factory import FactoryAdapter
 from hookd.agents.gemini import GeminiAdapter
 from hookd.agents.goose import GooseAdapter
+from hookd.agents.kilo import KiloAdapter
 from hookd.agents.kiro import KiroAdapter
+from hookd.agents.opencode import OpencodeAdapter
 from hookd.agents.qwen import QwenAdapter
 from hookd.agents.windsurf import WindsurfAdapter
 
@@ -37,6 +39,8 @@ ADAPTERS: tuple[Adapter, ...] = (
     GeminiAdapter(),
     CopilotAdapter(),
     AgentSdkAdapter(),
+    OpencodeAdapter(),
+    KiloAdapter(),
     # Built from their documentation (verified = False), fixtures written from it:
     CursorAdapter(),
     WindsurfAdapter(),

@@ -13,7 +13,11 @@ the doors are one per hook transport Claude Code offers:
 * the Claude Code mod (``claude_mod/``, a plugin folder shipped as package
   data) — in process, posting the per-tool-call events to the same http API
   on the daemon's owner-only Unix socket; :mod:`hookd.doors.mod_answer` puts
-  the answer into a mod's result shape (``install --transport mod``).
+  the answer into a mod's result shape (``install --transport mod``);
+* opencode's plugin (``opencode_plugin/``, package data too) — opencode has no
+  command hooks, so hookd's in-process plugin runs the relay per hook call and
+  applies the answer :mod:`hookd.agents.opencode` encodes (throw, rewrite the
+  arguments, add context).
 
 What every door shares: :mod:`hookd.doors.tcp_peer` (the agent process behind
 a loopback connection) and :mod:`hookd.doors.agent_env` (the hook environment

@@ -54,6 +54,8 @@ DECODED = [
     ("codex", "PostToolUse", "codex-0.169.0-PostToolUse", "mcp__srv__echo"),
     ("qwen", "PreToolUse", "qwen-0.24.4-PreToolUse", "mcp__srv__echo"),
     ("qwen", "PostToolUse", "qwen-0.24.4-PostToolUse", "mcp__srv__echo"),
+    ("opencode", "tool.execute.before", "opencode-1.18.33-tool.execute.before", "srv_echo"),
+    ("opencode", "tool.execute.after", "opencode-1.18.33-tool.execute.after", "srv_echo"),
 ]
 
 
@@ -162,7 +164,9 @@ async def _fire(agent: str, native: str, name: str, matcher: str, tmp_path: Path
     return ran
 
 
-PRE = [d for d in DECODED if d[1] in ("preToolUse", "PreToolUse", "BeforeTool")]
+PRE = [
+    d for d in DECODED if d[1] in ("preToolUse", "PreToolUse", "BeforeTool", "tool.execute.before")
+]
 
 
 @pytest.mark.parametrize(
@@ -201,6 +205,7 @@ NATIVE_NAMES = [
     ("gemini", ["mcp_srv_echo"]),
     ("kiro", ["@srv/echo"]),
     ("goose", ["srv__echo"]),
+    ("opencode", ["srv_echo"]),
     ("cursor", []),
 ]
 
@@ -242,6 +247,7 @@ def test_parse_claude() -> None:
         ("windsurf", None),
         ("gemini", "info"),
         ("kiro", "info"),
+        ("opencode", "info"),
         ("copilot", "warning"),
         ("goose", "warning"),
         ("cursor", "error"),
