@@ -14,7 +14,6 @@ import errno
 import os
 import re
 import shutil
-import tempfile
 
 from hookd.config.schema import CommandHandler
 from hookd.handlers.base import HandlerResult, Invocation, RunAdopter, failed_with

@@ -145,6 +145,15 @@ async def start_hook(
     starts them.  A lone start (the common case) stays on the loop — the trip to
     a thread and back costs more than it saves there.  Measured in
     ``bench/parallel_spawns.py`` (docs/performance.md, "Parallel spawns").
+
+    Off the loop, the thread runs ``Popen`` and nothing else: the pipes are made
+    here, the start is announced to the subreaper before it leaves (its sweeps and
+    kills must not take the unregistered child for an orphan), and the child is
+    registered here when the thread is back.  A cancellation meanwhile waits for
+    the thread (``abandon_on_cancel`` stays False): the child is then registered
+    and returned like any other, and the caller's first checkpoint — inside its
+    kill-on-cancel ``finally`` (:func:`hookd.handlers.process.run_process_capped`)
+    — kills its tree; a cancellation before the thread began starts nothing.
     """
     try:
         starts = _STARTS.get()
@@ -158,12 +167,79 @@ async def start_hook(
             starts.last_end = trio.current_time()
     starts.off_loop += 1
     try:
-        return await trio.to_thread.run_sync(
-            lambda: spawn(argv, cwd=cwd, env=env), limiter=starts.threads
-        )
+        return await _start_in_thread(argv, cwd, env, starts.threads)
     finally:
         starts.off_loop -= 1
         starts.last_end = trio.current_time()
+
+
+async def _start_in_thread(
+    argv: Sequence[str], cwd: str | None, env: Mapping[str, str], limiter: trio.CapacityLimiter
+) -> HookProcess:
+    pipes = _Pipes()
+    announced = SUBREAPER.starting(pipes.all)
+    popen: subprocess.Popen[bytes] | None = None
+    try:
+        popen = await trio.to_thread.run_sync(
+            lambda: _popen(argv, cwd, env, pipes, ()), limiter=limiter
+        )
+    except BaseException:
+        pipes.close_all()
+        raise
+    finally:
+        SUBREAPER.settled(announced, popen.pid if popen is not None else None)
+    return pipes.process(popen)
+
+
+class _Pipes:
+    """The three pipes of a child: made before it starts, closed on every failure."""
+
+    def __init__(self) -> None:
+        self.all: list[int] = []
+        try:
+            for _ in range(3):
+                self.all += os.pipe()
+        except BaseException:
+            self.close_all()
+            raise
+        self.in_r, self.in_w, self.out_r, self.out_w, self.err_r, self.err_w = self.all
+
+    def close_all(self) -> None:
+        for fd in self.all:
+            os.close(fd)
+        self.all = []
+
+    def process(self, popen: subprocess.Popen[bytes]) -> HookProcess:
+        """The started child's :class:`HookProcess`: the child's ends are closed here."""
+        for fd in (self.in_r, self.out_w, self.err_w):
+            os.close(fd)
+        return HookProcess(
+            popen,
+            trio.lowlevel.FdStream(self.in_w),
+            trio.lowlevel.FdStream(self.out_r),
+            trio.lowlevel.FdStream(self.err_r),
+        )
+
+
+def _popen(
+    argv: Sequence[str],
+    cwd: str | None,
+    env: Mapping[str, str],
+    pipes: _Pipes,
+    pass_fds: Sequence[int],
+) -> subprocess.Popen[bytes]:
+    """Only ``Popen``: safe in a worker thread.  ``close_fds`` keeps another hook's
+    pipes, made meanwhile on the loop, out of this child."""
+    return subprocess.Popen(
+        list(argv),
+        stdin=pipes.in_r,
+        stdout=pipes.out_w,
+        stderr=pipes.err_w,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+        pass_fds=tuple(pass_fds),
+    )
 
 
 def spawn(
@@ -173,43 +249,18 @@ def spawn(
     env: Mapping[str, str],
     pass_fds: Sequence[int] = (),
 ) -> HookProcess:
-    """Start ``argv`` in a new session with piped stdin/stdout/stderr.
+    """Start ``argv`` in a new session with piped stdin/stdout/stderr, from the loop.
 
     ``pass_fds``: descriptors the child keeps, at the same numbers (a warm spare's
     control socket). Raises OSError when it cannot start (missing program, bad cwd);
-    no descriptor is left open then.  Safe in a worker thread (:func:`start_hook`): the
-    child is registered with the subreaper before this returns, and ``close_fds``
-    keeps another hook's pipes, made meanwhile on the loop, out of it.
+    no descriptor is left open then.
     """
-    fds: list[int] = []
+    pipes = _Pipes()
     try:
-        in_r, in_w = os.pipe()
-        fds += (in_r, in_w)
-        out_r, out_w = os.pipe()
-        fds += (out_r, out_w)
-        err_r, err_w = os.pipe()
-        fds += (err_r, err_w)
-        popen = subprocess.Popen(
-            list(argv),
-            stdin=in_r,
-            stdout=out_w,
-            stderr=err_w,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-            pass_fds=tuple(pass_fds),
-        )
+        popen = _popen(argv, cwd, env, pipes, pass_fds)
     except BaseException:
-        for fd in fds:
-            os.close(fd)
+        pipes.close_all()
         raise
-    for fd in (in_r, out_w, err_w):  # the child's ends
-        os.close(fd)
     # Before any checkpoint: the subreaper's sweep must never take it for an orphan.
     SUBREAPER.spawned(popen.pid)
-    return HookProcess(
-        popen,
-        trio.lowlevel.FdStream(in_w),
-        trio.lowlevel.FdStream(out_r),
-        trio.lowlevel.FdStream(err_r),
-    )
+    return pipes.process(popen)
