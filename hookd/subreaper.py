@@ -36,7 +36,8 @@ success.  So the reaper never waits for "any child".  It lists the daemon's
 children from /proc and reaps, *by pid* (``waitpid(pid, WNOHANG)``), only a
 zombie that (1) is not registered as the daemon's own (registered
 synchronously at spawn, before any checkpoint, and the reaper runs on the
-same thread, so it never sees an unregistered own child), (2) is in another
+same thread, so it never sees an unregistered own child — see "Starts in
+worker threads" below for the one exception), (2) is in another
 session than the daemon's (every hook and worker starts a new session and no
 descendant can rejoin ours, while a process some library or test spawned in
 this process stays in our session), and (3) was already a zombie on the
@@ -50,6 +51,26 @@ knew are dead, and for ``KILLED_WATCH`` seconds afterwards every sweep kills
 an adopted orphan that still carries the killed run's marker or holds one of
 its pipes (counted in status as ``late_kills``).  A 5-minute soak under heavy
 load (bench/soak.py) found such a survivor before these two nets existed.
+
+Starts in worker threads.  Hooks that start together call ``Popen`` in worker
+threads (:func:`hookd.handlers.spawn.start_hook`), so a sweep or a kill on the
+loop can run while a child of ours exists that nobody has registered yet: between
+its ``fork`` and its registration it is a child in another session, not in
+``own`` — exactly what an adopted orphan looks like.  So the loop announces every
+such start before handing it to the thread (:meth:`Subreaper.starting`, with the
+inodes of the pipes it will be given) and registers the pid
+itself when the thread is back (:meth:`Subreaper.settled`); all registry state is
+still touched on the loop thread only.  Meanwhile: the sweep reaps no zombie at all
+(a zombie shows neither pipes nor environment, so it cannot be told from a starting
+hook that already exited; reaping waits for a sweep with no start in flight, when
+every child of ours is registered), and a kill never takes for an adopted orphan a
+child that holds an announced pipe (from its ``dup2`` until ``exec``, and after while
+it keeps its stdio); from its ``exec`` on it carries its run's marker, and a marked
+process is never taken for another run's unmarked orphan.  Before its
+``dup2`` the child is still in the daemon's session, which every look skips.  A
+starting hook that, within the microseconds before the thread returns, re-``exec``s
+with a scrubbed environment *and* closes its stdio would be ambiguous; it is
+counted like any other stealthy orphan (see above).
 """
 
 from __future__ import annotations
@@ -79,6 +100,14 @@ SWEEP_INTERVAL = 1.0
 KILLED_WATCH = 10.0
 """Seconds after a run was killed during which sweeps still kill any process of it that
 shows up late (one that was mid-fork or mid-exec when the kill looked)."""
+
+
+@dataclass(eq=False)
+class Start:
+    """A start handed to a worker thread, as its child can be recognised before it is
+    registered: by the inodes of the pipes it is given."""
+
+    pipes: frozenset[int]
 
 
 @dataclass
@@ -143,6 +172,9 @@ class Subreaper:
         self._previous = 0
         self._zombies: set[tuple[int, int]] = set()
         self._changed = True
+        self._starting: list[Start] = []
+        """Starts in worker threads whose child is not registered yet (see the module
+        docstring, "Starts in worker threads")."""
 
     # --- switching it on ----------------------------------------------------------
 
@@ -181,6 +213,27 @@ class Subreaper:
         """A child this process started and will wait for itself."""
         self.own.add(pid)
 
+    def starting(self, pipe_fds: Iterable[int]) -> Start:
+        """A start is about to leave the loop for a worker thread: until :meth:`settled`,
+        no sweep reaps a zombie and no kill takes its child for an orphan."""
+        start = Start(frozenset(_inodes(pipe_fds)))
+        self._starting.append(start)
+        self._changed = True
+        return start
+
+    def settled(self, start: Start, pid: int | None) -> None:
+        """The worker thread is back: ``pid`` is the child it started (None: it started
+        none).  Registered here, on the loop, in the same step that ends the start."""
+        if pid is not None:
+            self.spawned(pid)
+        self._starting.remove(start)
+        self._changed = True
+
+    @property
+    def starts_in_flight(self) -> int:
+        """Starts handed to worker threads and not settled yet."""
+        return len(self._starting)
+
     def waited(self, pid: int) -> None:
         """That child has been reaped by its owner."""
         self.own.discard(pid)
@@ -199,12 +252,7 @@ class Subreaper:
 
     def track(self, run_id: str, root: int, pipe_fds: Iterable[int] = ()) -> None:
         """A run started: ``root`` is its first process, ``pipe_fds`` our ends of its pipes."""
-        pipes = set()
-        for fd in pipe_fds:
-            try:
-                pipes.add(os.fstat(fd).st_ino)
-            except OSError:
-                pass
+        pipes = _inodes(pipe_fds)
         # One tick of slack: start times are counted in whole ticks.
         born = proctree.boot_ticks_now() - 1
         run = self.runs[run_id] = RunTree(run_id, root, born, frozenset(pipes))
@@ -260,6 +308,7 @@ class Subreaper:
         """Orphans the daemon adopted (as subreaper) since the run began that share a pipe
         with it — or share none with any other run: unmarked, they can only be found so."""
         others = [r for r in self.runs.values() if r.run_id != run.run_id]
+        starting = frozenset[int]().union(*(s.pipes for s in self._starting))
         found: set[int] = set()
         for proc in table.values():
             if (
@@ -274,6 +323,8 @@ class Subreaper:
             if markers.get(proc.pid) is not None:
                 continue  # another run's marker (this run's is in roots already)
             pipes = proctree.pipe_inodes(proc.pid)
+            if pipes & starting:
+                continue  # a hook starting in a worker thread, not registered yet
             ours = bool(pipes & run.pipes)
             if ours or not any(pipes & o.pipes or proc.pid in o.seen for o in others):
                 found.add(proc.pid)
@@ -322,7 +373,9 @@ class Subreaper:
                 zombies.add((proc.pid, proc.start))
             else:
                 adopted += 1
-        for pid, start in zombies & self._zombies:
+        # While a start is in flight a zombie may be its child, exited before the thread
+        # was back: reap on a later sweep, when every child of ours is registered.
+        for pid, start in zombies & self._zombies if not self._starting else ():
             if self._reap_one(pid):
                 zombies.discard((pid, start))
         self._zombies = zombies
@@ -367,6 +420,17 @@ class Subreaper:
         while True:
             await trio.sleep(interval)
             self.sweep()
+
+
+def _inodes(fds: Iterable[int]) -> set[int]:
+    """The inodes of open descriptors (those that are closed already are left out)."""
+    inodes = set()
+    for fd in fds:
+        try:
+            inodes.add(os.fstat(fd).st_ino)
+        except OSError:
+            pass
+    return inodes
 
 
 def _marked_roots(

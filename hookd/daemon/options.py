@@ -30,9 +30,10 @@ def command_runner(
     settings: DaemonSettings, *, input_file_dir: str | None = None, warm: bool = False
 ) -> CommandRunner:
     """The command hook runner.  ``input_file_dir``: where hook input files are written
-    (None: the system's temporary directory).  ``warm``: keep warm Python spares — the
-    daemon does; a one-shot process such as ``hookctl fire --local`` has no later event to
-    keep one for, and whoever keeps them must close them (``open_handlers`` does)."""
+    (None: the system's temporary directory, or one in memory:
+    hookd/handlers/input_dir.py).  ``warm``: keep warm Python spares — the daemon does;
+    a one-shot process such as ``hookctl fire --local`` has no later event to keep one
+    for, and whoever keeps them must close them (``open_handlers`` does)."""
     return CommandRunner(
         output_cap=settings.output_cap,
         kill_grace=settings.kill_grace,

@@ -10,14 +10,15 @@ table): the agent's environment, plus ``CLAUDE_PROJECT_DIR``,
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
-import tempfile
 
 from hookd.config.schema import CommandHandler
 from hookd.handlers.base import HandlerResult, Invocation, RunAdopter, failed_with
 from hookd.handlers.direct_exec import report_as_shell, shell_pwd, simple_argv
+from hookd.handlers.input_dir import fallback, input_file_dir
 from hookd.handlers.process import (
     AsyncAdopter,
     AsyncHandoff,
@@ -67,6 +68,7 @@ class CommandRunner:
         self.kill_grace = kill_grace
         self.pipe_grace = pipe_grace
         self.input_file_dir = input_file_dir
+        """Where ``HOOK_INPUT_FILE``s go (None: chosen on first use, in memory if possible)."""
         self.warm = warm
         """Warm Python spares (None: every Python hook starts cold)."""
 
@@ -123,16 +125,20 @@ class CommandRunner:
     def _write_input_file(self, inv: Invocation) -> str:
         """``HOOK_INPUT_FILE``: named after the run (already unique and random), created
         exclusively, 0600 — three system calls, where ``mkstemp`` adds name retries
-        and a buffered file object."""
-        directory = self.input_file_dir or tempfile.gettempdir()
-        path = os.path.join(directory, f"hookd-input-{inv.run_id}-{inv.hook_index}.json")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        and a buffered file object — in memory where the system offers it
+        (:mod:`hookd.handlers.input_dir`); a full in-memory directory falls back to
+        the temporary directory."""
+        if self.input_file_dir is None:
+            self.input_file_dir = input_file_dir()
+        name = f"hookd-input-{inv.run_id}-{inv.hook_index}.json"
+        path = os.path.join(self.input_file_dir, name)
         try:
-            view = memoryview(inv.stdin)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
+            _write_new(path, inv.stdin)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or self.input_file_dir == fallback():
+                raise
+            path = os.path.join(fallback(), name)
+            _write_new(path, inv.stdin)
         return path
 
     async def _start(
@@ -256,6 +262,21 @@ class CommandRunner:
             timed_out=result.timed_out,
             pid=result.pid,
         )
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """Create ``path`` (it must not exist), owner-only, holding ``data``; no file is left
+    behind when the write fails."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        os.close(fd)
+        os.unlink(path)
+        raise
+    os.close(fd)
 
 
 class _KeepInputFile:

@@ -47,7 +47,7 @@ import trio
 
 from hookd import proctree
 from hookd.fdio import read_when_ready, write_nowait
-from hookd.handlers.spawn import HookProcess, spawn, spawn_turn
+from hookd.handlers.spawn import HookProcess, start_hook
 from hookd.subreaper import SUBREAPER
 
 __all__ = [
@@ -410,8 +410,7 @@ async def run_process_capped(
         if started is not None:
             proc = started
         else:
-            async with spawn_turn():
-                proc = spawn(argv, cwd=workdir, env=full_env)
+            proc = await start_hook(argv, cwd=workdir, env=full_env)
     except OSError as exc:
         return ProcessResult(
             None, b"", b"", False, False, None, spawn_error=str(exc), spawn_exc=exc

@@ -1,0 +1,265 @@
+"""Hooks that start together start in worker threads (hookd/handlers/spawn.py, ``start_hook``).
+
+Every test holds the worker threads at a gate placed right after ``Popen`` returns
+(the child has ``exec``ed and may already have exited, its parent thread not back
+on the loop yet): the window in which the loop keeps running while a child of ours
+exists that nobody has registered.  The gate is a ``Popen`` subclass seen only by
+hookd.handlers.spawn, and stops only calls made off the loop thread; every start
+but the first of a batch is sent off the loop by taking any two starts as close
+together (``_SAME_PASS``), so the batch is deterministic however loaded the box is.
+
+- the subreaper's sweeps, forced while the children wait at the gate, must not
+  reap a hook that already exited (a reaped pid turns ``exit 7`` into 0: ``Popen``
+  sees ``ECHILD``);
+- a cancellation while the starts are off the loop still kills and reaps every
+  process of those runs, and a start cancelled before its thread began leaves no
+  descriptor behind;
+- an event's hooks really start off the loop, and another session's event is
+  answered while they are held.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import types
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+import hookd.handlers.spawn as spawn_module
+from hookd.handlers.process import ProcessResult, run_process_capped
+from hookd.subreaper import SUBREAPER
+from hookd_client.client import Client
+from reliability.helpers import event, processes_with
+from support.daemon import configure
+
+WAIT = 30.0
+"""Failure timeout of every wait for an observable event."""
+
+
+class Gate:
+    """Holds ``Popen`` calls made off ``loop_thread`` whose argv mentions ``token``."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.loop_thread = threading.get_ident()
+        self.held: list[int] = []
+        """Pids whose ``Popen`` returned in a worker thread and waits at the gate."""
+        self.on_loop: list[int] = []
+        self.open = threading.Event()
+
+    def popen_class(self) -> type[subprocess.Popen[bytes]]:
+        gate = self
+
+        class GatedPopen(subprocess.Popen[bytes]):
+            def __init__(self, args: Any, **kwargs: Any) -> None:
+                super().__init__(args, **kwargs)
+                if not any(gate.token in str(a) for a in args):
+                    return
+                if threading.get_ident() == gate.loop_thread:
+                    gate.on_loop.append(self.pid)
+                    return
+                gate.held.append(self.pid)
+                gate.open.wait(WAIT)
+
+        return GatedPopen
+
+    async def until_held(self, count: int) -> list[int]:
+        with trio.fail_after(WAIT):
+            while len(self.held) < count:
+                await trio.sleep(0.01)
+        return list(self.held)
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    held = Gate(uuid.uuid4().hex)
+    monkeypatch.setattr(spawn_module, "subprocess", types.SimpleNamespace(Popen=held.popen_class()))
+    monkeypatch.setattr(spawn_module, "_SAME_PASS", 1e9)
+    try:
+        yield held
+    finally:
+        held.open.set()  # never leave a worker thread waiting
+
+
+@pytest.fixture
+def subreaper() -> Iterator[None]:
+    assert SUBREAPER.enable()
+    try:
+        yield
+    finally:
+        SUBREAPER.disable()
+
+
+def _state(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
+async def _until(predicate: Any) -> None:
+    with trio.fail_after(WAIT):
+        while not predicate():
+            await trio.sleep(0.01)
+
+
+async def _run(argv: list[str], run_id: str, results: dict[str, ProcessResult]) -> None:
+    results[run_id] = await run_process_capped(
+        argv,
+        stdin=b"{}",
+        cwd=None,
+        env=dict(os.environ),
+        timeout=WAIT,
+        output_cap=1 << 16,
+        kill_grace=0.2,
+        pipe_grace=0.2,
+        run_id=run_id,
+    )
+
+
+async def test_sweeps_while_starts_are_off_the_loop_reap_no_hook_that_already_exited(
+    gate: Gate, subreaper: None
+) -> None:
+    results: dict[str, ProcessResult] = {}
+    async with trio.open_nursery() as nursery:
+        # Another hook running, as in a busy daemon: the sweep has a live run to look at.
+        keeper = f"keeper-{gate.token}"
+        nursery.start_soon(_run, ["sleep", "60"], keeper, {})
+        await _until(lambda: keeper in SUBREAPER.runs)
+        burst = [f"burst-{gate.token}-{k}" for k in range(4)]
+        for run_id in burst:
+            nursery.start_soon(_run, ["sh", "-c", f"exit 7 # {gate.token}"], run_id, results)
+        try:
+            held = await gate.until_held(4)
+            # Every held child has exited: a zombie that nobody has registered yet.
+            await _until(lambda: all(_state(pid) == "Z" for pid in held))
+            reaped = SUBREAPER.reaped
+            SUBREAPER.sweep()
+            SUBREAPER.sweep()
+            assert SUBREAPER.reaped == reaped, "a sweep reaped a hook still starting"
+            assert all(_state(pid) == "Z" for pid in held)
+        finally:
+            gate.open.set()
+        await _until(lambda: len(results) == 4)
+        nursery.cancel_scope.cancel()
+    assert [results[r].returncode for r in burst] == [7, 7, 7, 7]
+    assert SUBREAPER.starts_in_flight == 0
+    assert not set(held) & SUBREAPER.own
+
+
+async def test_a_kill_while_a_start_is_off_the_loop_spares_the_starting_hook(
+    gate: Gate, subreaper: None
+) -> None:
+    """Another run's kill looks for the orphans it left among the daemon's unregistered
+    children; a starting hook that already dropped its marker (``exec env -i``) must
+    not be taken for one: it still holds the pipes its start announced."""
+    results: dict[str, ProcessResult] = {}
+    victim = f"victim-{gate.token}"
+    starting = f"starting-{gate.token}"
+    command = f"sleep 60 # {gate.token}"
+    async with trio.open_nursery() as nursery:
+        try:
+            victim_scope = trio.CancelScope()
+            nursery.start_soon(_cancellable, ["sleep", "60"], victim, results, victim_scope)
+            await _until(lambda: victim in SUBREAPER.runs)
+            nursery.start_soon(_run, ["env", "-i", "sh", "-c", command], starting, results)
+            (pid,) = await gate.until_held(1)
+            await _until(lambda: _cmdline(pid)[:1] not in ([], ["env"]))  # env -i has run
+            assert processes_with(f"HOOKD_RUN_ID={starting}") == []  # no marker left
+            victim_scope.cancel()
+            await _until(lambda: victim in results)
+            assert _state(pid) not in (None, "Z"), "another run's kill took a starting hook"
+        finally:
+            gate.open.set()
+        await _until(lambda: starting in SUBREAPER.runs)
+        nursery.cancel_scope.cancel()
+    assert _state(pid) is None
+
+
+async def _cancellable(
+    argv: list[str], run_id: str, results: dict[str, ProcessResult], scope: trio.CancelScope
+) -> None:
+    with scope:
+        await _run(argv, run_id, {})
+    results[run_id] = ProcessResult(None, b"", b"", False, False, None)
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+    except OSError:
+        return []
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+async def test_a_cancellation_during_a_burst_of_starts_leaves_no_process_and_no_descriptor(
+    gate: Gate, subreaper: None
+) -> None:
+    fds_before = _open_fds()
+    # Eight starts: four reach a worker thread (the limiter's four) and are held there
+    # with their child running; four wait for a thread and are cancelled before one.
+    burst = [f"cancel-{gate.token}-{k}" for k in range(8)]
+    results: dict[str, ProcessResult] = {}
+    with trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+            for run_id in burst:
+                argv = ["sh", "-c", f"sleep 60 & sleep 60 # {gate.token}"]
+                nursery.start_soon(_run, argv, run_id, results)
+            held = await gate.until_held(4)
+            await _until(lambda: sum(len(processes_with(f"HOOKD_RUN_ID={r}")) for r in burst) >= 8)
+            scope.cancel()
+            gate.open.set()
+    assert scope.cancelled_caught and results == {}
+    left = [pid for r in burst for pid in processes_with(f"HOOKD_RUN_ID={r}")]
+    assert left == [], "a process of a cancelled start survived"
+    assert all(_state(pid) is None for pid in held), "a cancelled start was not reaped"
+    assert SUBREAPER.starts_in_flight == 0
+    assert not set(held) & SUBREAPER.own
+    assert not any(r in SUBREAPER.runs for r in burst)
+    assert _open_fds() <= fds_before, "a cancelled start left a descriptor open"
+
+
+async def test_an_events_hooks_start_off_the_loop_and_other_sessions_are_served_meanwhile(
+    gate: Gate, daemon_factory: Any, tmp_path: Path
+) -> None:
+    handle = await daemon_factory()
+    started = tmp_path / "started"
+    started.mkdir()
+    hooks = [
+        {"type": "command", "command": f"touch {started}/{k}; exit 0 # {gate.token}"}
+        for k in range(3)
+    ]
+    configure(handle, {"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]})
+
+    def fire(session: str, name: str) -> Any:
+        with Client(handle.socket, timeout=120) as client:
+            return client.fire(name.split("-")[0], event(name, session_id=session))
+
+    async with trio.open_nursery() as nursery:
+        replies: list[Any] = []
+
+        async def burst() -> None:
+            replies.append(await trio.to_thread.run_sync(fire, "burst-session", "PreToolUse-Bash"))
+
+        nursery.start_soon(burst)
+        await gate.until_held(3)
+        # Each hook has started (it records so) while its thread is still held.
+        await _until(lambda: len(os.listdir(started)) == 3)
+        # The loop is free: another session's event is answered meanwhile.
+        other = await trio.to_thread.run_sync(fire, "other-session", "Stop")
+        assert other.result is not None and not replies
+        gate.open.set()
+    (reply,) = replies
+    assert [run.outcome for run in reply.result.hooks] == ["success"] * 3
+    assert gate.on_loop == []
