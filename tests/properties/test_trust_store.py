@@ -363,3 +363,46 @@ def test_a_link_planted_at_a_name_the_store_keeps_never_leads_a_write(
     for kept in state_dir.iterdir():
         if not kept.is_symlink():
             assert stat.S_IMODE(kept.stat().st_mode) == 0o600, kept
+
+
+def _flock_waiters(lock: Path) -> int:
+    """How many processes or threads wait for an flock on ``lock`` (``/proc/locks``: ``->``)."""
+    st_ = lock.stat()
+    inode = f"{os.major(st_.st_dev):02x}:{os.minor(st_.st_dev):02x}:{st_.st_ino}"
+    lines = Path("/proc/locks").read_text().splitlines()
+    return sum(1 for line in lines if "->" in line and "FLOCK" in line and inode in line)
+
+
+def test_two_writers_of_the_store_never_lose_each_others_entries(tmp_path: Path) -> None:
+    """``hookctl trust`` in two terminals at once: each reads, edits and writes the store
+    under its lock, so the second one's entry is added to the first one's, never written
+    over it.  Here the first writer holds the lock; the second waits for it (seen in
+    ``/proc/locks``), the first writes its entry and lets go, and both entries are kept."""
+    import fcntl
+    import threading
+
+    state_dir = tmp_path / "state"
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    store = TrustStore(state_dir / "trust.json")
+    store.trust(str(first), LAYOUT)
+    store.untrust(str(first))  # the store and its lock exist; no entry
+    lock = state_dir / "trust.lock"
+    fd = os.open(lock, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    done = threading.Thread(target=lambda: TrustStore(state_dir / "trust.json").trust(
+        str(second), LAYOUT))  # fmt: skip
+    try:
+        done.start()
+        deadline = time.monotonic() + 30
+        while _flock_waiters(lock) == 0:
+            assert time.monotonic() < deadline, "the second writer never waited for the lock"
+            assert done.is_alive(), "the second writer wrote without the lock"
+            time.sleep(0.01)
+        entries = {"entries": [{"path": str(Path(canonical(first))), "trusted_at": 1.0}]}
+        (state_dir / "trust.json").write_text(json.dumps(entries))  # the first writer's
+    finally:
+        os.close(fd)  # lets go of the lock
+        done.join(30)
+    assert sorted(e.path for e in store.entries()) == sorted([canonical(first), canonical(second)])
