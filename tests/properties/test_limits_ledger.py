@@ -13,6 +13,7 @@ so ``buffer_wait`` is checked exactly without a wall clock.
 from __future__ import annotations
 
 import collections
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import pytest
@@ -32,9 +33,9 @@ from hookd.daemon.settings import DaemonSettings
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _run(fn: object) -> None:
+def _run(fn: Callable[[], Awaitable[None]]) -> None:
     """Run an async test body on a mock clock that jumps as soon as every task waits."""
-    trio.run(fn, clock=trio.testing.MockClock(autojump_threshold=0))  # type: ignore[arg-type]
+    trio.run(fn, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
 # --- the budget's ledger ---------------------------------------------------------------

@@ -80,7 +80,7 @@ def _expected(entries: dict[tuple[str, ...], dict[str, Any]], query: tuple[str, 
         return bool(unpinned)
     if entry["pinned"] is not True:
         return True
-    return entry["fingerprint"] == "right"
+    return bool(entry["fingerprint"] == "right")
 
 
 def _write_store(

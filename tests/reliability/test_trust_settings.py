@@ -96,7 +96,7 @@ def _user_config(server: ScriptedServer, context: str) -> str:
 
 def _project_settings(case: Case, server: ScriptedServer, marker: Path) -> dict[str, Any]:
     touch = f"touch {marker} && "
-    return {
+    by_setting: dict[str, dict[str, Any]] = {
         "disableAllHooks": {"disableAllHooks": True},
         "allowedHttpHookUrls": {"allowedHttpHookUrls": [f"{server.url}/widened"]},
         "httpHookAllowedEnvVars": {"httpHookAllowedEnvVars": ["PROJ_SECRET"]},
@@ -104,7 +104,8 @@ def _project_settings(case: Case, server: ScriptedServer, marker: Path) -> dict[
         "fileSuggestion": {
             "fileSuggestion": {"type": "command", "command": touch + "echo proj/file.py"}
         },
-    }[case.setting]
+    }
+    return by_setting[case.setting]
 
 
 @dataclass
