@@ -115,6 +115,7 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
     "limits": (
         ["hookd/daemon/limits.py"],
         [
+            "tests/properties/test_limits_ledger.py",  # the budget and the caps as ledgers
             "tests/properties/test_codec.py",  # the refused frame's prefix reader
             "tests/reliability/test_limits.py",
             "tests/reliability/test_door_inputs.py",
@@ -124,9 +125,13 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
     "trust": (
         ["hookd/daemon/trust.py"],
         [
+            "tests/properties/test_trust_store.py",  # which entry covers; every pin change
+            "tests/reliability/test_trust_settings.py",  # no untrusted setting in effect
             "tests/reliability/test_trust_boundary.py",
             "tests/reliability/test_trust.py",
             "tests/reliability/test_trust_commands.py",
+            "tests/daemon/test_skills.py",  # a project skill's hooks need trust
+            "tests/reliability/test_pipeline_rules.py::test_a_reply_names_the_held_back_hooks_exactly_when_some_were",
         ],
     ),
     "pipeline": (
