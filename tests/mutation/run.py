@@ -156,10 +156,14 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
     "installers": (
         ["hookd/installers/agent_install.py", "hookd/installers/claude_settings.py"],
         [
+            "tests/installers/test_install_rules.py",  # the rules over every agent, scope, event
             "tests/installers/test_install_planted_paths.py",
             "tests/installers/test_agent_install.py",
             "tests/installers/test_claude_install.py",
             "tests/installers/test_claude_install_mod.py",
+            "tests/installers/test_claude_door.py",  # the port and token it wires, a real daemon
+            "tests/cli/test_agents_claude_route.py::test_agents_install_claude_writes_what_claude_install_writes",
+            "tests/cli/test_agents_claude_route.py::test_agents_list_and_status_show_claude_wired_after_install",
         ],
     ),
     "agents": (

@@ -1,0 +1,518 @@
+"""The installers' rules, each stated over every agent, scope and event (issue 32).
+
+``hookctl claude install`` and ``hookctl agents install <agent>`` through the real
+command on real files in a private HOME, one property per test:
+
+* the relay fails closed on exactly the events where hookd's config has a hook with
+  ``onFailure: "block"`` (every agent, both scopes; and a config changed since is
+  carried over by the next install), and Claude Code's hooks wait as long as the
+  slowest hook plus a margin exactly where that is longer than Claude Code's default
+  (every event, at the edges, http and mod transports);
+* the bearer token is written literally only where the scope allows it, an
+  environment reference (and a note saying so) everywhere else;
+* each scope's hooks move into that scope's hookd config, and uninstalling one scope
+  leaves every other scope's files byte for byte;
+* the notes install prints are said exactly when they are true (a project's hooks
+  need ``hookctl trust``; another file of the agent keeps hooks of its own);
+* a new file is the user's alone, an existing one keeps its mode, and the backup is
+  the file as it was before the *first* install, never overwritten by a later one;
+* uninstall of an install that moved nothing does not read hookd's config at all
+  (a broken one cannot stop it), and a record that is not this install's own — any
+  field changed — is refused before anything is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookd.agents.registry import ADAPTERS, adapter_for
+from hookd.cli.hookctl import main as hookctl
+from hookd.doors.mod_answer import MOD_EVENTS
+from hookd.installers.agent_install import hookd_config_path
+from hookd.installers.claude_settings import BACKUP_SUFFIX, MOVED_SUFFIX, RELAY_EVENTS, paths_for
+from hookd_client.events import EVENT_NAMES
+from hookd_client.relay import deadline_for
+
+NO_DAEMON = 3
+"""``hookctl claude install``'s status when no daemon serves the door (none runs here)."""
+
+AGENT_CASES = [
+    (a.name, scope)
+    for a in ADAPTERS
+    if a.name != "claude"
+    for scope in ("user", "project")
+    if a.install_files(scope, Path("/home"), Path("/project"))
+]
+MOVERS = ["codex", "copilot", "factory", "goose", "qwen"]
+"""Agents whose files hold hooks in Claude Code's shape: install moves them into hookd."""
+CLAUDE_SCOPES = ("user", "project", "local")
+CC_DEFAULT_TIMEOUT = {"UserPromptSubmit": 30, "PreModelSwitch": 30, "PostModelSwitch": 30}
+"""Claude Code's own timeout per event (seconds); 600 for every other."""
+
+
+def group(command: str) -> dict[str, Any]:
+    return {"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}
+
+
+@pytest.fixture
+def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))  # never the machine's own
+    return home
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    return project
+
+
+@pytest.fixture
+def relay(tmp_path: Path) -> Path:
+    """A compiled relay to wire (never run here): its path shows in every command."""
+    path = tmp_path / "bin" / "hookd-relay-c"
+    path.parent.mkdir()
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def write(path: Path, data: Any, mode: int = 0o644) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=4) + "\n")
+    path.chmod(mode)
+    return path.read_bytes()
+
+
+def read(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def agents(verb: str, agent: str, scope: str, project: Path, *extra: str) -> int:
+    return hookctl(["agents", verb, agent, f"--{scope}", "--project-dir", str(project), *extra])
+
+
+def claude(verb: str, scope: str, project: Path, *extra: str) -> int:
+    code = hookctl(["claude", verb, f"--{scope}", "--project-dir", str(project), *extra])
+    return 0 if verb == "install" and code == NO_DAEMON else code
+
+
+def snapshot(*roots: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for r in roots for p in sorted(r.rglob("*")) if p.is_file()}
+
+
+# --- fail closed, and how long Claude Code waits ---------------------------------------------
+
+
+def relay_argv(agent: str, files: list[Path]) -> dict[str, list[list[str]]]:
+    """Every relay command in ``files``, per native event: the arguments after the event."""
+    found: dict[str, list[list[str]]] = {}
+    for path in files:
+        text = path.read_text() if path.exists() else ""
+        for tail in re.findall(rf"--agent {re.escape(agent)} ([^\"'\n]*)", text):
+            native, *flags = shlex.split(tail)
+            found.setdefault(native, []).append(flags)
+    return found
+
+
+def block_config(events: list[str], blocked: set[str]) -> dict[str, Any]:
+    """A hook on every event; on the ``blocked`` ones a second group whose second handler
+    fails closed (any handler of any group decides), on the others ``continue``."""
+    hooks: dict[str, Any] = {}
+    for event in events:
+        plain = {"hooks": [{"type": "command", "command": "a", "onFailure": "continue"}]}
+        hooks[event] = [plain]
+        if event in blocked:
+            strict = {"type": "command", "command": "b", "onFailure": "block"}
+            hooks[event].append({"hooks": [{"type": "command", "command": "c"}, strict]})
+    return {"hooks": hooks}
+
+
+@pytest.mark.parametrize(("agent", "scope"), AGENT_CASES, ids=[f"{a}-{s}" for a, s in AGENT_CASES])
+def test_an_agents_relay_fails_closed_exactly_where_hookds_config_blocks(
+    home: Path, project: Path, relay: Path, tmp_path: Path, agent: str, scope: str
+) -> None:
+    adapter = adapter_for(agent)
+    canonical = sorted({s.canonical for s in adapter.events})
+    config = hookd_config_path(scope, project)  # type: ignore[arg-type]
+    sock = str(tmp_path / "none.sock")
+    flags = ["--relay", str(relay), "--socket", sock]
+    for blocked in (set(canonical[::2]), set(canonical)):  # then: the config changed since
+        write(config, block_config(canonical, blocked))
+        assert agents("install", agent, scope, project, *flags) == 0
+        files = adapter.install_files(scope, home, project)  # type: ignore[arg-type]
+        wired = relay_argv(agent, files)
+        # every event reaches hookd (Copilot: through its native names only)
+        assert set(wired) <= {s.native for s in adapter.events}
+        assert {s.canonical for s in adapter.events if s.native in wired} == set(canonical)
+        for spec in adapter.events:
+            for argv in wired.get(spec.native, []):
+                assert argv[:2] == ["--socket", sock], (spec.native, argv)
+                expected = ["--fail-closed"] if spec.canonical in blocked else []
+                assert argv[2:] == expected, (spec.native, argv)
+    assert agents("uninstall", agent, scope, project) == 0
+    assert not any(f.exists() for f in adapter.install_files(scope, home, project))  # type: ignore[arg-type]
+
+
+def _timeout_layout(shift: int) -> dict[str, tuple[bool, float | None]]:
+    """Per event: fails closed?, and its slowest hook's timeout — none, or at either side
+    of the edge where Claude Code's own default would give up first.  Six shifts give
+    every event every combination."""
+    out: dict[str, tuple[bool, float | None]] = {}
+    for i, event in enumerate(EVENT_NAMES):
+        k = (i + shift) % 6
+        default = CC_DEFAULT_TIMEOUT.get(event, 600)
+        out[event] = (k % 2 == 1, [None, default - 5, default - 4][k % 3])
+    return out
+
+
+@pytest.mark.parametrize("transport", ["http", "mod"])
+@pytest.mark.parametrize("shift", range(6))
+def test_claude_codes_hooks_fail_closed_and_wait_exactly_where_hookds_config_asks(
+    home: Path, relay: Path, tmp_path: Path, transport: str, shift: int
+) -> None:
+    layout = _timeout_layout(shift)
+    hooks: dict[str, Any] = {}
+    for event, (strict, timeout) in layout.items():
+        slow: dict[str, Any] = {"type": "command", "command": "b"}
+        if timeout is not None:
+            slow["timeout"] = timeout
+        if strict:
+            slow["onFailure"] = "block"
+        hooks[event] = [{"hooks": [{"type": "command", "command": "a", "timeout": 1}, slow]}]
+    write(home / ".config" / "hookd" / "hooks.json", {"hooks": hooks})
+    sock = str(tmp_path / "none.sock")
+    extra = ["--transport", "mod", "--http-socket", "/run/h.sock"] if transport == "mod" else []
+    assert claude("install", "user", tmp_path, "--relay", str(relay), "--socket", sock,
+                  "--port", "47999", *extra) == 0  # fmt: skip
+    settings = read(home / ".claude" / "settings.json")
+
+    carried = {e for e in EVENT_NAMES if not (transport == "mod" and e in MOD_EVENTS)}
+    assert set(settings["hooks"]) == carried
+    for event in carried:
+        strict, timeout = layout[event]
+        default = CC_DEFAULT_TIMEOUT.get(event, 600)
+        wait = timeout + 5 if timeout is not None and timeout + 5 > default else None
+        [[handler]] = [g["hooks"] for g in settings["hooks"][event]]
+        assert handler.get("timeout") == wait, event
+        if event in RELAY_EVENTS or transport == "mod":
+            expected = [event, "--socket", sock]
+            expected += ["--fail-closed"] if strict else []
+            expected += ["--timeout", f"{deadline_for(wait):g}"] if wait is not None else []
+            assert handler["command"] == str(relay) and handler["args"] == expected, event
+        else:
+            assert handler["url"] == f"http://127.0.0.1:47999/hooks/{event}"
+            assert handler.get("onFailure") == ("block" if strict else None), event
+    closed = [e for e in EVENT_NAMES if e in MOD_EVENTS and layout[e][0]]
+    env = settings.get("env", {})
+    if transport == "mod" and closed:
+        assert env["HOOKD_MOD_FAIL_CLOSED"] == ",".join(closed)
+    else:
+        assert "HOOKD_MOD_FAIL_CLOSED" not in env
+
+
+# --- the token -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("literal", [False, True])
+@pytest.mark.parametrize("scope", CLAUDE_SCOPES)
+def test_the_token_is_written_only_where_the_scope_allows_it(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], scope: str, literal: bool
+) -> None:
+    """A project's settings are committed: an environment reference there (unless asked
+    for ``--literal-token``), said in a note; the user's and the local file hold the token
+    itself, and are then the user's alone."""
+    settings_path = paths_for(scope, project)[0]  # type: ignore[arg-type]
+    write(settings_path, {"model": "opus"}, 0o644)
+    extra = ["--literal-token"] if literal else []
+    assert claude("install", scope, project, "--port", "47999", *extra) == 0
+    out = capsys.readouterr().out
+    token = (home / ".config" / "hookd" / "http-token").read_text().strip()
+    by_reference = scope == "project" and not literal
+    http = [
+        g["hooks"][0] for e, gs in read(settings_path)["hooks"].items() if e not in RELAY_EVENTS
+        for g in gs
+    ]  # fmt: skip
+    assert http and all(h["type"] == "http" for h in http)
+    for handler in http:
+        bearer = "$HOOKD_HTTP_TOKEN" if by_reference else token
+        assert handler["headers"] == {"Authorization": f"Bearer {bearer}"}
+        assert handler.get("allowedEnvVars") == (["HOOKD_HTTP_TOKEN"] if by_reference else None)
+    in_project = [p for p, data in snapshot(project).items() if token.encode() in data]
+    if by_reference:
+        assert in_project == []
+        assert mode(settings_path) == 0o644  # nothing secret in it: it keeps its mode
+        assert "read the token from $HOOKD_HTTP_TOKEN" in out
+    else:
+        assert mode(settings_path) == 0o600
+        assert "$HOOKD_HTTP_TOKEN" not in out
+    # The record holds the text install wrote (the token with it): owner-only, always.
+    assert mode(settings_path.with_name(settings_path.name + MOVED_SUFFIX)) == 0o600
+
+
+# --- each scope its own files -----------------------------------------------------------------
+
+
+def test_each_claude_scope_moves_into_its_own_config_and_uninstalls_alone(
+    home: Path, project: Path
+) -> None:
+    originals = {}
+    for scope in CLAUDE_SCOPES:
+        settings_path = paths_for(scope, project)[0]  # type: ignore[arg-type]
+        originals[scope] = write(settings_path, {"hooks": {"PreToolUse": [group(scope)]}})
+        assert claude("install", scope, project, "--port", "47999") == 0
+    for scope in CLAUDE_SCOPES:
+        config = paths_for(scope, project)[1]  # type: ignore[arg-type]
+        assert read(config)["hooks"] == {"PreToolUse": [group(scope)]}, scope
+        assert mode(config) == 0o600  # created by the move: the user's alone
+    for scope in CLAUDE_SCOPES:
+        before = snapshot(home, project)
+        assert claude("uninstall", scope, project) == 0
+        settings_path, config = paths_for(scope, project)  # type: ignore[arg-type]
+        assert settings_path.read_bytes() == originals[scope]
+        assert not config.exists()
+        after = snapshot(home, project)
+        mine = {str(p) for p in (settings_path, config)} | {
+            str(settings_path) + s for s in (BACKUP_SUFFIX, MOVED_SUFFIX)
+        }
+        assert {k: v for k, v in after.items() if k not in mine} == {
+            k: v for k, v in before.items() if k not in mine
+        }, scope
+
+
+@pytest.mark.parametrize("agent", MOVERS)
+def test_each_agent_scope_moves_into_its_own_config_and_uninstalls_alone(
+    home: Path, project: Path, agent: str
+) -> None:
+    adapter = adapter_for(agent)
+    originals = {}
+    for scope in ("user", "project"):
+        [target, *_] = adapter.install_files(scope, home, project)
+        originals[scope] = (target, write(target, {"hooks": {"PreToolUse": [group(scope)]}}))
+        assert agents("install", agent, scope, project, "--python-relay") == 0
+    for scope in ("user", "project"):
+        config = hookd_config_path(scope, project)  # type: ignore[arg-type]
+        moved = read(config)["hooks"]["PreToolUse"]
+        assert [h["command"] for g in moved for h in g["hooks"]] == [scope]
+        assert mode(config) == 0o600  # created by the move: the user's alone
+    for scope in ("user", "project"):
+        target, original = originals[scope]
+        other = {"user": project, "project": home}[scope]
+        before = snapshot(other)
+        assert agents("uninstall", agent, scope, project) == 0
+        assert target.read_bytes() == original
+        assert not hookd_config_path(scope, project).exists()  # type: ignore[arg-type]
+        assert snapshot(other) == before, scope
+
+
+# --- notes said when true, and only then ------------------------------------------------------
+
+
+@pytest.mark.parametrize("own", [True, False])
+@pytest.mark.parametrize("scope", CLAUDE_SCOPES)
+def test_claude_install_says_a_projects_moved_hooks_need_trust(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], scope: str, own: bool
+) -> None:
+    settings_path = paths_for(scope, project)[0]  # type: ignore[arg-type]
+    write(settings_path, {"hooks": {"PreToolUse": [group("mine")]}} if own else {})
+    assert claude("install", scope, project, "--port", "47999") == 0
+    said = f"hookctl trust {project}" in capsys.readouterr().out
+    assert said == (scope != "user" and own)
+
+
+@pytest.mark.parametrize("own", [True, False])
+@pytest.mark.parametrize("agent", MOVERS)
+def test_agent_install_says_a_projects_moved_hooks_need_trust(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], agent: str, own: bool
+) -> None:
+    for scope in ("user", "project"):
+        [target, *_] = adapter_for(agent).install_files(scope, home, project)
+        write(target, {"hooks": {"PreToolUse": [group("mine")]}} if own else {"hooks": {}})
+        capsys.readouterr()
+        assert agents("install", agent, scope, project, "--python-relay") == 0
+        out = capsys.readouterr().out
+        assert ("hookctl trust" in out) == (scope == "project" and own), (scope, out)
+        assert ("moved 1 hook group(s)" in out) == own
+
+
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_another_file_keeping_hooks_of_its_own_is_named_only_when_it_does(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], scope: str
+) -> None:
+    """Factory Droid also runs the ``hooks`` of ``settings.json`` beside ``hooks.json``
+    (which install wires): install says so when there are some, and not otherwise."""
+    adapter = adapter_for("factory")
+    target, other = adapter.hook_files(scope, home, project)  # type: ignore[arg-type]
+    write(target, {"hooks": {}})
+    for groups, said in (([], False), ([group("a"), group("b")], True)):
+        write(other, {"model": "x", "hooks": {"PreToolUse": groups}})
+        assert agents("install", "factory", scope, project, "--python-relay") == 0
+        out = capsys.readouterr().out
+        assert (f"{other} keeps 2 hook group(s) of its own" in out) == said, out
+        assert ("keeps 0 hook group" in out) is False
+
+
+def test_uninstall_says_what_it_moved_back_and_what_it_leaves(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = adapter_for("qwen").install_files("user", home, project)[0]
+    write(target, {"hooks": {"PreToolUse": [group("a"), group("b")], "Stop": [group("c")]}})
+    config = home / ".config" / "hookd" / "hooks.json"
+    assert agents("install", "qwen", "user", project, "--python-relay") == 0
+    edited = read(config)
+    edited["hooks"]["Stop"][0]["hooks"][0]["command"] = "c --edited"
+    write(config, edited)
+    capsys.readouterr()
+    assert agents("uninstall", "qwen", "user", project) == 0
+    out = capsys.readouterr().out
+    assert f"moved 2 hook group(s) back out of {config}" in out
+    assert "1 group(s) install moved are no longer in" in out
+    assert read(config) == {"hooks": {"Stop": edited["hooks"]["Stop"]}}
+    assert agents("uninstall", "qwen", "user", project) == 0
+    assert "Qwen Code is not installed" in capsys.readouterr().out
+
+
+# --- modes and backups ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", MOVERS)
+def test_an_existing_hookd_config_keeps_its_mode_and_the_backup_its_first_original(
+    home: Path, project: Path, agent: str
+) -> None:
+    [target] = adapter_for(agent).install_files("user", home, project)
+    original = write(target, {"hooks": {"PreToolUse": [group("mine")]}}, 0o640)
+    config = home / ".config" / "hookd" / "hooks.json"
+    write(config, {"hooks": {"Stop": [group("hookd's")]}}, 0o640)
+    backup = target.with_name(target.name + BACKUP_SUFFIX)
+    for _ in range(2):
+        assert agents("install", agent, "user", project, "--python-relay") == 0
+        assert mode(config) == 0o640 and mode(target) == 0o640
+        assert backup.read_bytes() == original and mode(backup) == 0o640
+        assert agents("uninstall", agent, "user", project) == 0
+        assert target.read_bytes() == original and mode(target) == 0o640
+        assert read(config) == {"hooks": {"Stop": [group("hookd's")]}} and mode(config) == 0o640
+    # The user edits the wired file and installs again: the backup is still the original.
+    assert agents("install", agent, "user", project, "--python-relay") == 0
+    edited = read(target)
+    edited["theme"] = "dark"
+    write(target, edited, 0o640)
+    assert agents("install", agent, "user", project, "--python-relay") == 0
+    assert backup.read_bytes() == original
+    # ... and the edit is still an edit: uninstall refuses to restore over it unforced.
+    assert read(target)["theme"] == "dark"
+    assert agents("uninstall", agent, "user", project) == 1
+    assert read(target)["theme"] == "dark"
+    assert agents("uninstall", agent, "user", project, "--force") == 0
+    assert target.read_bytes() == original
+
+
+@pytest.mark.parametrize("scope", CLAUDE_SCOPES)
+def test_claudes_backup_is_the_first_original_whatever_installs_follow(
+    home: Path, project: Path, scope: str
+) -> None:
+    settings_path = paths_for(scope, project)[0]  # type: ignore[arg-type]
+    original = write(settings_path, {"model": "opus", "hooks": {"Stop": [group("x")]}}, 0o640)
+    backup = settings_path.with_name(settings_path.name + BACKUP_SUFFIX)
+    assert claude("install", scope, project, "--port", "47999") == 0
+    assert backup.read_bytes() == original and mode(backup) == 0o600
+    edited = read(settings_path)
+    edited["theme"] = "dark"
+    write(settings_path, edited, 0o640)
+    assert claude("install", scope, project, "--port", "47998") == 0
+    assert backup.read_bytes() == original
+    # ... and the edit is still an edit: uninstall keeps it, the groups go back.
+    assert claude("uninstall", scope, project) == 0
+    restored = {"model": "opus", "theme": "dark", "hooks": {"Stop": [group("x")]}}
+    assert read(settings_path) == restored and backup.read_bytes() == original
+
+
+# --- uninstall reads only what it needs, and trusts no record it did not write ---------------
+
+
+@pytest.mark.parametrize("broken", ['{"hooks": {', "[1, 2]"])
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_uninstall_of_an_install_that_moved_nothing_never_reads_hookds_config(
+    home: Path, project: Path, scope: str, broken: str
+) -> None:
+    """Cursor's own hooks stay in its file: install adds nothing to hookd's config, so a
+    config the user broke since cannot stop uninstall (and is left as it is)."""
+    [target] = adapter_for("cursor").install_files(scope, home, project)  # type: ignore[arg-type]
+    original = write(target, {"version": 1, "hooks": {"stop": [{"command": "./audit.sh"}]}})
+    assert agents("install", "cursor", scope, project, "--python-relay") == 0
+    config = hookd_config_path(scope, project)  # type: ignore[arg-type]
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(broken)
+    assert agents("uninstall", "cursor", scope, project) == 0
+    assert target.read_bytes() == original and config.read_text() == broken
+
+
+FORGED = {
+    "agent": "cursor",
+    "scope": "user",
+    "hookd_config": "/etc/hookd/hooks.json",
+    "original": 42,
+    "surprise": True,
+}
+"""One field of a record changed at a time (the scope's value is swapped per case)."""
+
+
+@pytest.mark.parametrize("field", sorted(FORGED))
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_a_record_with_any_field_not_this_installs_is_refused_and_nothing_touched(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], scope: str, field: str
+) -> None:
+    [target] = adapter_for("qwen").install_files(scope, home, project)  # type: ignore[arg-type]
+    write(target, {"hooks": {"PreToolUse": [group("mine")]}})
+    assert agents("install", "qwen", scope, project, "--python-relay") == 0
+    record = target.with_name(target.name + MOVED_SUFFIX)
+    data = read(record)
+    data[field] = {"scope": "project" if scope == "user" else "user"}.get(field, FORGED[field])
+    write(record, data, 0o600)
+    before = snapshot(home, project)
+    capsys.readouterr()
+    assert agents("uninstall", "qwen", scope, project) == 1
+    assert str(record) in capsys.readouterr().err
+    assert snapshot(home, project) == before
+
+
+@pytest.mark.parametrize("agent", ["claude", "qwen"])
+def test_a_record_naming_folders_outside_the_files_never_gets_them_removed(
+    home: Path, project: Path, agent: str
+) -> None:
+    """``created_dirs`` is a record's word only for folders of its own files, inside the
+    project: an empty folder of the user's it names stays."""
+    if agent == "claude":
+        target = paths_for("project", project)[0]
+    else:
+        [target] = adapter_for(agent).install_files("project", home, project)
+    if agent == "claude":
+        assert claude("install", "project", project, "--port", "47999") == 0
+    else:
+        assert agents("install", agent, "project", project, "--python-relay") == 0
+    record = target.with_name(target.name + MOVED_SUFFIX)
+    data = read(record)
+    kept = [project / "docs" / "empty", home / "empty", project / ".git" / "hooks"]
+    for folder in kept:
+        folder.mkdir(parents=True)
+    data["created_dirs"] = [*data["created_dirs"], *map(str, kept)]
+    write(record, data, 0o600)
+    if agent == "claude":
+        assert claude("uninstall", "project", project) == 0
+    else:
+        assert agents("uninstall", agent, "project", project) == 0
+    assert all(folder.is_dir() for folder in kept)
+    assert not target.exists() and not target.parent.exists()  # its own folder: gone
