@@ -34,6 +34,7 @@ import pytest
 from hookd.agents.registry import ADAPTERS, adapter_for
 from hookd.cli.hookctl import main as hookctl
 from hookd.doors.mod_answer import MOD_EVENTS
+from hookd.installers.agent_doctor import fail_closed_findings
 from hookd.installers.agent_install import hookd_config_path
 from hookd.installers.claude_settings import BACKUP_SUFFIX, MOVED_SUFFIX, RELAY_EVENTS, paths_for
 from hookd_client.events import EVENT_NAMES
@@ -164,6 +165,22 @@ def test_an_agents_relay_fails_closed_exactly_where_hookds_config_blocks(
                 assert argv[:2] == ["--socket", sock], (spec.native, argv)
                 expected = ["--fail-closed"] if spec.canonical in blocked else []
                 assert argv[2:] == expected, (spec.native, argv)
+        # hookctl doctor: nothing to say while the files match the config; once the config
+        # asks the opposite, one finding per entry — fails open (warning) or closed (info).
+        opposite = set(canonical) - blocked
+        for path in files:
+            text = path.read_text()
+            assert fail_closed_findings(adapter, path, text, blocked) == []
+            found = fail_closed_findings(adapter, path, text, opposite)
+            entries = relay_argv(agent, [path])
+            assert len(found) == sum(map(len, entries.values()))
+            for finding in found:
+                native = re.search(r"entry for (\S+) fails", finding.message)
+                assert native is not None, finding
+                canonical_event = adapter.event_spec(native[1]).canonical
+                severity = "warning" if canonical_event in opposite else "info"
+                assert finding.severity == severity and finding.path == str(path), finding
+                assert finding.where.startswith("line "), finding
     assert agents("uninstall", agent, scope, project) == 0
     assert not any(f.exists() for f in adapter.install_files(scope, home, project))  # type: ignore[arg-type]
 
