@@ -166,6 +166,14 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/cli/test_agents_claude_route.py::test_agents_list_and_status_show_claude_wired_after_install",
         ],
     ),
+    "doctor": (
+        ["hookd/installers/agent_doctor.py"],
+        [
+            "tests/installers/test_install_rules.py::test_an_agents_relay_fails_closed_exactly_where_hookds_config_blocks",
+            "tests/cli/test_doctor_explain.py",
+            "tests/agents/test_mcp_names.py",
+        ],
+    ),
     "agents": (
         sorted(
             f"hookd/agents/{p.name}"
