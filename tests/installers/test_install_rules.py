@@ -533,3 +533,40 @@ def test_a_record_naming_folders_outside_the_files_never_gets_them_removed(
         assert agents("uninstall", agent, "project", project) == 0
     assert all(folder.is_dir() for folder in kept)
     assert not target.exists() and not target.parent.exists()  # its own folder: gone
+
+
+# --- uninstall over an edit: exactly hookd's keys out, every one of the user's kept ------------
+
+
+@pytest.mark.parametrize("transport", ["http", "mod"])
+def test_uninstall_after_an_edit_takes_out_exactly_what_install_put_in(
+    home: Path, tmp_path: Path, transport: str
+) -> None:
+    """The settings file edited since install: uninstall cannot give bytes back, so it
+    takes out hookd's hooks and ``env`` entries (the mod's folder from the plugin list)
+    and puts the moved groups back — the user's own keys, variables, plugin folders and
+    hooks (a handler beside hookd's in one group included) all stay."""
+    settings_path = home / ".claude" / "settings.json"
+    mine = {"type": "command", "command": "~/bin/fmt.sh"}
+    original = {
+        "model": "opus",
+        "env": {"FOO": "1", "CLAUDE_CODE_PLUGIN_DIRS": "/opt/mine"},
+        "hooks": {"PostToolUse": [group("lint")], "Stop": [{"hooks": [mine]}]},
+    }
+    write(settings_path, original)
+    extra = ["--transport", "mod", "--http-socket", "/run/h.sock"] if transport == "mod" else []
+    assert claude("install", "user", tmp_path, "--port", "47999", *extra) == 0
+    edited = read(settings_path)
+    edited["theme"] = "dark"
+    edited["env"]["BAR"] = "2"
+    added = {"type": "command", "command": "~/bin/notify.sh"}
+    edited["hooks"]["Stop"][0]["hooks"].append(added)  # the user's, beside hookd's handler
+    write(settings_path, edited)
+    assert claude("uninstall", "user", tmp_path) == 0
+    assert read(settings_path) == {
+        **original,
+        "theme": "dark",
+        "env": {**original["env"], "BAR": "2"},
+        "hooks": {"Stop": [{"hooks": [added]}, {"hooks": [mine]}], "PostToolUse": [group("lint")]},
+    }
+    assert not (home / ".config" / "hookd" / "hooks.json").exists()
