@@ -548,9 +548,10 @@ def test_uninstall_after_an_edit_takes_out_exactly_what_install_put_in(
     hooks (a handler beside hookd's in one group included) all stay."""
     settings_path = home / ".claude" / "settings.json"
     mine = {"type": "command", "command": "~/bin/fmt.sh"}
-    original = {
+    env = {"FOO": "1", "CLAUDE_CODE_PLUGIN_DIRS": "/opt/mine"}
+    original: dict[str, Any] = {
         "model": "opus",
-        "env": {"FOO": "1", "CLAUDE_CODE_PLUGIN_DIRS": "/opt/mine"},
+        "env": env,
         "hooks": {"PostToolUse": [group("lint")], "Stop": [{"hooks": [mine]}]},
     }
     write(settings_path, original)
@@ -566,7 +567,7 @@ def test_uninstall_after_an_edit_takes_out_exactly_what_install_put_in(
     assert read(settings_path) == {
         **original,
         "theme": "dark",
-        "env": {**original["env"], "BAR": "2"},
+        "env": {**env, "BAR": "2"},
         "hooks": {"Stop": [{"hooks": [added]}, {"hooks": [mine]}], "PostToolUse": [group("lint")]},
     }
     assert not (home / ".config" / "hookd" / "hooks.json").exists()
