@@ -571,3 +571,29 @@ def test_uninstall_after_an_edit_takes_out_exactly_what_install_put_in(
         "hooks": {"Stop": [{"hooks": [added]}, {"hooks": [mine]}], "PostToolUse": [group("lint")]},
     }
     assert not (home / ".config" / "hookd" / "hooks.json").exists()
+
+
+@pytest.mark.parametrize("config", [None, "{}\n", '{"hooks": []}\n', '{"hooks": null}\n'])
+@pytest.mark.parametrize("agent", ["claude", "qwen"])
+def test_uninstall_after_hookds_config_lost_its_hooks_gives_the_file_back(
+    home: Path, tmp_path: Path, agent: str, config: str | None
+) -> None:
+    """The user emptied (or deleted) hookd's config after install moved hooks into it:
+    nothing of install's is left there to take back, and the agent's file still comes
+    back byte for byte — with the moved hooks, from the record."""
+    if agent == "claude":
+        target = home / ".claude" / "settings.json"
+    else:
+        [target] = adapter_for(agent).install_files("user", home, tmp_path)
+    original = write(target, {"hooks": {"PreToolUse": [group("mine")]}})
+    extra = ["--port", "47999"] if agent == "claude" else ["--python-relay"]
+    install = claude if agent == "claude" else lambda *a: agents(a[0], agent, *a[1:])
+    assert install("install", "user", tmp_path, *extra) == 0
+    hookd_config = home / ".config" / "hookd" / "hooks.json"
+    if config is None:
+        hookd_config.unlink()
+    else:
+        hookd_config.write_text(config)
+    assert install("uninstall", "user", tmp_path) == 0
+    assert target.read_bytes() == original
+    assert (hookd_config.read_text() if hookd_config.exists() else None) == config
