@@ -439,22 +439,30 @@ def test_an_existing_hookd_config_keeps_its_mode_and_the_backup_its_first_origin
 
 @pytest.mark.parametrize("scope", CLAUDE_SCOPES)
 def test_claudes_backup_is_the_first_original_whatever_installs_follow(
-    home: Path, project: Path, scope: str
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], scope: str
 ) -> None:
-    settings_path = paths_for(scope, project)[0]  # type: ignore[arg-type]
+    """The backup is the settings file's (hookd's config, written first, is not backed
+    up in its place), owner-only, and never overwritten by a later install."""
+    settings_path, config = paths_for(scope, project)  # type: ignore[arg-type]
+    hookds = write(config, {"hooks": {"PreToolUse": [group("hookd's")]}}, 0o640)
     original = write(settings_path, {"model": "opus", "hooks": {"Stop": [group("x")]}}, 0o640)
     backup = settings_path.with_name(settings_path.name + BACKUP_SUFFIX)
     assert claude("install", scope, project, "--port", "47999") == 0
     assert backup.read_bytes() == original and mode(backup) == 0o600
+    beside = [p.name for p in config.parent.iterdir() if p.name.startswith(config.name)]
+    assert mode(config) == 0o640 and beside == [config.name]
     edited = read(settings_path)
     edited["theme"] = "dark"
     write(settings_path, edited, 0o640)
     assert claude("install", scope, project, "--port", "47998") == 0
     assert backup.read_bytes() == original
     # ... and the edit is still an edit: uninstall keeps it, the groups go back.
+    capsys.readouterr()
     assert claude("uninstall", scope, project) == 0
+    assert f"kept {backup}: {settings_path} as it was before install" in capsys.readouterr().out
     restored = {"model": "opus", "theme": "dark", "hooks": {"Stop": [group("x")]}}
     assert read(settings_path) == restored and backup.read_bytes() == original
+    assert read(config) == json.loads(hookds) and mode(config) == 0o640
 
 
 # --- uninstall reads only what it needs, and trusts no record it did not write ---------------
