@@ -36,7 +36,13 @@ from hookd.cli.hookctl import main as hookctl
 from hookd.doors.mod_answer import MOD_EVENTS
 from hookd.installers.agent_doctor import fail_closed_findings
 from hookd.installers.agent_install import hookd_config_path
-from hookd.installers.claude_settings import BACKUP_SUFFIX, MOVED_SUFFIX, RELAY_EVENTS, paths_for
+from hookd.installers.claude_settings import (
+    BACKUP_SUFFIX,
+    MOVED_SUFFIX,
+    RELAY_EVENTS,
+    is_bridge_handler,
+    paths_for,
+)
 from hookd_client.events import EVENT_NAMES
 from hookd_client.relay import deadline_for
 
@@ -605,3 +611,40 @@ def test_uninstall_after_hookds_config_lost_its_hooks_gives_the_file_back(
     assert install("uninstall", "user", tmp_path) == 0
     assert target.read_bytes() == original
     assert (hookd_config.read_text() if hookd_config.exists() else None) == config
+
+
+# --- hookd's own entries, and the user's that only look like them --------------------------
+
+LOOKALIKES = [
+    {"type": "http", "url": "http://127.0.0.1:8080/api/hooks"},
+    {"type": "http", "url": "https://example.com/hooks/PreToolUse"},
+    {"type": "http", "url": "http://127.0.0.1:47999/hooks/PreToolUse/extra"},
+    {"type": "command", "command": "python3 -c 'import relay'"},
+    {"type": "command", "command": "~/src/hookd_client-notes.sh"},
+    {"type": "command", "command": "~/bin/guard.sh", "args": ["--relay"]},
+    {"type": "prompt", "prompt": "is http://127.0.0.1:47999/hooks/Stop safe?"},
+]
+"""Handlers of the user's that share a word with hookd's entries: never taken for them."""
+
+
+@pytest.mark.parametrize("transport", ["http", "mod"])
+@pytest.mark.parametrize("relay_kind", ["compiled", "python"])
+def test_every_entry_install_writes_is_hookds_and_no_lookalike_of_the_users_is(
+    home: Path, relay: Path, tmp_path: Path, transport: str, relay_kind: str
+) -> None:
+    """Install moves every one of the user's handlers — the lookalikes too — into hookd's
+    config and writes only entries uninstall recognises; uninstall gives all back."""
+    settings_path = home / ".claude" / "settings.json"
+    hooks = {"PreToolUse": [{"hooks": [h]} for h in LOOKALIKES]}
+    original = write(settings_path, {"hooks": hooks})
+    extra = ["--transport", "mod", "--http-socket", "/run/h.sock"] if transport == "mod" else []
+    extra += ["--relay", str(relay)] if relay_kind == "compiled" else ["--python-relay"]
+    assert claude("install", "user", tmp_path, "--port", "47999", *extra) == 0
+    assert read(home / ".config" / "hookd" / "hooks.json")["hooks"] == hooks
+    settings = read(settings_path)
+    for event, groups in settings["hooks"].items():
+        for handler in (h for g in groups for h in g["hooks"]):
+            assert is_bridge_handler(handler), (event, handler)
+    assert not any(is_bridge_handler(h) for h in LOOKALIKES)
+    assert claude("uninstall", "user", tmp_path) == 0
+    assert settings_path.read_bytes() == original
