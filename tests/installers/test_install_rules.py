@@ -648,3 +648,25 @@ def test_every_entry_install_writes_is_hookds_and_no_lookalike_of_the_users_is(
     assert not any(is_bridge_handler(h) for h in LOOKALIKES)
     assert claude("uninstall", "user", tmp_path) == 0
     assert settings_path.read_bytes() == original
+
+
+# --- a file the agent cannot parse --------------------------------------------------------
+
+PARSED = [c for c in AGENT_CASES if c[0] != "cline"]  # Cline's files are scripts, not parsed
+
+
+@pytest.mark.parametrize("text", ["[1, 2]\n", "{\n"], ids=["not-an-object", "not-json"])
+@pytest.mark.parametrize(("agent", "scope"), PARSED, ids=[f"{a}-{s}" for a, s in PARSED])
+def test_a_file_the_agent_cannot_parse_is_named_once_and_nothing_is_written(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], agent: str, scope: str,
+    text: str
+) -> None:  # fmt: skip
+    [target, *_] = adapter_for(agent).install_files(scope, home, project)  # type: ignore[arg-type]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    before = snapshot(home, project)
+    capsys.readouterr()
+    assert agents("install", agent, scope, project, "--python-relay") == 1
+    err = capsys.readouterr().err
+    assert err.count(str(target)) == 1, err
+    assert snapshot(home, project) == before
