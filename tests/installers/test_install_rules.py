@@ -670,3 +670,39 @@ def test_a_file_the_agent_cannot_parse_is_named_once_and_nothing_is_written(
     err = capsys.readouterr().err
     assert err.count(str(target)) == 1, err
     assert snapshot(home, project) == before
+
+
+# --- which relay is wired ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["beside", "installed"])
+@pytest.mark.parametrize("kind", ["not-executable", "directory", "absent"])
+def test_only_an_executable_file_is_wired_as_the_compiled_relay(
+    home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+    kind: str,
+) -> None:
+    """A relay that cannot run would make every wired hook fail (open): install wires the
+    Python relay instead, and says why, wherever the compiled one was looked for."""
+    from hookd.installers import claude_settings
+
+    beside = tmp_path / "venv" / "bin"
+    beside.mkdir(parents=True)
+    monkeypatch.setattr("sys.executable", str(beside / "python3"))
+    found = (beside if where == "beside" else tmp_path) / "hookd-relay-c"
+    if kind == "not-executable":
+        found.write_text("#!/bin/sh\n")
+        found.chmod(0o644)
+    elif kind == "directory":
+        found.mkdir()
+        found.chmod(0o755)
+    installed = str(found) if where == "installed" else None
+    monkeypatch.setattr(claude_settings, "_installed_script", lambda _name: installed)
+    assert claude_settings.compiled_relay() is None
+    assert claude("install", "user", tmp_path, "--port", "47999") == 0
+    start = read(home / ".claude" / "settings.json")["hooks"]["SessionStart"][0]["hooks"][0]
+    assert start["command"] == str(beside / "python3") and start["args"][:2] == ["-I", "-S"]
+    assert "the compiled relay (hookd-relay-c) is not installed" in capsys.readouterr().out
