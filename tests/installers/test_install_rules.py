@@ -706,3 +706,36 @@ def test_only_an_executable_file_is_wired_as_the_compiled_relay(
     start = read(home / ".claude" / "settings.json")["hooks"]["SessionStart"][0]["hooks"][0]
     assert start["command"] == str(beside / "python3") and start["args"][:2] == ["-I", "-S"]
     assert "the compiled relay (hookd-relay-c) is not installed" in capsys.readouterr().out
+
+
+# --- status ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("agent", "scope"), PARSED, ids=[f"{a}-{s}" for a, s in PARSED])
+def test_status_says_of_each_file_exactly_what_it_is(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], agent: str, scope: str
+) -> None:
+    """No file, a file the agent cannot parse (no hooks counted: it runs none), a wired
+    file with its record: each reported as it is, never as another."""
+    [target, *_] = adapter_for(agent).install_files(scope, home, project)  # type: ignore[arg-type]
+
+    def state() -> dict[str, Any]:
+        capsys.readouterr()
+        assert hookctl(["agents", "status", agent, "--json", "--project-dir", str(project)]) == 0
+        [row] = json.loads(capsys.readouterr().out)
+        [found] = [f for f in row["files"][scope] if f["path"] == str(target)]
+        return {k: found[k] for k in ("exists", "wired", "own_groups", "recorded", "error")}
+
+    assert state() == {
+        "exists": False, "wired": False, "own_groups": 0, "recorded": False, "error": None
+    }  # fmt: skip
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("[1, 2]\n")
+    broken = state()
+    assert broken.pop("error"), broken
+    assert broken == {"exists": True, "wired": False, "own_groups": 0, "recorded": False}
+    target.unlink()
+    assert agents("install", agent, scope, project, "--python-relay") == 0
+    assert state() == {
+        "exists": True, "wired": True, "own_groups": 0, "recorded": True, "error": None
+    }  # fmt: skip
