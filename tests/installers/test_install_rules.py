@@ -24,6 +24,7 @@ command on real files in a private HOME, one property per test:
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from pathlib import Path
@@ -41,6 +42,7 @@ from hookd.installers.claude_settings import (
     MOVED_SUFFIX,
     RELAY_EVENTS,
     is_bridge_handler,
+    mod_dir,
     paths_for,
 )
 from hookd_client.events import EVENT_NAMES
@@ -387,6 +389,10 @@ def test_another_file_keeping_hooks_of_its_own_is_named_only_when_it_does(
         out = capsys.readouterr().out
         assert (f"{other} keeps 2 hook group(s) of its own" in out) == said, out
         assert ("keeps 0 hook group" in out) is False
+    # One it cannot read is said too, and does not stop the install.
+    other.write_text("{\n")
+    assert agents("install", "factory", scope, project, "--python-relay") == 0
+    assert f"not read: {other}: line 2" in capsys.readouterr().out
 
 
 def test_uninstall_says_what_it_moved_back_and_what_it_leaves(
@@ -739,3 +745,28 @@ def test_status_says_of_each_file_exactly_what_it_is(
     assert state() == {
         "exists": True, "wired": True, "own_groups": 0, "recorded": True, "error": None
     }  # fmt: skip
+
+
+def test_the_mod_install_takes_out_only_hookds_own_plugin_folders(
+    home: Path, tmp_path: Path
+) -> None:
+    """``CLAUDE_CODE_PLUGIN_DIRS`` lists the user's plugins too: install and uninstall take
+    out hookd's mod (this one, a copy of it, one at an older hookd's folder that is gone)
+    and keep every folder of the user's — one named like hookd's included."""
+    copy = tmp_path / "copy" / "claude_mod"
+    (copy / ".claude-plugin").mkdir(parents=True)
+    (copy / ".claude-plugin" / "plugin.json").write_text('{"name": "hookd"}')
+    theirs = tmp_path / "theirs" / "doors" / "claude_mod"
+    (theirs / ".claude-plugin").mkdir(parents=True)
+    (theirs / ".claude-plugin" / "plugin.json").write_text('{"name": "mine"}')
+    gone = ["/gone/hookd/bridge/claude_mod", "/gone/hookd/doors/claude_mod"]
+    kept = ["/opt/mine", "/srv/claude_mod", "/gone/x/claude_mod/more", str(theirs)]
+    dirs = [kept[0], gone[0], str(copy), kept[1], gone[1], kept[2], str(mod_dir()), kept[3]]
+    settings_path = home / ".claude" / "settings.json"
+    write(settings_path, {"env": {"CLAUDE_CODE_PLUGIN_DIRS": os.pathsep.join(dirs)}})
+    mod = ["--transport", "mod", "--http-socket", "/run/h.sock"]
+    assert claude("install", "user", tmp_path, *mod) == 0
+    env = read(settings_path)["env"]
+    assert env["CLAUDE_CODE_PLUGIN_DIRS"] == os.pathsep.join([*kept, str(mod_dir())])
+    assert claude("install", "user", tmp_path, "--port", "47999") == 0  # back to http
+    assert read(settings_path)["env"] == {"CLAUDE_CODE_PLUGIN_DIRS": os.pathsep.join(kept)}
