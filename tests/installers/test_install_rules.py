@@ -770,3 +770,39 @@ def test_the_mod_install_takes_out_only_hookds_own_plugin_folders(
     assert env["CLAUDE_CODE_PLUGIN_DIRS"] == os.pathsep.join([*kept, str(mod_dir())])
     assert claude("install", "user", tmp_path, "--port", "47999") == 0  # back to http
     assert read(settings_path)["env"] == {"CLAUDE_CODE_PLUGIN_DIRS": os.pathsep.join(kept)}
+
+
+# --- the dry run ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("existed", [True, False])
+@pytest.mark.parametrize("agent", ["claude", "qwen"])
+def test_a_dry_run_shows_each_file_as_created_or_changed_and_writes_nothing(
+    home: Path,
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    agent: str,
+    existed: bool,
+) -> None:
+    """``--dry-run`` shows a file install would create against ``/dev/null`` and one it
+    would change against itself, for the agent's file and hookd's config alike."""
+    if agent == "claude":
+        target, config = paths_for("project", project)
+    else:
+        [target] = adapter_for(agent).install_files("project", home, project)
+        config = hookd_config_path("project", project)
+    if existed:
+        write(target, {"hooks": {"PreToolUse": [group("mine")]}})
+    before = snapshot(home, project)
+    capsys.readouterr()
+    if agent == "claude":
+        assert claude("install", "project", project, "--dry-run") == 0
+    else:
+        assert agents("install", agent, "project", project, "--dry-run", "--python-relay") == 0
+    out = capsys.readouterr().out.splitlines()
+    old = str(target) if existed else "/dev/null"
+    at = out.index(f"+++ {target}")
+    assert out[at - 1] == f"--- {old}"
+    if existed:  # its hooks would move into a new hookd config
+        assert out[out.index(f"+++ {config}") - 1] == "--- /dev/null"
+    assert snapshot(home, project) == before
