@@ -806,3 +806,24 @@ def test_a_dry_run_shows_each_file_as_created_or_changed_and_writes_nothing(
     if existed:  # its hooks would move into a new hookd config
         assert out[out.index(f"+++ {config}") - 1] == "--- /dev/null"
     assert snapshot(home, project) == before
+
+
+@pytest.mark.parametrize("forged", [0o4755, 0o1777, -1, "0644", 0o644])
+def test_a_records_original_mode_is_given_back_only_when_it_is_a_files_mode(
+    home: Path, project: Path, forged: object
+) -> None:
+    """A project's record comes with the repository: the mode uninstall restores from it
+    is a permission mode (0..0o777) or ignored — never setuid, setgid or sticky."""
+    settings_path = paths_for("project", project)[0]
+    write(settings_path, {"model": "opus"}, 0o640)
+    assert claude("install", "project", project) == 0
+    record = settings_path.with_name(settings_path.name + MOVED_SUFFIX)
+    data = read(record)
+    assert data["original_mode"] == 0o640
+    data["original_mode"] = forged
+    write(record, data, 0o600)
+    current = mode(settings_path)
+    assert claude("uninstall", "project", project) == 0
+    assert read(settings_path) == {"model": "opus"}
+    full = settings_path.stat().st_mode & 0o7777
+    assert full == (forged if forged == 0o644 else current)
