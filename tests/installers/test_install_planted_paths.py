@@ -336,7 +336,8 @@ def test_the_literal_token_is_not_written_through_a_link_inside_the_project(
 
 
 def _backup_cases() -> list[tuple[str, str]]:
-    return [(a, s) for a, s in PROJECT_CASES if a != "claude" and original(a) is not None]
+    """Every agent and scope with a file to back up (Claude Code's three scopes too)."""
+    return [(a, s) for a, s in CASES if original(a) is not None]
 
 
 @pytest.mark.parametrize(("agent", "scope"), _backup_cases(),
@@ -345,11 +346,12 @@ def test_a_link_at_the_backups_own_name_is_replaced_not_followed(
     home: Path, project: Path, agent: str, scope: str
 ) -> None:
     """The repository carries a link where install will put its backup, pointing at one
-    of the project's own files: the backup replaces the link; the file keeps its bytes."""
+    of the project's own files (at user scope: a link at that name to one of the user's
+    files): the backup replaces the link; the file keeps its bytes."""
     target = agent_file(agent, scope, home, project)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(original(agent) or "")
-    kept = project / "README.md"
+    kept = (home if scope == "user" else project) / "README.md"
     kept.write_text("the project's own file\n")
     backup = target.with_name(target.name + BACKUP_SUFFIX)
     backup.symlink_to(kept)
