@@ -827,3 +827,36 @@ def test_a_records_original_mode_is_given_back_only_when_it_is_a_files_mode(
     assert read(settings_path) == {"model": "opus"}
     full = settings_path.stat().st_mode & 0o7777
     assert full == (forged if forged == 0o644 else current)
+
+
+@pytest.mark.parametrize("agent", MOVERS)
+def test_install_says_which_groups_moved_and_which_hookd_already_had(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], agent: str
+) -> None:
+    [target] = adapter_for(agent).install_files("user", home, project)
+    config = home / ".config" / "hookd" / "hooks.json"
+    write(config, {"hooks": {"PreToolUse": [group("shared")]}})
+    write(target, {"hooks": {"PreToolUse": [group("shared"), group("a"), group("b")]}})
+    assert agents("install", agent, "user", project, "--python-relay") == 0
+    out = capsys.readouterr().out
+    assert f"moved 2 hook group(s) from {target} to {config}" in out
+    assert f"1 hook group(s) of {target} were already in {config}" in out
+
+
+@pytest.mark.parametrize("agent", MOVERS)
+def test_a_record_that_does_not_say_whether_hookds_config_existed_never_removes_it(
+    home: Path, project: Path, agent: str
+) -> None:
+    """A record written by a hookctl that did not yet record it: uninstall takes hookd's
+    config for the user's (it may have been), so an emptied one stays, emptied."""
+    [target] = adapter_for(agent).install_files("user", home, project)
+    config = home / ".config" / "hookd" / "hooks.json"
+    write(config, {})
+    write(target, {"hooks": {"PreToolUse": [group("mine")]}})
+    assert agents("install", agent, "user", project, "--python-relay") == 0
+    record = target.with_name(target.name + MOVED_SUFFIX)
+    data = read(record)
+    assert data.pop("hookd_config_existed") is True
+    write(record, data, 0o600)
+    assert agents("uninstall", agent, "user", project) == 0
+    assert read(config) == {}
