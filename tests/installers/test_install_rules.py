@@ -860,3 +860,26 @@ def test_a_record_that_does_not_say_whether_hookds_config_existed_never_removes_
     write(record, data, 0o600)
     assert agents("uninstall", agent, "user", project) == 0
     assert read(config) == {}
+
+
+NO_FILE = [
+    (a.name, scope)
+    for a in ADAPTERS
+    if a.name != "claude"
+    for scope in ("user", "project")
+    if not a.install_files(scope, Path("/home"), Path("/project"))
+]
+
+
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+@pytest.mark.parametrize(("agent", "scope"), NO_FILE, ids=[f"{a}-{s}" for a, s in NO_FILE])
+def test_an_agent_without_a_hook_file_is_told_what_to_do_instead(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], agent: str, scope: str,
+    verb: str
+) -> None:  # fmt: skip
+    adapter = adapter_for(agent)
+    assert agents(verb, agent, scope, project) == 1
+    err = capsys.readouterr().err
+    steps = "; ".join(adapter.trust_steps(scope))  # type: ignore[arg-type]
+    assert f"{adapter.title} has no {scope}-scope hook file to install into: {steps}" in err
+    assert snapshot(home, project) == {}
