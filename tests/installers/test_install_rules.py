@@ -883,3 +883,19 @@ def test_an_agent_without_a_hook_file_is_told_what_to_do_instead(
     steps = "; ".join(adapter.trust_steps(scope))  # type: ignore[arg-type]
     assert f"{adapter.title} has no {scope}-scope hook file to install into: {steps}" in err
     assert snapshot(home, project) == {}
+
+
+@pytest.mark.parametrize("agent", MOVERS)
+def test_uninstall_keeps_every_event_of_hookds_config_it_did_not_add_malformed_ones_too(
+    home: Path, project: Path, agent: str
+) -> None:
+    """hookd's loader reports a malformed event (not a list); uninstall is no place to
+    drop it — nor, past it, the user's other events."""
+    [target] = adapter_for(agent).install_files("user", home, project)
+    config = home / ".config" / "hookd" / "hooks.json"
+    theirs = {"Notification": "not a list", "Stop": [group("hookd's")]}
+    write(config, {"hooks": theirs})
+    write(target, {"hooks": {"PreToolUse": [group("mine")]}})
+    assert agents("install", agent, "user", project, "--python-relay") == 0
+    assert agents("uninstall", agent, "user", project) == 0
+    assert read(config) == {"hooks": theirs}
