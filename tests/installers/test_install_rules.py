@@ -899,3 +899,29 @@ def test_uninstall_keeps_every_event_of_hookds_config_it_did_not_add_malformed_o
     assert agents("install", agent, "user", project, "--python-relay") == 0
     assert agents("uninstall", agent, "user", project) == 0
     assert read(config) == {"hooks": theirs}
+
+
+def test_uninstall_leaves_in_hookd_what_claude_code_cannot_run_and_says_so(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After an edit, uninstall moves back the groups Claude Code can run; a moved group
+    only hookd understands (``sequential``) and one the user wrote into hookd's config
+    stay there, with a note."""
+    settings_path = home / ".claude" / "settings.json"
+    ordered = {"sequential": True, "hooks": [group("a")["hooks"][0], group("b")["hooks"][0]]}
+    write(settings_path, {"hooks": {"PostToolUse": [ordered, group("fmt")]}})
+    assert claude("install", "user", tmp_path, "--port", "47999") == 0
+    config = home / ".config" / "hookd" / "hooks.json"
+    data = read(config)
+    data["hooks"]["Stop"] = [group("hookd's own")]
+    write(config, data)
+    edited = read(settings_path)
+    edited["theme"] = "dark"
+    write(settings_path, edited)
+    capsys.readouterr()
+    assert claude("uninstall", "user", tmp_path) == 0
+    assert f"kept 2 group(s) install did not move (or Claude Code cannot run) in {config}" in (
+        capsys.readouterr().out
+    )
+    assert read(settings_path) == {"theme": "dark", "hooks": {"PostToolUse": [group("fmt")]}}
+    assert read(config) == {"hooks": {"PostToolUse": [ordered], "Stop": [group("hookd's own")]}}
