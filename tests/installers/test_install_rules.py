@@ -925,3 +925,35 @@ def test_uninstall_leaves_in_hookd_what_claude_code_cannot_run_and_says_so(
     )
     assert read(settings_path) == {"theme": "dark", "hooks": {"PostToolUse": [group("fmt")]}}
     assert read(config) == {"hooks": {"PostToolUse": [ordered], "Stop": [group("hookd's own")]}}
+
+
+@pytest.mark.parametrize("agent", ["claude", "qwen"])
+def test_install_and_uninstall_say_each_file_they_wrote_and_removed(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], agent: str
+) -> None:
+    """What the user reads is what happened: every file written or removed named, and
+    "nothing to change" only when nothing was."""
+    if agent == "claude":
+        target, config = paths_for("project", project)
+    else:
+        [target] = adapter_for(agent).install_files("project", home, project)
+        config = hookd_config_path("project", project)
+    write(target, {"hooks": {"PreToolUse": [group("mine")]}})
+    record = target.with_name(target.name + MOVED_SUFFIX)
+    backup = target.with_name(target.name + BACKUP_SUFFIX)
+
+    def run(verb: str) -> list[str]:
+        capsys.readouterr()
+        if agent == "claude":
+            port = ["--port", "47999"] if verb == "install" else []
+            assert claude(verb, "project", project, *port) == 0
+        else:
+            relay = ["--python-relay"] if verb == "install" else []
+            assert agents(verb, agent, "project", project, *relay) == 0
+        return [line for line in capsys.readouterr().out.splitlines()
+                if line.startswith(("wrote ", "removed ", "nothing to change"))]  # fmt: skip
+
+    assert sorted(run("install")) == sorted(f"wrote {p}" for p in (target, config, record))
+    assert run("install") == ["nothing to change"]
+    removed = sorted(f"removed {p}" for p in (config, record, backup))
+    assert sorted(run("uninstall")) == sorted([f"wrote {target}", *removed])
