@@ -372,6 +372,7 @@ def test_agent_install_says_a_projects_moved_hooks_need_trust(
         out = capsys.readouterr().out
         assert ("hookctl trust" in out) == (scope == "project" and own), (scope, out)
         assert ("moved 1 hook group(s)" in out) == own
+        assert "were already in" not in out  # none was
 
 
 @pytest.mark.parametrize("scope", ["user", "project"])
