@@ -360,3 +360,32 @@ def test_a_link_at_the_backups_own_name_is_replaced_not_followed(
     assert kept.read_text() == "the project's own file\n"
     assert backup.is_file() and not backup.is_symlink()
     assert backup.read_text() == original(agent)
+
+
+@pytest.mark.parametrize(
+    ("agent", "scope"), PROJECT_CASES, ids=[f"{a}-{s}" for a, s in PROJECT_CASES]
+)
+def test_a_projects_hookd_config_leading_outside_the_project_is_refused_unread(
+    home: Path,
+    project: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    agent: str,
+    scope: str,
+) -> None:
+    """hookd's config of the project decides the wiring (``--fail-closed``) and receives
+    the moved hooks: a link there to a file outside is refused before it is read, even
+    when install would not write it."""
+    outside = tmp_path / "outside" / "hooks.json"
+    outside.parent.mkdir()
+    strict = {"type": "command", "command": "x", "onFailure": "block"}
+    outside.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [strict]}]}}))
+    config = hookd_config(agent, scope, project)
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.symlink_to(outside)
+    before = tree(project), outside.read_bytes()
+    capsys.readouterr()
+    assert install(agent, scope, project) == 1
+    err = capsys.readouterr().err
+    assert "outside the project" in err and str(config) in err
+    assert (tree(project), outside.read_bytes()) == before
