@@ -958,3 +958,25 @@ def test_install_and_uninstall_say_each_file_they_wrote_and_removed(
     assert run("install") == ["nothing to change"]
     removed = sorted(f"removed {p}" for p in (config, record, backup))
     assert sorted(run("uninstall")) == sorted([f"wrote {target}", *removed])
+
+
+def test_an_install_without_a_record_is_undone_from_its_backup(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An older hookctl kept only the backup: uninstall takes the moved groups from it —
+    back into the settings file, out of hookd's config — and keeps the backup."""
+    settings_path = home / ".claude" / "settings.json"
+    hooks = {"PreToolUse": [group("guard")], "Stop": [group("notify")]}
+    write(settings_path, {"model": "opus", "hooks": hooks})
+    assert claude("install", "user", tmp_path, "--port", "47999") == 0
+    (home / ".claude" / ("settings.json" + MOVED_SUFFIX)).unlink()
+    config = home / ".config" / "hookd" / "hooks.json"
+    data = read(config)
+    data["hooks"]["Stop"].append(group("hookd's own"))
+    write(config, data)
+    capsys.readouterr()
+    assert claude("uninstall", "user", tmp_path) == 0
+    assert read(settings_path) == {"model": "opus", "hooks": hooks}
+    assert read(config) == {"hooks": {"Stop": [group("hookd's own")]}}
+    backup = home / ".claude" / ("settings.json" + BACKUP_SUFFIX)
+    assert f"kept {backup}" in capsys.readouterr().out and backup.exists()
