@@ -18,7 +18,13 @@ command on real files in a private HOME, one property per test:
   the file as it was before the *first* install, never overwritten by a later one;
 * uninstall of an install that moved nothing does not read hookd's config at all
   (a broken one cannot stop it), and a record that is not this install's own — any
-  field changed — is refused before anything is touched.
+  field changed — is refused before anything is touched; uninstall takes out exactly
+  what install put in (hooks, ``env`` entries, plugin folders), leaves what Claude Code
+  cannot run or the user edited in hookd's config, and re-installing over an edited
+  file keeps it an edit;
+* what the user reads is what happened: the files written and removed, the dry run's
+  diff, ``agents status``, a file the agent cannot parse named once, the relay wired
+  only when it can run, and the user's lookalike handlers never taken for hookd's.
 """
 
 from __future__ import annotations
@@ -980,3 +986,23 @@ def test_an_install_without_a_record_is_undone_from_its_backup(
     assert read(config) == {"hooks": {"Stop": [group("hookd's own")]}}
     backup = home / ".claude" / ("settings.json" + BACKUP_SUFFIX)
     assert f"kept {backup}" in capsys.readouterr().out and backup.exists()
+
+
+def test_a_moved_group_edited_in_hookd_stays_there_alone(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The user edited a moved group in hookd's config: uninstall leaves it there (with
+    a note) and does not also give the settings file its old version — it would run
+    twice, once edited and once not."""
+    settings_path = home / ".claude" / "settings.json"
+    write(settings_path, {"hooks": {"PreToolUse": [group("guard")], "Stop": [group("ping")]}})
+    assert claude("install", "user", tmp_path, "--port", "47999") == 0
+    config = home / ".config" / "hookd" / "hooks.json"
+    data = read(config)
+    data["hooks"]["PreToolUse"] = [group("guard --strict")]
+    write(config, data)
+    capsys.readouterr()
+    assert claude("uninstall", "user", tmp_path) == 0
+    assert "1 group(s) install moved are no longer in" in capsys.readouterr().out
+    assert read(settings_path) == {"hooks": {"Stop": [group("ping")]}}
+    assert read(config) == {"hooks": {"PreToolUse": [group("guard --strict")]}}
