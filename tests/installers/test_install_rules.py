@@ -1006,3 +1006,20 @@ def test_a_moved_group_edited_in_hookd_stays_there_alone(
     assert "1 group(s) install moved are no longer in" in capsys.readouterr().out
     assert read(settings_path) == {"hooks": {"Stop": [group("ping")]}}
     assert read(config) == {"hooks": {"PreToolUse": [group("guard --strict")]}}
+
+
+@pytest.mark.parametrize("scope", CLAUDE_SCOPES)
+def test_import_copies_into_its_own_scope_and_warns_they_now_run_twice(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], scope: str
+) -> None:
+    settings_path, config = paths_for(scope, project)  # type: ignore[arg-type]
+    original = write(settings_path, {"hooks": {"PreToolUse": [group("guard")]}})
+    capsys.readouterr()
+    assert hookctl(["claude", "import", f"--{scope}", "--project-dir", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert f"copied into {config}; while Claude Code also runs them from {settings_path}" in out
+    assert read(config) == {"hooks": {"PreToolUse": [group("guard")]}}
+    assert settings_path.read_bytes() == original
+    write(settings_path, {"model": "opus"})  # nothing to copy: nothing said
+    assert hookctl(["claude", "import", f"--{scope}", "--project-dir", str(project)]) == 0
+    assert "copied into" not in capsys.readouterr().out
