@@ -73,8 +73,8 @@ NO_DAEMON = 3
 """``hookctl claude install``'s exit status when the daemon that should serve the door is down."""
 
 
-def install(agent: str, scope: str, project: Path) -> int:
-    where = [f"--{scope}", "--project-dir", str(project), "--python-relay"]
+def install(agent: str, scope: str, project: Path, *extra: str) -> int:
+    where = [f"--{scope}", "--project-dir", str(project), "--python-relay", *extra]
     if agent == "claude":
         code = hookctl(["claude", "install", *where])
         # 3: written, but no daemon serves the door it wired (these tests start none).
@@ -238,6 +238,7 @@ def test_a_users_dotfile_link_is_kept_and_its_target_edited_and_given_back(
         assert dotfile.read_text() == text and dotfile.stat().st_mode & 0o777 == 0o640
 
 
+@pytest.mark.parametrize("dry_run", [False, True], ids=["", "dry-run"])
 @pytest.mark.parametrize("via", ["file", "directory"])
 @pytest.mark.parametrize(
     ("agent", "scope"), PROJECT_CASES, ids=[f"{a}-{s}" for a, s in PROJECT_CASES]
@@ -250,7 +251,9 @@ def test_a_projects_file_leading_outside_the_project_is_refused(
     agent: str,
     scope: str,
     via: str,
+    dry_run: bool,
 ) -> None:
+    """Install and its dry run alike (the dry run must not promise what install refuses)."""
     outside = tmp_path / "outside"
     outside.mkdir()
     target = agent_file(agent, scope, home, project)
@@ -266,7 +269,7 @@ def test_a_projects_file_leading_outside_the_project_is_refused(
     before = tree(outside), tree(project)
     capsys.readouterr()
 
-    assert install(agent, scope, project) == 1
+    assert install(agent, scope, project, *(["--dry-run"] if dry_run else [])) == 1
     err = capsys.readouterr().err
     assert "outside the project" in err and str(project) in err
     assert (tree(outside), tree(project)) == before
