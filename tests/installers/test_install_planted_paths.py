@@ -319,8 +319,9 @@ def test_install_then_uninstall_leaves_every_byte_as_it_was(
         assert target.stat().st_mode & 0o777 == 0o644
 
 
+@pytest.mark.parametrize("dry_run", [False, True], ids=["", "dry-run"])
 def test_the_literal_token_is_not_written_through_a_link_inside_the_project(
-    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], dry_run: bool
 ) -> None:
     """``--local`` writes the token itself: a link to a committed file of the project
     (inside it, so allowed for other files) would put the token into that file."""
@@ -330,7 +331,7 @@ def test_the_literal_token_is_not_written_through_a_link_inside_the_project(
     local.parent.mkdir()
     local.symlink_to(Path("..") / "package.json")
     capsys.readouterr()
-    assert install("claude", "local", project) == 1
+    assert install("claude", "local", project, *(["--dry-run"] if dry_run else [])) == 1
     assert "would hold hookd's token" in capsys.readouterr().err
     assert committed.read_text() == '{"name": "app"}\n' and local.is_symlink()
 
