@@ -41,7 +41,7 @@ import pytest
 from hookd.agents.registry import ADAPTERS, adapter_for
 from hookd.cli.hookctl import main as hookctl
 from hookd.doors.mod_answer import MOD_EVENTS
-from hookd.installers.agent_doctor import fail_closed_findings
+from hookd.installers.agent_doctor import fail_closed_findings, lint_agent
 from hookd.installers.agent_install import hookd_config_path
 from hookd.installers.claude_settings import (
     BACKUP_SUFFIX,
@@ -1023,3 +1023,33 @@ def test_import_copies_into_its_own_scope_and_warns_they_now_run_twice(
     write(settings_path, {"model": "opus"})  # nothing to copy: nothing said
     assert hookctl(["claude", "import", f"--{scope}", "--project-dir", str(project)]) == 0
     assert "copied into" not in capsys.readouterr().out
+
+
+# --- hookctl doctor's lint of an agent's files -------------------------------------------------
+
+
+def test_doctor_lints_every_file_of_every_scope_and_says_each_silent_failure_once(
+    home: Path, project: Path
+) -> None:
+    """A missing file does not end the scan of the scope's other files; a matcher in
+    Claude Code's words the agent never meets, an implausible timeout (and not a plausible
+    one) and an unreadable file are each said once, at their place."""
+    factory = adapter_for("factory")
+    hooks_json, settings = factory.hook_files("user", home, project)
+    assert not hooks_json.exists()
+    plain = {"hooks": [{"type": "command", "command": "ok", "timeout": 5}]}
+    slow = {"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "timeout": 5000}]}
+    write(settings, {"hooks": {"PreToolUse": [plain, slow]}})
+    found = {(f.severity, f.where) for f in lint_agent(factory, home, project, ("user",))}
+    assert found == {
+        ("warning", "PreToolUse[1].hooks[0].timeout"),
+        ("warning", "hooks.PreToolUse[1].matcher"),
+    }, found
+    # A file that cannot be read (a folder at its name) is an error naming it.
+    cursor = adapter_for("cursor")
+    [unreadable] = cursor.install_files("project", home, project)
+    unreadable.mkdir(parents=True)
+    found_cursor = [(f.severity, f.path, f.message) for f in lint_agent(cursor, home, project)]
+    assert [(s, p) for s, p, m in found_cursor if "cannot read it" in m] == [
+        ("error", str(unreadable))
+    ]
