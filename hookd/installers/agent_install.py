@@ -327,13 +327,17 @@ def _plan_file(
         earlier = record.added
         config_existed = record.hookd_config_existed
         created = record.created_dirs
+    # A file edited since install keeps the text install wrote before as ``installed``:
+    # re-installing must not turn the user's edits into "what install wrote", or
+    # uninstall would then drop them without the refusal (and ``--force``) they get.
+    edited = record is not None and old_text != record.installed
     new_record = InstallRecord(
         agent=adapter.name,
         scope=scope,
         hookd_config=str(hookd_path),
         hookd_config_existed=config_existed,
         original=original,
-        installed=new_text,
+        installed=record.installed if record is not None and edited else new_text,
         added=merge_hooks(earlier, added),
         created_dirs=created,
     )

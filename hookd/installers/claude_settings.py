@@ -597,7 +597,10 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
         first = {"original": old_settings, "original_mode": _existing_mode(settings_path),
                  "hookd_config_existed": old_hookd is not None,
                  "created_dirs": missing_dirs(settings_path, hookd_path)}  # fmt: skip
-    new_record = _install_record(record, first, own, hookd_path, new_text)
+    # Edited since install: the record keeps the text install wrote before, so that
+    # uninstall sees the edits (and keeps them) instead of restoring over them.
+    edited = "installed" in record and old_settings != record["installed"]
+    new_record = _install_record(record, first, own, hookd_path, new_text, edited=edited)
     plan.changes.append(FileChange(record_path, old_record, _dump(new_record), private=True))
     plan.destinations()  # a project's file leading outside it: refused, dry run included
     if scope != "user" and own:
@@ -622,10 +625,13 @@ def _install_record(
     own: dict[str, list[Any]],
     hookd_path: Path,
     text: str,
+    *,
+    edited: bool = False,
 ) -> dict[str, Any]:
     """The record after this install: the groups moved so far, and the first install's
     original (``first``: this is it).  A record written before records kept the
-    original gets no ``installed`` either (uninstall then puts groups back, not bytes)."""
+    original gets no ``installed`` either (uninstall then puts groups back, not bytes);
+    over a file ``edited`` since, ``installed`` stays the text install wrote before."""
     earlier = record.get("moved") if isinstance(record.get("moved"), dict) else {}
     moved = merge_hooks(earlier or {}, own)
     new: dict[str, Any] = {"hookd_config": str(hookd_path), "moved": moved}
@@ -635,7 +641,7 @@ def _install_record(
         new.update({k: record.get(k) for k in _FIRST_INSTALL_KEYS})
     else:
         return new
-    new["installed"] = text
+    new["installed"] = record["installed"] if edited else text
     return new
 
 

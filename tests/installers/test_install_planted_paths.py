@@ -73,8 +73,8 @@ NO_DAEMON = 3
 """``hookctl claude install``'s exit status when the daemon that should serve the door is down."""
 
 
-def install(agent: str, scope: str, project: Path) -> int:
-    where = [f"--{scope}", "--project-dir", str(project), "--python-relay"]
+def install(agent: str, scope: str, project: Path, *extra: str) -> int:
+    where = [f"--{scope}", "--project-dir", str(project), "--python-relay", *extra]
     if agent == "claude":
         code = hookctl(["claude", "install", *where])
         # 3: written, but no daemon serves the door it wired (these tests start none).
@@ -238,6 +238,7 @@ def test_a_users_dotfile_link_is_kept_and_its_target_edited_and_given_back(
         assert dotfile.read_text() == text and dotfile.stat().st_mode & 0o777 == 0o640
 
 
+@pytest.mark.parametrize("dry_run", [False, True], ids=["", "dry-run"])
 @pytest.mark.parametrize("via", ["file", "directory"])
 @pytest.mark.parametrize(
     ("agent", "scope"), PROJECT_CASES, ids=[f"{a}-{s}" for a, s in PROJECT_CASES]
@@ -250,7 +251,9 @@ def test_a_projects_file_leading_outside_the_project_is_refused(
     agent: str,
     scope: str,
     via: str,
+    dry_run: bool,
 ) -> None:
+    """Install and its dry run alike (the dry run must not promise what install refuses)."""
     outside = tmp_path / "outside"
     outside.mkdir()
     target = agent_file(agent, scope, home, project)
@@ -266,7 +269,7 @@ def test_a_projects_file_leading_outside_the_project_is_refused(
     before = tree(outside), tree(project)
     capsys.readouterr()
 
-    assert install(agent, scope, project) == 1
+    assert install(agent, scope, project, *(["--dry-run"] if dry_run else [])) == 1
     err = capsys.readouterr().err
     assert "outside the project" in err and str(project) in err
     assert (tree(outside), tree(project)) == before
@@ -316,8 +319,9 @@ def test_install_then_uninstall_leaves_every_byte_as_it_was(
         assert target.stat().st_mode & 0o777 == 0o644
 
 
+@pytest.mark.parametrize("dry_run", [False, True], ids=["", "dry-run"])
 def test_the_literal_token_is_not_written_through_a_link_inside_the_project(
-    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], dry_run: bool
 ) -> None:
     """``--local`` writes the token itself: a link to a committed file of the project
     (inside it, so allowed for other files) would put the token into that file."""
@@ -327,7 +331,7 @@ def test_the_literal_token_is_not_written_through_a_link_inside_the_project(
     local.parent.mkdir()
     local.symlink_to(Path("..") / "package.json")
     capsys.readouterr()
-    assert install("claude", "local", project) == 1
+    assert install("claude", "local", project, *(["--dry-run"] if dry_run else [])) == 1
     assert "would hold hookd's token" in capsys.readouterr().err
     assert committed.read_text() == '{"name": "app"}\n' and local.is_symlink()
 
@@ -336,7 +340,8 @@ def test_the_literal_token_is_not_written_through_a_link_inside_the_project(
 
 
 def _backup_cases() -> list[tuple[str, str]]:
-    return [(a, s) for a, s in PROJECT_CASES if a != "claude" and original(a) is not None]
+    """Every agent and scope with a file to back up (Claude Code's three scopes too)."""
+    return [(a, s) for a, s in CASES if original(a) is not None]
 
 
 @pytest.mark.parametrize(("agent", "scope"), _backup_cases(),
@@ -345,11 +350,12 @@ def test_a_link_at_the_backups_own_name_is_replaced_not_followed(
     home: Path, project: Path, agent: str, scope: str
 ) -> None:
     """The repository carries a link where install will put its backup, pointing at one
-    of the project's own files: the backup replaces the link; the file keeps its bytes."""
+    of the project's own files (at user scope: a link at that name to one of the user's
+    files): the backup replaces the link; the file keeps its bytes."""
     target = agent_file(agent, scope, home, project)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(original(agent) or "")
-    kept = project / "README.md"
+    kept = (home if scope == "user" else project) / "README.md"
     kept.write_text("the project's own file\n")
     backup = target.with_name(target.name + BACKUP_SUFFIX)
     backup.symlink_to(kept)
@@ -358,3 +364,32 @@ def test_a_link_at_the_backups_own_name_is_replaced_not_followed(
     assert kept.read_text() == "the project's own file\n"
     assert backup.is_file() and not backup.is_symlink()
     assert backup.read_text() == original(agent)
+
+
+@pytest.mark.parametrize(
+    ("agent", "scope"), PROJECT_CASES, ids=[f"{a}-{s}" for a, s in PROJECT_CASES]
+)
+def test_a_projects_hookd_config_leading_outside_the_project_is_refused_unread(
+    home: Path,
+    project: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    agent: str,
+    scope: str,
+) -> None:
+    """hookd's config of the project decides the wiring (``--fail-closed``) and receives
+    the moved hooks: a link there to a file outside is refused before it is read, even
+    when install would not write it."""
+    outside = tmp_path / "outside" / "hooks.json"
+    outside.parent.mkdir()
+    strict = {"type": "command", "command": "x", "onFailure": "block"}
+    outside.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [strict]}]}}))
+    config = hookd_config(agent, scope, project)
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.symlink_to(outside)
+    before = tree(project), outside.read_bytes()
+    capsys.readouterr()
+    assert install(agent, scope, project) == 1
+    err = capsys.readouterr().err
+    assert "outside the project" in err and str(config) in err
+    assert (tree(project), outside.read_bytes()) == before

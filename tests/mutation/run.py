@@ -161,10 +161,49 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
     "installers": (
         ["hookd/installers/agent_install.py", "hookd/installers/claude_settings.py"],
         [
+            "tests/installers/test_install_rules.py",  # the rules over every agent, scope, event
             "tests/installers/test_install_planted_paths.py",
             "tests/installers/test_agent_install.py",
             "tests/installers/test_claude_install.py",
             "tests/installers/test_claude_install_mod.py",
+            "tests/installers/test_claude_door.py",  # the port and token it wires, a real daemon
+            "tests/cli/test_agents_claude_route.py::test_agents_install_claude_writes_what_claude_install_writes",
+            "tests/cli/test_agents_claude_route.py::test_agents_list_and_status_show_claude_wired_after_install",
+        ],
+    ),
+    # each installer alone: a sample of its own when the pair's is short of one
+    "agent_install": (
+        ["hookd/installers/agent_install.py"],
+        [
+            "tests/installers/test_install_rules.py",  # the rules over every agent, scope, event
+            "tests/installers/test_install_planted_paths.py",
+            "tests/installers/test_agent_install.py",
+            "tests/installers/test_claude_install.py",
+            "tests/installers/test_claude_install_mod.py",
+            "tests/installers/test_claude_door.py",  # the port and token it wires, a real daemon
+            "tests/cli/test_agents_claude_route.py::test_agents_install_claude_writes_what_claude_install_writes",
+            "tests/cli/test_agents_claude_route.py::test_agents_list_and_status_show_claude_wired_after_install",
+        ],
+    ),
+    "claude_settings": (
+        ["hookd/installers/claude_settings.py"],
+        [
+            "tests/installers/test_install_rules.py",  # the rules over every agent, scope, event
+            "tests/installers/test_install_planted_paths.py",
+            "tests/installers/test_agent_install.py",
+            "tests/installers/test_claude_install.py",
+            "tests/installers/test_claude_install_mod.py",
+            "tests/installers/test_claude_door.py",  # the port and token it wires, a real daemon
+            "tests/cli/test_agents_claude_route.py::test_agents_install_claude_writes_what_claude_install_writes",
+            "tests/cli/test_agents_claude_route.py::test_agents_list_and_status_show_claude_wired_after_install",
+        ],
+    ),
+    "doctor": (
+        ["hookd/installers/agent_doctor.py"],
+        [
+            "tests/installers/test_install_rules.py::test_an_agents_relay_fails_closed_exactly_where_hookds_config_blocks",
+            "tests/cli/test_doctor_explain.py",
+            "tests/agents/test_mcp_names.py",
         ],
     ),
     "agents": (
