@@ -85,6 +85,7 @@ from hookd.installers.claude_settings import (
     same_file_name,
     scope_root,
 )
+from hookd.installers.json_files import dump_object, read_object
 from hookd.safe_files import read_own_text, write_atomically, write_destination
 
 __all__ = [
@@ -246,7 +247,7 @@ def plan_install(
         raise ValueError(_no_file(adapter, scope))
     hookd_path = hookd_config_path(scope, project)
     check_inside(scope_root(scope, project), hookd_path)  # the agent files: at the end
-    old_hookd, hookd_cfg = _read_json(hookd_path)
+    old_hookd, hookd_cfg = read_object(hookd_path)
     plan = AgentPlan(root=scope_root(scope, project))
     found = hookd_cfg.get("hooks")
     base: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -275,7 +276,7 @@ def plan_install(
             )
     if merged != base:
         plan.changes.append(
-            FileChange(hookd_path, old_hookd, _dump({**hookd_cfg, "hooks": merged}))
+            FileChange(hookd_path, old_hookd, dump_object({**hookd_cfg, "hooks": merged}))
         )
     plan.notes.extend(mcp_install_notes(adapter, merged))
 
@@ -345,7 +346,7 @@ def _plan_file(
         plan.modes[target] = adapter.install_mode
     plan.changes.append(FileChange(target, old_text, new_text))
     old_record = read_own_text(record_path(target))
-    record_text = _dump(msgspec.to_builtins(new_record))
+    record_text = dump_object(msgspec.to_builtins(new_record))
     plan.changes.append(FileChange(record_path(target), old_record, record_text, True))
 
 
@@ -424,7 +425,7 @@ def _take_back(plan: AgentPlan, records: list[InstallRecord], path: Path) -> Non
     if not added or not records:
         return
     existed = all(r.hookd_config_existed for r in records)
-    old, cfg = _read_json(path)
+    old, cfg = read_object(path)
     hooks = cfg.get("hooks")
     if old is None or not isinstance(hooks, dict):
         return
@@ -439,7 +440,7 @@ def _take_back(plan: AgentPlan, records: list[InstallRecord], path: Path) -> Non
         if not new_cfg and not existed:
             plan.removals.append(path)  # install created it; nothing else was put there
         else:
-            plan.changes.append(FileChange(path, old, _dump(new_cfg)))
+            plan.changes.append(FileChange(path, old, dump_object(new_cfg)))
         plan.notes.append(f"moved {removed} hook group(s) back out of {path}")
     if edited:
         plan.notes.append(
@@ -566,23 +567,6 @@ def _read_text(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-
-
-def _read_json(path: Path) -> tuple[str | None, dict[str, Any]]:
-    text = _read_text(path)
-    if text is None or not text.strip():
-        return text, {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: line {exc.lineno}: {exc.msg}") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object")
-    return text, data
-
-
-def _dump(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def apply_plan(plan: AgentPlan) -> list[Path]:

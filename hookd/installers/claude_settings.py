@@ -74,6 +74,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hookd.doors.mod_answer import MOD_EVENTS
+from hookd.installers.json_files import dump_object, parse_object, read_object
 from hookd.safe_files import UnsafePath, read_own_text, write_atomically, write_destination
 from hookd_client.events import EVENT_NAMES
 from hookd_client.relay import deadline_for
@@ -535,26 +536,6 @@ def _claude_compatible(group: Any) -> bool:
 # --- files ----------------------------------------------------------------------------
 
 
-def _read(path: Path) -> tuple[str | None, dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, {}
-    if not text.strip():
-        return text, {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object")
-    return text, data
-
-
-def _dump(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
 def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) -> Plan:
     """Wire one scope's settings file to hookd, moving its own hooks into hookd's config.
 
@@ -570,8 +551,8 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
         )
     settings_path, hookd_path = paths_for(scope, project)
     check_inside(scope_root(scope, project), settings_path, hookd_path)
-    old_settings, settings = _read(settings_path)
-    old_hookd, hookd_cfg = _read(hookd_path)
+    old_settings, settings = read_object(settings_path)
+    old_hookd, hookd_cfg = read_object(hookd_path)
     own = split_settings_hooks(settings.get("hooks"))
     backup = settings_path.with_name(settings_path.name + BACKUP_SUFFIX)
     plan = Plan(backup=backup, root=scope_root(scope, project))
@@ -582,14 +563,14 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
     merged = merge_hooks(hookd_hooks or {}, own)
     if own:
         new_cfg = {**hookd_cfg, "hooks": merged}
-        plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
+        plan.changes.append(FileChange(hookd_path, old_hookd, dump_object(new_cfg)))
         count = sum(len(g) for g in own.values() if isinstance(g, list))
         plan.notes.append(f"moved {count} hook group(s) from {settings_path} to {hookd_path}")
 
     new_settings = {**settings, "hooks": bridge_hooks(bridge, merged)}
     _set_env(new_settings, mod_env(settings.get("env"), bridge, merged))
     private = not bridge.token_in_env
-    new_text = _dump(new_settings)
+    new_text = dump_object(new_settings)
     plan.changes.append(FileChange(settings_path, old_settings, new_text, private))
 
     first = None
@@ -601,7 +582,7 @@ def plan_install(scope: ScopeName, bridge: Bridge, project: Path | None = None) 
     # uninstall sees the edits (and keeps them) instead of restoring over them.
     edited = "installed" in record and old_settings != record["installed"]
     new_record = _install_record(record, first, own, hookd_path, new_text, edited=edited)
-    plan.changes.append(FileChange(record_path, old_record, _dump(new_record), private=True))
+    plan.changes.append(FileChange(record_path, old_record, dump_object(new_record), private=True))
     plan.destinations()  # a project's file leading outside it: refused, dry run included
     if scope != "user" and own:
         where = project or Path.cwd()
@@ -661,8 +642,8 @@ def plan_uninstall(scope: ScopeName, project: Path | None = None) -> Plan:
     """
     settings_path, hookd_path = paths_for(scope, project)
     check_inside(scope_root(scope, project), settings_path, hookd_path)
-    old_settings, settings = _read(settings_path)
-    old_hookd, hookd_cfg = _read(hookd_path)
+    old_settings, settings = read_object(settings_path)
+    old_hookd, hookd_cfg = read_object(hookd_path)
     backup = settings_path.with_name(settings_path.name + BACKUP_SUFFIX)
     plan = Plan(root=scope_root(scope, project))  # no backup: uninstall makes none
 
@@ -729,7 +710,7 @@ def _restore_groups(
         new_settings.pop("hooks", None)
     _set_env(new_settings, mod_env(settings.get("env"), None, {}))
     if old_settings is not None or new_settings:
-        plan.changes.append(FileChange(settings_path, old_settings, _dump(new_settings)))
+        plan.changes.append(FileChange(settings_path, old_settings, dump_object(new_settings)))
 
 
 def _moved_groups(record_text: str | None, record: dict[str, Any], backup: Path) -> dict[str, Any]:
@@ -752,14 +733,9 @@ def _read_record(path: Path, hookd_path: Path) -> tuple[str | None, dict[str, An
     config but its own scope's — a record a repository carries cannot point
     uninstall at any other file."""
     text = read_own_text(path)
-    if text is None or not text.strip():
-        return text, {}
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not an install record hookctl wrote: {exc}") from exc
-    if not isinstance(record, dict):
-        raise ValueError(f"{path}: not an install record hookctl wrote: expected a JSON object")
+    if text is None:
+        return None, {}
+    record = parse_object(path, text, what="not an install record hookctl wrote: ")
     named = record.get("hookd_config")
     if named is not None and not same_file_name(str(named), hookd_path):
         raise ValueError(
@@ -819,20 +795,20 @@ def _keep_in_hookd(
     if created and not new_cfg:
         plan.removals.append(hookd_path)
     else:
-        plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
+        plan.changes.append(FileChange(hookd_path, old_hookd, dump_object(new_cfg)))
 
 
 def plan_import(scope: ScopeName, project: Path | None = None) -> Plan:
     """Copy the settings file's own hooks into hookd's config; Claude Code's file is untouched."""
     settings_path, hookd_path = paths_for(scope, project)
-    _, settings = _read(settings_path)
-    old_hookd, hookd_cfg = _read(hookd_path)
+    _, settings = read_object(settings_path)
+    old_hookd, hookd_cfg = read_object(hookd_path)
     own = split_settings_hooks(settings.get("hooks"))
     plan = Plan()
     if own:
         base = hookd_cfg.get("hooks") if isinstance(hookd_cfg.get("hooks"), dict) else {}
         new_cfg = {**hookd_cfg, "hooks": merge_hooks(base or {}, own)}
-        plan.changes.append(FileChange(hookd_path, old_hookd, _dump(new_cfg)))
+        plan.changes.append(FileChange(hookd_path, old_hookd, dump_object(new_cfg)))
         plan.notes.append(
             f"copied into {hookd_path}; while Claude Code also runs them from {settings_path} "
             "they run twice (use `hookctl claude install` to move them instead)"
