@@ -144,13 +144,18 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "http": (
-        ["hookd/doors/http_admission.py", "hookd/doors/http_endpoint.py"],
+        [
+            "hookd/doors/http_admission.py",
+            "hookd/doors/http_endpoint.py",
+            "hookd/doors/http_wire.py",
+        ],
         [
             "tests/properties/test_door_credentials.py",
             "tests/doors/test_http_endpoint.py",
             "tests/doors/test_http_fast_path.py",
             "tests/doors/test_http_socket.py",
             "tests/reliability/test_http_door.py",
+            "tests/doors/test_http_agent_lookup.py",  # one lookup per connection, own uid only
         ],
     ),
     "installers": (

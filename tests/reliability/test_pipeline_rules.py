@@ -7,6 +7,11 @@
   behind, whether hooks ran for it or not; a normal fire keeps its session.
 - A session resumed by another agent process is that process's from its next event
   whose hooks run.
+- The count of held-back hooks is the project's alone: the user's hooks that match
+  beside them run, and are not counted.
+- hookd caps a Stop loop only for an agent with no cap of its own: a plain client
+  fire is cut after ``stop_block_cap`` blocks; Claude Code's doors — the relay, the
+  http door (port and ``http.sock``), a fire rendered for Claude Code — never are.
 
 A real daemon on its socket; the trust store written as ``hookctl trust`` writes it.
 """
@@ -17,15 +22,18 @@ import json
 import os
 import socket
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import trio
 
 from hookd.daemon.trust import TrustStore
+from hookd.doors.http_endpoint import load_or_create_token
 from hookd_client.client import Client
 from reliability.helpers import event
 from support.daemon import configure
+from support.http_door import read_response
 
 
 def _project(handle: Any, name: str, event_name: str, hooks: int) -> Path:
@@ -61,6 +69,78 @@ async def test_a_reply_names_the_held_back_hooks_exactly_when_some_were(
         reply = await trio.to_thread.run_sync(fire, project, session)
         assert reply.held_back is None, (project, reply.held_back)
     assert len((await trio.to_thread.run_sync(fire, trusted, "s-t2")).result.hooks) == 2
+
+
+async def test_the_held_back_count_is_the_projects_hooks_alone(daemon_factory: Any) -> None:
+    handle = await daemon_factory(require_trust=True)
+    configure(handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": "true user"}]}]})
+    project = _project(handle, "untrusted", "PreToolUse", 3)
+    handle.daemon.reload()
+
+    def fire() -> Any:
+        with Client(handle.socket) as client:
+            return client.fire("PreToolUse", event(cwd=str(project), session_id="s-mixed"))
+
+    reply = await trio.to_thread.run_sync(fire)
+    assert reply.held_back is not None and reply.held_back.hooks == 3, reply.held_back
+    assert [run.hook.name for run in reply.result.hooks] == ["true user"], reply.result
+
+
+STOP_LOOP = {"Stop": [{"hooks": [{"type": "command", "command": "echo AGAIN >&2; exit 2"}]}]}
+
+
+def _stop_request(session: str, project: Path, token: str | None) -> bytes:
+    raw = event("Stop", session_id=session, cwd=str(project))
+    body = json.dumps(raw).encode()
+    head = b"POST /hooks/Stop HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n" % len(body)
+    if token is not None:
+        head += b"authorization: Bearer " + token.encode() + b"\r\n"
+    return head + b"\r\n" + body
+
+
+async def test_only_an_agent_without_its_own_cap_gets_hookds_stop_cap(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    handle = await daemon_factory(http_port=0)
+    configure(handle, STOP_LOOP)
+    cap = handle.daemon.settings.stop_block_cap
+    token = load_or_create_token()
+    loops = cap + 2
+
+    def fires(session: str, times: int = loops, **how: Any) -> list[str | None]:
+        raw = event("Stop", session_id=session, cwd=str(tmp_path))
+        with Client(handle.socket) as client:
+            return [client.fire("Stop", raw, **how).result.decision for _ in range(times)]
+
+    def posts(session: str, over_unix: bool) -> list[bytes]:
+        family = socket.AF_UNIX if over_unix else socket.AF_INET
+        address: Any = (
+            str(handle.daemon.http_socket) if over_unix else ("127.0.0.1", handle.daemon.http_port)
+        )
+        request = _stop_request(session, tmp_path, None if over_unix else token)
+        with socket.socket(family) as conn:
+            conn.settimeout(30)
+            conn.connect(address)
+            answers = []
+            for _ in range(loops):
+                conn.sendall(request)
+                answers.append(read_response(conn)[1])
+        return answers
+
+    plain = await trio.to_thread.run_sync(fires, "s-plain")
+    assert plain == ["block"] * cap + [None, "block"], plain
+    # A Stop that runs no hook ends the loop: the count starts again after it.
+    configure(handle, {})
+    assert await trio.to_thread.run_sync(fires, "s-plain", 1) == [None]
+    configure(handle, STOP_LOOP)
+    again = await trio.to_thread.run_sync(fires, "s-plain", cap + 1)
+    assert again == ["block"] * cap + [None], again
+    for over_unix in (False, True):
+        answers = await trio.to_thread.run_sync(posts, f"s-http-{over_unix}", over_unix)
+        assert all(json.loads(a).get("decision") == "block" for a in answers), answers
+
+    for_claude = await trio.to_thread.run_sync(partial(fires, "s-claude-format", claude=True))
+    assert for_claude == ["block"] * loops, for_claude
 
 
 async def test_a_one_shot_fire_leaves_no_session_behind(daemon_factory: Any) -> None:
