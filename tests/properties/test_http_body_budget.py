@@ -164,3 +164,40 @@ async def test_a_body_announced_over_the_budget_is_refused_at_its_head(
 
     status, body = await _in_thread(post_head_only)
     assert status == 503 and b"buffer_budget" in body, (framing, status, body[:300])
+
+
+def _padded(size: int) -> bytes:
+    """A hook input of exactly ``size`` bytes."""
+    raw = event(session_id="s-max", tool_input={"command": ""})
+    bare = len(json.dumps(raw).encode())
+    raw["tool_input"]["command"] = "x" * (size - bare)
+    body = json.dumps(raw).encode()
+    assert len(body) == size
+    return body
+
+
+@pytest.mark.parametrize("framing", sorted(FRAMINGS))
+async def test_a_body_over_the_largest_is_a_413_and_the_largest_is_served(
+    daemon_factory: Any, framing: str
+) -> None:
+    """``MAX_BODY`` is the largest body served, whatever the framing: one byte more is a
+    ``413`` — at its head when the head announces it, as soon as it grows past it when
+    chunked — and the largest itself is served."""
+    handle = await daemon_factory(http_port=0, buffer_budget=256 * MIB)
+    token = http_endpoint.load_or_create_token()
+    head = f"POST /hooks/PreToolUse HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\n"
+    largest = FRAMINGS[framing](head, _padded(http_endpoint.MAX_BODY))
+    over = FRAMINGS[framing](head, _padded(http_endpoint.MAX_BODY + 1))
+    if framing != "chunked":  # announced: refused before any byte of it is sent
+        over = over[: over.index(b"\r\n\r\n") + 4]
+
+    def post(request: bytes) -> int:
+        with socket.create_connection(("127.0.0.1", handle.daemon.http_port), timeout=60) as c:
+            try:
+                c.sendall(request)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # refused before the rest was read
+            return read_response(c)[0]
+
+    assert await _in_thread(post, over) == 413, framing
+    assert await _in_thread(post, largest) == 200, framing

@@ -9,6 +9,10 @@
   whose hooks run.
 - The count of held-back hooks is the project's alone: the user's hooks that match
   beside them run, and are not counted.
+- A session's record is the sum of its events (events, hook runs, each outcome), and
+  nothing stays in flight after them (a hook is listed as running, for its own
+  session, exactly while it runs); ``SessionEnd`` forgets the session and the
+  circuit breakers of its hooks; resetting a breaker is audited.
 - hookd caps a Stop loop only for an agent with no cap of its own: a plain client
   fire is cut after ``stop_block_cap`` blocks; Claude Code's doors — the relay, the
   http door (port and ``http.sock``), a fire rendered for Claude Code — never are.
@@ -22,14 +26,17 @@ import json
 import os
 import socket
 import sys
+from collections import Counter
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import trio
 
+from hookd.daemon.audit import AuditBreaker, read_records
 from hookd.daemon.trust import TrustStore
 from hookd.doors.http_endpoint import load_or_create_token
+from hookd_client import protocol
 from hookd_client.client import Client
 from reliability.helpers import event
 from support.daemon import configure
@@ -207,3 +214,80 @@ async def test_a_resumed_session_belongs_to_the_process_that_resumed_it(
     await trio.to_thread.run_sync(post_here)
     session = handle.daemon.sessions.get("s-resumed")
     assert session is not None and session.agent_pid == os.getpid()
+
+
+async def test_a_sessions_record_is_the_sum_of_its_events_and_ends_with_it(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    handle = await daemon_factory(breaker_threshold=2, breaker_cooldown=3600)
+    hooks = [
+        {"type": "command", "command": "true"},
+        {"type": "command", "command": "echo broken >&2; exit 1"},
+        {"type": "command", "command": "echo no >&2; exit 2"},
+    ]
+    configure(handle, {"PreToolUse": [{"hooks": hooks}]})
+    daemon = handle.daemon
+
+    def fire(session: str, event_name: str = "PreToolUse") -> Any:
+        raw = event(session_id=session, cwd=str(tmp_path))
+        if event_name != "PreToolUse":
+            raw = {k: raw[k] for k in ("session_id", "transcript_path", "cwd")}
+            raw.update(hook_event_name=event_name, reason="other")
+        with Client(handle.socket) as client:
+            return client.fire(event_name, raw)
+
+    replies = [await trio.to_thread.run_sync(fire, "s-acct") for _ in range(3)]
+    runs = [run for reply in replies for run in reply.result.hooks]
+    assert len(runs) == 8, "the failing hook is paused after two failures"
+    session = daemon.sessions.get("s-acct")
+    assert session is not None
+    assert (session.events, session.hook_runs) == (3, 8)
+    assert session.outcomes == Counter(run.outcome for run in runs), session.outcomes
+    assert session.last_event == "PreToolUse"
+    assert session.in_flight == 0 and daemon.activity.in_flight == 0
+    assert daemon.activity.running_hooks() == []
+    counters = daemon.activity.counters
+    assert (counters["events"], counters["daemon_faults"], counters["breaker_paused"]) == (3, 0, 1)
+    assert [state.key for state in daemon.breaker.states()] != []
+
+    await trio.to_thread.run_sync(fire, "s-acct", "SessionEnd")
+    assert daemon.sessions.get("s-acct") is None
+    assert daemon.breaker.states() == [], "the ended session's breakers are kept"
+
+    for _ in range(2):
+        await trio.to_thread.run_sync(fire, "s-reset")
+
+    def reset() -> Any:
+        with Client(handle.socket) as client:
+            return client.call(protocol.ResetBreakers(id=client.next_id(), hook="broken"))
+
+    assert len((await trio.to_thread.run_sync(reset))["reset"]) == 1
+    records = read_records(daemon.settings.state_path() / "audit").records
+    states = [r.state for r in records if isinstance(r, AuditBreaker)]
+    assert states == ["paused", "paused", "reset"], states
+
+
+async def test_a_hook_is_listed_as_running_for_its_session_while_it_runs(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    handle = await daemon_factory()
+    started, go = tmp_path / "started", tmp_path / "go"
+    wait = f"touch {started}; while [ ! -e {go} ]; do sleep 0.01; done"
+    configure(handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": wait}]}]})
+
+    def fire() -> Any:
+        with Client(handle.socket) as client:
+            return client.fire("PreToolUse", event(session_id="s-running", cwd=str(tmp_path)))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.to_thread.run_sync, fire)
+        with trio.fail_after(30):
+            while not started.exists():
+                await trio.sleep(0.01)
+        try:
+            [running] = handle.daemon.activity.running_hooks()
+        finally:
+            go.touch()
+        assert (running.session_id, running.event) == ("s-running", "PreToolUse"), running
+        assert running.hook.startswith("touch "), running
+    assert handle.daemon.activity.running_hooks() == []
