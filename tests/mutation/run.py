@@ -137,6 +137,8 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/agents/test_guests.py::test_at_the_http_door_copilot_s_input_is_copilot_s_and_runs_once",
             "tests/reliability/test_door_inputs.py",
             "tests/async_hooks/test_late_context_doors.py",
+            "tests/agents/test_agent_door.py",  # another agent's event: degraded, losses logged
+            "tests/client/test_flavours.py::test_fire_returns_a_typed_result_with_progress",
             "tests/reliability/test_trust.py",
             "tests/reliability/test_breaker.py",
             "tests/doors/test_http_socket.py",  # fire() with a hang-up watcher: the http door

@@ -13,6 +13,11 @@
   nothing stays in flight after them (a hook is listed as running, for its own
   session, exactly while it runs); ``SessionEnd`` forgets the session and the
   circuit breakers of its hooks; resetting a breaker is audited.
+- An event cancelled because its requester left (the http door's hang-up) keeps its
+  session.
+- A session keeps the project it started in: an event of it that names another
+  directory is judged by the session's project's hooks, and the reply says which
+  (``kept_project``) — only then.
 - hookd caps a Stop loop only for an agent with no cap of its own: a plain client
   fire is cut after ``stop_block_cap`` blocks; Claude Code's doors — the relay, the
   http door (port and ``http.sock``), a fire rendered for Claude Code — never are.
@@ -291,3 +296,53 @@ async def test_a_hook_is_listed_as_running_for_its_session_while_it_runs(
         assert (running.session_id, running.event) == ("s-running", "PreToolUse"), running
         assert running.hook.startswith("touch "), running
     assert handle.daemon.activity.running_hooks() == []
+
+
+async def test_an_event_whose_requester_left_keeps_its_session(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    """Claude Code hangs up at its hook timeout: the http door cancels the event's hooks.
+    The session is still the agent's: its next event comes."""
+    handle = await daemon_factory()
+    daemon = handle.daemon
+    started = tmp_path / "started"
+    hang = f"touch {started}; while :; do sleep 0.05; done"
+    configure(handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": hang}]}]})
+    body = json.dumps(event(session_id="s-left", cwd=str(tmp_path))).encode()
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.connect(str(daemon.http_socket))
+        conn.sendall(
+            b"POST /hooks/PreToolUse HTTP/1.1\r\nhost: x\r\n"
+            + b"content-length: %d\r\n\r\n" % len(body)
+            + body
+        )
+        with trio.fail_after(30):
+            while not started.exists():
+                await trio.sleep(0.01)
+    with trio.fail_after(30):  # the requester left: its hooks are cancelled
+        while daemon.activity.in_flight:
+            await trio.sleep(0.01)
+    session = daemon.sessions.get("s-left")
+    assert session is not None, "a session forgotten with its event"
+    assert session.in_flight == 0
+
+
+async def test_a_session_keeps_its_project_and_the_reply_says_so(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    handle = await daemon_factory()
+    first = _project(handle, "first", "PreToolUse", 1)
+    second = _project(handle, "second", "PreToolUse", 2)
+    handle.daemon.reload()
+
+    def fire(project: Path) -> Any:
+        with Client(handle.socket) as client:
+            return client.fire("PreToolUse", event(cwd=str(project), session_id="s-kept"))
+
+    started = await trio.to_thread.run_sync(fire, first)
+    assert started.kept_project is None and len(started.result.hooks) == 1
+    moved = await trio.to_thread.run_sync(fire, second)
+    assert moved.kept_project == str(first), moved
+    assert len(moved.result.hooks) == 1, "judged by another project's hooks"
+    again = await trio.to_thread.run_sync(fire, first)
+    assert again.kept_project is None
