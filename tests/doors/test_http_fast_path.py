@@ -85,6 +85,21 @@ def test_a_connections_next_head_is_read_by_comparison_and_reads_the_same() -> N
     assert memo.parse(AXIOS.replace(b"734", b"")) is None  # an empty length is no length
 
 
+def test_the_length_s_place_is_exactly_its_value_wherever_the_header_is() -> None:
+    """``length_at`` (what the memo compares around) spans the ``Content-Length`` value and
+    nothing else, whichever line the header is on and however it is spaced."""
+    lines = AXIOS.split(b"\r\n")
+    length = next(line for line in lines if line.startswith(b"Content-Length"))
+    others = [line for line in lines[1:] if line != length]
+    for spaced in (length, b"content-length:734", b"Content-Length: \t734 \t"):
+        for at in range(len(others) + 1):
+            head = b"\r\n".join([lines[0], *others[:at], spaced, *others[at:]])
+            parsed = parse_head(head)
+            assert parsed is not None and parsed.length_at is not None, head
+            start, stop = parsed.length_at
+            assert head[start:stop] == b"734", (head, parsed.length_at)
+
+
 @pytest.mark.parametrize("change", DECLINED)
 def test_a_remembered_head_never_lets_a_declined_one_through(change: tuple[bytes, bytes]) -> None:
     """The comparison only accepts what the parse would: after a good head, each

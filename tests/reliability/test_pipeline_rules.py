@@ -12,7 +12,10 @@
 - A session's record is the sum of its events (events, hook runs, each outcome), and
   nothing stays in flight after them (a hook is listed as running, for its own
   session, exactly while it runs); ``SessionEnd`` forgets the session and the
-  circuit breakers of its hooks; resetting a breaker is audited.
+  circuit breakers of its hooks; resetting a breaker is audited.  What an event's hooks
+  printed is held in the buffer budget only until its answer.
+- A paused hook a session registered itself stays paused when the breakers are pruned
+  (another session's end, a reload): only breakers of hooks that are gone are forgotten.
 - An event cancelled because its requester left (the http door's hang-up) keeps its
   session.
 - A session keeps the project it started in: an event of it that names another
@@ -230,7 +233,8 @@ async def test_a_sessions_record_is_the_sum_of_its_events_and_ends_with_it(
         {"type": "command", "command": "echo broken >&2; exit 1"},
         {"type": "command", "command": "echo no >&2; exit 2"},
     ]
-    configure(handle, {"PreToolUse": [{"hooks": hooks}]})
+    big = {"type": "command", "command": "head -c 300000 /dev/zero | tr '\\0' x >&2"}
+    configure(handle, {"PreToolUse": [{"hooks": hooks}], "Stop": [{"hooks": [big]}]})
     daemon = handle.daemon
 
     def fire(session: str, event_name: str = "PreToolUse") -> Any:
@@ -254,6 +258,9 @@ async def test_a_sessions_record_is_the_sum_of_its_events_and_ends_with_it(
     counters = daemon.activity.counters
     assert (counters["events"], counters["daemon_faults"], counters["breaker_paused"]) == (3, 0, 1)
     assert [state.key for state in daemon.breaker.states()] != []
+    loud = await trio.to_thread.run_sync(fire, "s-acct", "Stop")
+    assert len(loud.result.hooks[0].stderr) >= 100_000, "the output was kept"
+    assert daemon.buffer_budget.used == 0, "an answered event still holds its hooks' output"
 
     await trio.to_thread.run_sync(fire, "s-acct", "SessionEnd")
     assert daemon.sessions.get("s-acct") is None
@@ -346,3 +353,34 @@ async def test_a_session_keeps_its_project_and_the_reply_says_so(
     assert len(moved.result.hooks) == 1, "judged by another project's hooks"
     again = await trio.to_thread.run_sync(fire, first)
     assert again.kept_project is None
+
+
+async def test_a_sessions_own_paused_hook_stays_paused_when_breakers_are_pruned(
+    daemon_factory: Any, tmp_path: Path
+) -> None:
+    handle = await daemon_factory(breaker_threshold=1, breaker_cooldown=3600)
+    failing = {"type": "command", "command": "echo broken >&2; exit 1"}
+    configure(handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]})
+
+    def fire(session: str, event_name: str = "PreToolUse") -> Any:
+        raw = event(session_id=session, cwd=str(tmp_path))
+        if event_name != "PreToolUse":
+            raw = {k: raw[k] for k in ("session_id", "transcript_path", "cwd")}
+            raw.update(hook_event_name=event_name, reason="other")
+        with Client(handle.socket) as client:
+            return client.fire(event_name, raw)
+
+    def register() -> int:
+        with Client(handle.socket) as client:
+            hooks = {"PreToolUse": [{"hooks": [failing]}]}
+            return client.register_session_hooks("s-own", hooks, project=str(tmp_path))
+
+    assert await trio.to_thread.run_sync(register) == 1
+    first = await trio.to_thread.run_sync(fire, "s-own")
+    assert sorted(run.outcome for run in first.result.hooks) == ["non_blocking_error", "success"]
+    await trio.to_thread.run_sync(fire, "s-other")
+    await trio.to_thread.run_sync(fire, "s-other", "SessionEnd")  # prunes the breakers
+    handle.daemon.reload()
+    paused = await trio.to_thread.run_sync(fire, "s-own")
+    assert [run.outcome for run in paused.result.hooks] == ["success"], paused.result
+    assert any("paused by the circuit breaker" in e for e in paused.result.errors)
