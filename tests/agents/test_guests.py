@@ -173,7 +173,7 @@ import json, socket, sys
 body = sys.stdin.buffer.read()
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
-s.sendall(b"POST /hooks/PreToolUse HTTP/1.1\r\nhost: x\r\nconnection: close\r\n"
+s.sendall(b"POST /hooks/%s HTTP/1.1\r\nhost: x\r\nconnection: close\r\n" % sys.argv[2].encode()
           + b"content-length: %d\r\n\r\n" % len(body) + body)
 data = b""
 while chunk := s.recv(65536):
@@ -184,13 +184,15 @@ sys.stdout.buffer.write(answer)
 """
 
 
-async def post(handle: Any, payload: dict[str, Any]) -> dict[str, Any] | None:
+async def post(
+    handle: Any, payload: dict[str, Any], event: str = "PreToolUse"
+) -> dict[str, Any] | None:
     """An http hook of Claude Code's wiring, posted by a process of ``handle``'s home (the
     http door reads the agent's environment from the peer process: its HOME decides
     whether Copilot's own wiring is there)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(handle.home)}
     done = await trio.run_process(
-        [sys.executable, "-I", "-S", "-c", POST, str(handle.daemon.http_socket)],
+        [sys.executable, "-I", "-S", "-c", POST, str(handle.daemon.http_socket), event],
         stdin=json.dumps(payload).encode(),
         env=env,
         capture_stdout=True,
@@ -227,3 +229,26 @@ async def test_at_the_http_door_copilot_s_input_is_copilot_s_and_runs_once(
     (hooks / "hooks.json").write_text(json.dumps(wired))
     assert await post(handle, copilot_input(project)) is None
     assert marker.read_text() == "ran\nran\n", "the hook ran at both doors"
+
+
+async def test_at_the_http_door_copilot_s_stop_loop_is_capped_as_at_its_own_door(
+    daemon_factory: Any,
+) -> None:
+    """Claude Code caps its own Stop loops, so hookd adds no cap at its doors — but a
+    Copilot Stop through Claude Code's wiring is Copilot's, and Copilot's loops are
+    capped by hookd (``stop_block_cap``), as at Copilot's own door."""
+    handle = await daemon_factory()
+    project = handle.project()
+    again = {"type": "command", "command": "cat >/dev/null; echo AGAIN >&2; exit 2"}
+    configure(handle, {"Stop": [{"hooks": [again]}]})
+    stop = {
+        "session_id": "s-copilot-stop",
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+        "timestamp": "2026-11-27T10:00:00.000Z",
+        "stop_hook_active": False,
+    }
+    cap = handle.daemon.settings.stop_block_cap
+    answers = [await post(handle, stop, "Stop") for _ in range(cap + 1)]
+    blocked = [a is not None and a.get("decision") == "block" for a in answers]
+    assert blocked == [True] * cap + [False], answers

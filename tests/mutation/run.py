@@ -135,6 +135,7 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/reliability/test_pipeline_rules.py",
             # fire(): another agent's input at Claude Code's http door
             "tests/agents/test_guests.py::test_at_the_http_door_copilot_s_input_is_copilot_s_and_runs_once",
+            "tests/agents/test_guests.py::test_at_the_http_door_copilot_s_stop_loop_is_capped_as_at_its_own_door",
             "tests/reliability/test_door_inputs.py",
             "tests/async_hooks/test_late_context_doors.py",
             "tests/agents/test_agent_door.py",  # another agent's event: degraded, losses logged
