@@ -41,7 +41,7 @@ from typing import Any
 
 import trio
 
-from hookd.daemon.audit import AuditBreaker, read_records
+from hookd.daemon.audit import AuditBreaker, AuditEvent, read_records
 from hookd.daemon.trust import TrustStore
 from hookd.doors.http_endpoint import load_or_create_token
 from hookd_client import protocol
@@ -261,6 +261,13 @@ async def test_a_sessions_record_is_the_sum_of_its_events_and_ends_with_it(
     loud = await trio.to_thread.run_sync(fire, "s-acct", "Stop")
     assert len(loud.result.hooks[0].stderr) >= 100_000, "the output was kept"
     assert daemon.buffer_budget.used == 0, "an answered event still holds its hooks' output"
+
+    # An event no hook matches is answered at once — and counted, and audited, once.
+    quiet = await trio.to_thread.run_sync(fire, "s-acct", "UserPromptSubmit")
+    assert quiet.result.hooks == []
+    assert (session.events, counters["events"]) == (5, 5)
+    audited = read_records(daemon.settings.state_path() / "audit").records
+    assert [r.event for r in audited if isinstance(r, AuditEvent)].count("UserPromptSubmit") == 1
 
     await trio.to_thread.run_sync(fire, "s-acct", "SessionEnd")
     assert daemon.sessions.get("s-acct") is None
