@@ -140,6 +140,8 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/async_hooks/test_late_context_doors.py",
             "tests/agents/test_agent_door.py",  # another agent's event: degraded, losses logged
             "tests/client/test_flavours.py::test_fire_returns_a_typed_result_with_progress",
+            # fire() asks for the agent only for a new session or hooks that run
+            "tests/doors/test_http_agent_lookup.py::test_the_agent_is_looked_up_only_when_needed_and_once_per_connection",
             "tests/reliability/test_trust.py",
             "tests/reliability/test_breaker.py",
             "tests/doors/test_http_socket.py",  # fire() with a hang-up watcher: the http door
