@@ -164,3 +164,91 @@ async def test_copilot_s_camel_case_permission_request_at_claude_code_s_door(
     )  # fmt: skip
     assert marker.exists()
     assert json.loads(done.stdout) == {"behavior": "deny", "message": "NO-ECHO"}
+
+
+# --- the same rules at Claude Code's http door (the pipeline's ``fire``) -------------------
+
+POST = r"""
+import json, socket, sys
+body = sys.stdin.buffer.read()
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"POST /hooks/%s HTTP/1.1\r\nhost: x\r\nconnection: close\r\n" % sys.argv[2].encode()
+          + b"content-length: %d\r\n\r\n" % len(body) + body)
+data = b""
+while chunk := s.recv(65536):
+    data += chunk
+head, _, answer = data.partition(b"\r\n\r\n")
+assert head.startswith(b"HTTP/1.1 200 "), data
+sys.stdout.buffer.write(answer)
+"""
+
+
+async def post(
+    handle: Any, payload: dict[str, Any], event: str = "PreToolUse"
+) -> dict[str, Any] | None:
+    """An http hook of Claude Code's wiring, posted by a process of ``handle``'s home (the
+    http door reads the agent's environment from the peer process: its HOME decides
+    whether Copilot's own wiring is there)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(handle.home)}
+    done = await trio.run_process(
+        [sys.executable, "-I", "-S", "-c", POST, str(handle.daemon.http_socket), event],
+        stdin=json.dumps(payload).encode(),
+        env=env,
+        capture_stdout=True,
+    )
+    out = done.stdout.decode().strip()
+    return json.loads(out) if out else None
+
+
+async def test_at_the_http_door_copilot_s_input_is_copilot_s_and_runs_once(
+    daemon_factory: Any,
+) -> None:
+    """Copilot posts a project's Claude-shaped http hooks too: without its own wiring the
+    event runs as Copilot's (the MCP name mapped) and is answered in Copilot's words;
+    with its own wiring, this delivery runs nothing and says nothing; Claude Code's own
+    input at the same door is Claude Code's."""
+    handle = await daemon_factory()
+    project = handle.project()
+    marker = handle.root / "ran"
+    every_tool = {k: v for k, v in guard(marker).items() if k != "matcher"}
+    configure(handle, {"PreToolUse": [guard(marker), {**every_tool, "matcher": "Bash"}]})
+    out = await post(handle, copilot_input(project))
+    assert marker.read_text() == "ran\n"
+    assert out == {"permissionDecision": "deny", "permissionDecisionReason": "NO-ECHO"}
+
+    claude = json.loads((CLAUDE / "PreToolUse.json").read_text(encoding="utf-8"))
+    out = await post(handle, claude | {"cwd": str(project)})
+    assert marker.read_text() == "ran\nran\n"
+    assert out is not None and out["hookSpecificOutput"]["permissionDecision"] == "deny", out
+
+    hooks = handle.home / ".copilot" / "hooks"
+    hooks.mkdir(parents=True)
+    command = "hookd-relay --agent copilot preToolUse"
+    wired = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command}]}}
+    (hooks / "hooks.json").write_text(json.dumps(wired))
+    assert await post(handle, copilot_input(project)) is None
+    assert marker.read_text() == "ran\nran\n", "the hook ran at both doors"
+
+
+async def test_at_the_http_door_copilot_s_stop_loop_is_capped_as_at_its_own_door(
+    daemon_factory: Any,
+) -> None:
+    """Claude Code caps its own Stop loops, so hookd adds no cap at its doors — but a
+    Copilot Stop through Claude Code's wiring is Copilot's, and Copilot's loops are
+    capped by hookd (``stop_block_cap``), as at Copilot's own door."""
+    handle = await daemon_factory()
+    project = handle.project()
+    again = {"type": "command", "command": "cat >/dev/null; echo AGAIN >&2; exit 2"}
+    configure(handle, {"Stop": [{"hooks": [again]}]})
+    stop = {
+        "session_id": "s-copilot-stop",
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+        "timestamp": "2026-11-27T10:00:00.000Z",
+        "stop_hook_active": False,
+    }
+    cap = handle.daemon.settings.stop_block_cap
+    answers = [await post(handle, stop, "Stop") for _ in range(cap + 1)]
+    blocked = [a is not None and a.get("decision") == "block" for a in answers]
+    assert blocked == [True] * cap + [False], answers

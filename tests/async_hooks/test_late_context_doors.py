@@ -245,3 +245,37 @@ async def test_toolcall_async_collects_late_context(waiting: Any) -> None:
         )
     assert outcome.additional_context == ["LATE", "SYS-LATE"]
     await _nothing_left(waiting)
+
+
+async def test_another_sessions_reply_takes_none_of_the_waiting_results(
+    waiting: Any, nursery: trio.Nursery
+) -> None:
+    """A waiting result is its own session's: another session's replies — at the http
+    door and a fire in Claude format, each of which can carry late context — take
+    nothing of it, and it still waits for its own session."""
+    listeners = await open_http_listeners(0)
+    port = listeners[0].socket.getsockname()[1]
+    await nursery.start(serve_http, listeners, waiting.daemon.pipeline.fire, "token-0123456789")
+    other = event("UserPromptSubmit", "s-other")
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+        response = await http.post(
+            "/hooks/UserPromptSubmit",
+            json=other,
+            headers={"Authorization": "Bearer token-0123456789"},
+        )
+    assert response.status_code == 200 and "LATE" not in response.text, response.text
+    reply = await _fire_claude(waiting, other)
+    claude = reply.claude.stdout if reply.claude is not None else ""
+    assert reply.result.async_results == [] and "LATE" not in claude, reply
+    assert waiting.daemon.async_runner.stats()["undelivered"] == 1
+    reply = await _fire_claude(waiting, _user_prompt())
+    assert reply.result.async_results == ["LATE", "SYS-LATE"], reply
+    await _nothing_left(waiting)
+
+
+async def _fire_claude(handle: Any, raw: dict[str, Any]) -> protocol.FireReply:
+    reply = await handle.wire.request(
+        lambda rid: protocol.Fire(id=rid, event="UserPromptSubmit", input=raw, format="claude")
+    )
+    assert isinstance(reply, protocol.FireReply), reply
+    return reply

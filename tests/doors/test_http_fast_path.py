@@ -85,6 +85,21 @@ def test_a_connections_next_head_is_read_by_comparison_and_reads_the_same() -> N
     assert memo.parse(AXIOS.replace(b"734", b"")) is None  # an empty length is no length
 
 
+def test_the_length_s_place_is_exactly_its_value_wherever_the_header_is() -> None:
+    """``length_at`` (what the memo compares around) spans the ``Content-Length`` value and
+    nothing else, whichever line the header is on and however it is spaced."""
+    lines = AXIOS.split(b"\r\n")
+    length = next(line for line in lines if line.startswith(b"Content-Length"))
+    others = [line for line in lines[1:] if line != length]
+    for spaced in (length, b"content-length:734", b"Content-Length: \t734 \t"):
+        for at in range(len(others) + 1):
+            head = b"\r\n".join([lines[0], *others[:at], spaced, *others[at:]])
+            parsed = parse_head(head)
+            assert parsed is not None and parsed.length_at is not None, head
+            start, stop = parsed.length_at
+            assert head[start:stop] == b"734", (head, parsed.length_at)
+
+
 @pytest.mark.parametrize("change", DECLINED)
 def test_a_remembered_head_never_lets_a_declined_one_through(change: tuple[bytes, bytes]) -> None:
     """The comparison only accepts what the parse would: after a good head, each
@@ -301,3 +316,33 @@ async def test_new_connections_share_a_head_memo_that_never_lends_a_token(
         b"HTTP/1.1 401 Unauthorized",
         b"HTTP/1.1 200 OK",
     ]
+
+
+@pytest.mark.parametrize("reader", ["simple", "h11"])
+async def test_a_request_pipelined_while_hooks_run_is_answered_after_them(
+    daemon_factory: Any, tmp_path: Path, reader: str
+) -> None:
+    """While an event's hooks run, the hang-up watch reads the connection: a request the
+    client pipelined meanwhile is kept for after the answer — whichever reader the
+    connection is on — not lost, and not taken for a hang-up."""
+    handle: DaemonHandle = await daemon_factory(http_port=0)
+    started, go = tmp_path / "started", tmp_path / "go"
+    wait = f"touch {started}; while [ ! -e {go} ]; do sleep 0.01; done"
+    configure(handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": wait}]}]})
+    first = _pre_tool_use(handle, session_id="s-pipelined")
+    if reader == "h11":  # chunked: h11 reads this connection from its first request
+        head, _, body = first.partition(b"\r\n\r\n")
+        head = head.replace(b"Content-Length: %d" % len(body), b"Transfer-Encoding: chunked")
+        first = head + b"\r\n\r\n%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
+    port = handle.daemon.http_port
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        await trio.to_thread.run_sync(sock.sendall, first)
+        with trio.fail_after(30):
+            while not started.exists():
+                await trio.sleep(0.01)
+        await trio.to_thread.run_sync(sock.sendall, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        go.touch()
+        answers = await trio.to_thread.run_sync(_read_responses, sock, 2)
+    assert [head.split(b"\r\n")[0] for head, _ in answers] == [b"HTTP/1.1 200 OK"] * 2
+    assert answers[1][1] == b'{"ok":true}', answers
+    assert handle.daemon.activity.counters["events"] == 1

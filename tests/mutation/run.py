@@ -137,25 +137,46 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
     "pipeline": (
         ["hookd/daemon/pipeline.py"],
         [
-            "tests/reliability/test_trust_boundary.py",
+            "tests/reliability/test_pipeline_rules.py",
+            # fire(): another agent's input at Claude Code's http door
+            "tests/agents/test_guests.py::test_at_the_http_door_copilot_s_input_is_copilot_s_and_runs_once",
+            "tests/agents/test_guests.py::test_at_the_http_door_copilot_s_stop_loop_is_capped_as_at_its_own_door",
             "tests/reliability/test_door_inputs.py",
+            "tests/async_hooks/test_late_context_doors.py",
+            "tests/agents/test_agent_door.py",  # another agent's event: degraded, losses logged
+            "tests/client/test_flavours.py::test_fire_returns_a_typed_result_with_progress",
+            # fire() asks for the agent only for a new session or hooks that run
+            "tests/doors/test_http_agent_lookup.py::test_the_agent_is_looked_up_only_when_needed_and_once_per_connection",
             "tests/reliability/test_trust.py",
             "tests/reliability/test_breaker.py",
-            "tests/daemon/test_serving.py",
-            "tests/async_hooks/test_late_context_doors.py",
-            "tests/reliability/test_pipeline_rules.py",
             "tests/doors/test_http_socket.py",  # fire() with a hang-up watcher: the http door
             "tests/properties/test_path_sources.py",
+            "tests/daemon/test_serving.py",
+            # The trust boundary's tests that go through the pipeline (skills, the project
+            # directory); the others are trust.py's and cost a minute per mutant here.
+            "tests/reliability/test_trust_boundary.py::test_a_pin_covers_the_projects_skills",
+            "tests/reliability/test_trust_boundary.py::test_a_skill_name_cannot_walk_out_of_the_skill_directories",
+            "tests/reliability/test_trust_boundary.py::test_the_project_is_claude_project_dir_and_its_links_are_its_own",
+            "tests/reliability/test_trust_boundary.py::test_a_project_reached_through_a_symlinked_path_keeps_its_trust",
         ],
     ),
     "http": (
-        ["hookd/doors/http_admission.py", "hookd/doors/http_endpoint.py"],
         [
+            "hookd/doors/http_admission.py",
+            "hookd/doors/http_endpoint.py",
+            "hookd/doors/http_wire.py",
+        ],
+        [
+            "tests/properties/test_door_admission.py",  # the pending pool and the cap, unit
             "tests/properties/test_door_credentials.py",
             "tests/doors/test_http_endpoint.py",
             "tests/doors/test_http_fast_path.py",
+            "tests/properties/test_http_body_budget.py",  # the budget and MAX_BODY, each framing
             "tests/doors/test_http_socket.py",
             "tests/reliability/test_http_door.py",
+            "tests/doors/test_http_agent_lookup.py",  # one lookup per connection, own uid only
+            "tests/reliability/test_limits.py::test_http_connections_over_the_cap_get_503",
+            "tests/reliability/test_limits.py::test_http_headers_sent_byte_by_byte_time_out",
         ],
     ),
     "installers": (

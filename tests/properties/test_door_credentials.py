@@ -8,8 +8,10 @@ in the wrong scheme or without one, or in the other header's form, on every rout
 and every method, is refused (``401``, or ``405``/``404`` before any hook is
 considered) — and no hook runs, and ``/health`` never names the daemon's pid.  A
 connection that showed the token once is not trusted for the next request's wrong
-one.  With the right token in either header form every route is served (the
-control: the credentials, not the route, were refused).
+one — but it is out of the pending pool (newer silent connections never evict it)
+and may idle past every deadline, whichever reader serves it.  With the right token in
+either header form every route is served (the control: the credentials, not the route,
+were refused).
 
 A real daemon on a real port; the hooks are real commands that leave a file per
 event, so "no hook ran" is observed, not inferred.  The owner-only Unix sockets
@@ -24,6 +26,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 
 from engine.vectors import CC_FIXTURES, VECTORS
@@ -222,3 +225,80 @@ async def test_a_connection_that_showed_the_token_is_not_trusted_for_the_next_re
         assert second == 401, (name, second)
     assert (marks / "Stop").exists()
     assert not (marks / "UserPromptSubmit").exists(), "a hook ran for a wrong credential"
+
+
+# --- a connection that showed the token is trusted: out of the pending pool and its clock ---
+
+CHUNKED_STOP = "chunked"
+
+
+def _kept_alive(token: str, reader: str) -> bytes:
+    """A Stop posted with the token on a kept-alive connection, read by ``reader``."""
+    body = json.dumps(_input("Stop")).encode()
+    head = f"POST /hooks/Stop HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\n"
+    if reader == CHUNKED_STOP:  # h11 reads the connection from then on
+        return (head + "transfer-encoding: chunked\r\n\r\n").encode() + (
+            b"%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"
+        )
+    return (head + f"content-length: {len(body)}\r\n\r\n").encode() + body
+
+
+def _closed_by_the_server(conn: socket.socket) -> bool:
+    try:
+        return conn.recv(65536) == b""
+    except ConnectionResetError:
+        return True
+
+
+async def test_a_connection_that_showed_the_token_leaves_the_pending_pool(
+    daemon_factory: Any,
+) -> None:
+    """With room for one pending connection, newer silent connections evict each other —
+    never the connection that showed the token, which keeps being served."""
+    handle = await daemon_factory(http_port=0, http_max_unauthenticated=1)
+    port = handle.daemon.http_port
+    token = http_endpoint.load_or_create_token()
+
+    def run() -> list[int]:
+        statuses = []
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as claude:
+            claude.sendall(_kept_alive(token, "simple"))
+            statuses.append(read_response(claude)[0])
+            silent = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(3)]
+            try:
+                for older in silent[:-1]:  # each pushed out by the next
+                    assert _closed_by_the_server(older)
+                claude.sendall(_kept_alive(token, "simple"))
+                statuses.append(read_response(claude)[0])
+            finally:
+                for conn in silent:
+                    conn.close()
+        return statuses
+
+    assert await trio.to_thread.run_sync(run) == [200, 200]
+    assert handle.daemon.activity.counters["http_evicted"] == 2
+
+
+@pytest.mark.parametrize("reader", ["simple", CHUNKED_STOP])
+async def test_a_connection_that_showed_the_token_may_idle_past_every_deadline(
+    daemon_factory: Any, reader: str
+) -> None:
+    """Claude Code's connection idles between tool calls for as long as it likes: past the
+    header and first-request deadlines (seen passing by a silent connection made after
+    its answer being closed), its next request is served — whichever reader it is on."""
+    handle = await daemon_factory(
+        http_port=0, http_header_timeout=0.3, http_first_request_timeout=0.3
+    )
+    port = handle.daemon.http_port
+    token = http_endpoint.load_or_create_token()
+
+    def run() -> list[int]:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as claude:
+            claude.sendall(_kept_alive(token, reader))
+            first = read_response(claude)[0]
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as silent:
+                assert _closed_by_the_server(silent)  # its deadline passed: so did any of ours
+            claude.sendall(_kept_alive(token, reader))
+            return [first, read_response(claude)[0]]
+
+    assert await trio.to_thread.run_sync(run) == [200, 200]
