@@ -103,10 +103,22 @@ def relay(tmp_path: Path) -> Path:
 
 
 def write(path: Path, data: Any, mode: int = 0o644) -> bytes:
+    """``data`` as JSON at ``path``; ``{"hooks": …}`` is written as the agent's file holds
+    its hooks — the events at the top level in a file that is the hooks object itself
+    (Droid's ``~/.factory/hooks.json``, which ignores the wrapper)."""
+    if _holds_events_at_top_level(path) and isinstance(data, dict) and set(data) == {"hooks"}:
+        data = data["hooks"]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=4) + "\n")
     path.chmod(mode)
     return path.read_bytes()
+
+
+def _holds_events_at_top_level(path: Path) -> bool:
+    return any(
+        path.name in getattr(a, "top_level_files", ()) and path.parent.name == f".{a.name}"
+        for a in ADAPTERS
+    )
 
 
 def read(path: Path) -> Any:
@@ -134,14 +146,25 @@ def snapshot(*roots: Path) -> dict[str, bytes]:
 
 
 def relay_argv(agent: str, files: list[Path]) -> dict[str, list[list[str]]]:
-    """Every relay command in ``files``, per native event: the arguments after the event."""
+    """Every relay command in ``files``, per native event: the arguments after the event
+    (a comment naming the command line, as opencode's plugin has, is not one)."""
     found: dict[str, list[list[str]]] = {}
     for path in files:
-        text = path.read_text() if path.exists() else ""
+        lines = path.read_text().splitlines() if path.exists() else []
+        text = "\n".join(line for line in lines if not line.lstrip().startswith("//"))
         for tail in re.findall(rf"--agent {re.escape(agent)} ([^\"'\n]*)", text):
             native, *flags = shlex.split(tail)
             found.setdefault(native, []).append(flags)
     return found
+
+
+def _without_deadline(argv: list[str]) -> list[str]:
+    """The relay's arguments but ``--timeout N``: the deadline install writes for an agent
+    whose own hook timeout is fixed (Cline's), not a failure rule."""
+    if "--timeout" not in argv:
+        return argv
+    at = argv.index("--timeout")
+    return argv[:at] + argv[at + 2 :]
 
 
 def block_config(events: list[str], blocked: set[str]) -> dict[str, Any]:
@@ -178,7 +201,7 @@ def test_an_agents_relay_fails_closed_exactly_where_hookds_config_blocks(
             for argv in wired.get(spec.native, []):
                 assert argv[:2] == ["--socket", sock], (spec.native, argv)
                 expected = ["--fail-closed"] if spec.canonical in blocked else []
-                assert argv[2:] == expected, (spec.native, argv)
+                assert _without_deadline(argv[2:]) == expected, (spec.native, argv)
         # hookctl doctor: nothing to say while the files match the config; once the config
         # asks the opposite, one finding per entry — fails open (warning) or closed (info).
         opposite = set(canonical) - blocked
@@ -381,24 +404,25 @@ def test_agent_install_says_a_projects_moved_hooks_need_trust(
         assert "were already in" not in out  # none was
 
 
-@pytest.mark.parametrize("scope", ["user", "project"])
 def test_another_file_keeping_hooks_of_its_own_is_named_only_when_it_does(
-    home: Path, project: Path, capsys: pytest.CaptureFixture[str], scope: str
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Factory Droid also runs the ``hooks`` of ``settings.json`` beside ``hooks.json``
-    (which install wires): install says so when there are some, and not otherwise."""
-    adapter = adapter_for("factory")
-    target, other = adapter.hook_files(scope, home, project)  # type: ignore[arg-type]
+    """Copilot also runs the ``hooks`` of ``~/.copilot/settings.json`` beside the hooks file
+    install wires: install says so when there are some, and not otherwise.  (Droid's second
+    file, ``settings.json``, is wired too: it is no longer such a file.)"""
+    adapter = adapter_for("copilot")
+    target, other = adapter.hook_files("user", home, project)
+    assert other not in adapter.install_files("user", home, project)
     write(target, {"hooks": {}})
     for groups, said in (([], False), ([group("a"), group("b")], True)):
         write(other, {"model": "x", "hooks": {"PreToolUse": groups}})
-        assert agents("install", "factory", scope, project, "--python-relay") == 0
+        assert agents("install", "copilot", "user", project, "--python-relay") == 0
         out = capsys.readouterr().out
         assert (f"{other} keeps 2 hook group(s) of its own" in out) == said, out
         assert ("keeps 0 hook group" in out) is False
     # One it cannot read is said too, and does not stop the install.
     other.write_text("{\n")
-    assert agents("install", "factory", scope, project, "--python-relay") == 0
+    assert agents("install", "copilot", "user", project, "--python-relay") == 0
     assert f"not read: {other}: line 2" in capsys.readouterr().out
 
 
@@ -425,11 +449,13 @@ def test_uninstall_says_what_it_moved_back_and_what_it_leaves(
 # --- modes and backups ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("agent", MOVERS)
+@pytest.mark.parametrize("agent", [a for a in MOVERS if a != "factory"])
 def test_an_existing_hookd_config_keeps_its_mode_and_the_backup_its_first_original(
     home: Path, project: Path, agent: str
 ) -> None:
-    [target] = adapter_for(agent).install_files("user", home, project)
+    """(Not Droid: its wired ``hooks.json`` holds events only, so any edit there is a hook,
+    which the next install moves.)"""
+    [target, *_] = adapter_for(agent).install_files("user", home, project)
     original = write(target, {"hooks": {"PreToolUse": [group("mine")]}}, 0o640)
     config = home / ".config" / "hookd" / "hooks.json"
     write(config, {"hooks": {"Stop": [group("hookd's")]}}, 0o640)
@@ -665,7 +691,9 @@ def test_every_entry_install_writes_is_hookds_and_no_lookalike_of_the_users_is(
 
 # --- a file the agent cannot parse --------------------------------------------------------
 
-PARSED = [c for c in AGENT_CASES if c[0] != "cline"]  # Cline's files are scripts, not parsed
+PARSED = [c for c in AGENT_CASES if c[0] not in ("cline", "opencode", "kilo")]
+"""Agents whose hook files install parses (Cline's are scripts; opencode's and Kilo's a plugin
+hookd writes whole)."""
 
 
 @pytest.mark.parametrize("text", ["[1, 2]\n", "{\n"], ids=["not-an-object", "not-json"])
@@ -840,7 +868,7 @@ def test_a_records_original_mode_is_given_back_only_when_it_is_a_files_mode(
 def test_install_says_which_groups_moved_and_which_hookd_already_had(
     home: Path, project: Path, capsys: pytest.CaptureFixture[str], agent: str
 ) -> None:
-    [target] = adapter_for(agent).install_files("user", home, project)
+    [target, *_] = adapter_for(agent).install_files("user", home, project)
     config = home / ".config" / "hookd" / "hooks.json"
     write(config, {"hooks": {"PreToolUse": [group("shared")]}})
     write(target, {"hooks": {"PreToolUse": [group("shared"), group("a"), group("b")]}})
@@ -856,7 +884,7 @@ def test_a_record_that_does_not_say_whether_hookds_config_existed_never_removes_
 ) -> None:
     """A record written by a hookctl that did not yet record it: uninstall takes hookd's
     config for the user's (it may have been), so an emptied one stays, emptied."""
-    [target] = adapter_for(agent).install_files("user", home, project)
+    [target, *_] = adapter_for(agent).install_files("user", home, project)
     config = home / ".config" / "hookd" / "hooks.json"
     write(config, {})
     write(target, {"hooks": {"PreToolUse": [group("mine")]}})
@@ -898,7 +926,7 @@ def test_uninstall_keeps_every_event_of_hookds_config_it_did_not_add_malformed_o
 ) -> None:
     """hookd's loader reports a malformed event (not a list); uninstall is no place to
     drop it — nor, past it, the user's other events."""
-    [target] = adapter_for(agent).install_files("user", home, project)
+    [target, *_] = adapter_for(agent).install_files("user", home, project)
     config = home / ".config" / "hookd" / "hooks.json"
     theirs = {"Notification": "not a list", "Stop": [group("hookd's")]}
     write(config, {"hooks": theirs})
