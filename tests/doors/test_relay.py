@@ -567,6 +567,156 @@ async def test_unknown_fields_and_types_in_the_reply_are_skipped(
     assert (request.event, request.input, request.pid, request.id) == ("Stop", b'{"a": 1}', 4242, 1)
 
 
+# --- the frames, at every MessagePack width (both relays hand-encode them) ----------------
+
+# Lengths and counts at each edge where MessagePack changes a value's header: fixstr/str8/
+# str16/str32, bin8/bin16/bin32, fixmap/map16/map32, and the uint widths (a pid).
+_STR_EDGES = (0, 31, 32, 255, 256, 65535, 65536)
+_BIN_EDGES = (0, 255, 256, 65535, 65536)
+_MAP_EDGES = (15, 16, 17, 65535, 65536)
+_UINT_EDGES = (0, 127, 128, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1)
+_OK = WELCOME + _frame({"kind": "relay_reply", "id": 1, "stdout": "ok"})
+
+
+def _frames(got: bytes) -> list[bytes]:
+    bodies, at = [], 0
+    while at < len(got):
+        size = int.from_bytes(got[at : at + 4], "big")
+        bodies.append(got[at + 4 : at + 4 + size])
+        at += 4 + size
+    assert at == len(got), "a frame's length prefix does not match its body"
+    return bodies
+
+
+def _frame_cases() -> list[tuple[str, dict[str, str], bytes, tuple[str, ...]]]:
+    """(id, the extra environment, stdin, extra arguments) at every edge."""
+    cases = [(f"env-value-{n}", {"V": "v" * n}, b"{}", ()) for n in _STR_EDGES]
+    cases += [(f"env-key-{n}", {"K" * n: "k"}, b"{}", ()) for n in _STR_EDGES[1:5]]
+    cases += [(f"input-{n}", {}, b"i" * n, ()) for n in _BIN_EDGES]
+    # the relay's environment is PATH, ASAN_OPTIONS, LC_CTYPE and these: n entries in all
+    cases += [
+        (f"env-{n}-entries", {f"E{k}": "" for k in range(n - 3)}, b"{}", ()) for n in _MAP_EDGES
+    ]
+    cases += [(f"pid-{n}", {"CLAUDE_PID": str(n)}, b"{}", ()) for n in _UINT_EDGES]
+    cases += [(f"agent-{n}", {}, b"{}", ("--agent", "a" * n)) for n in (1, 31, 32)]
+    return cases
+
+
+@pytest.mark.parametrize(
+    ("env", "stdin", "args"),
+    [case[1:] for case in _frame_cases()],
+    ids=[case[0] for case in _frame_cases()],
+)
+async def test_every_frame_is_the_shortest_messagepack_of_exactly_what_was_given(
+    relay_cmd: list[str], tmp_path: Path, env: dict[str, str], stdin: bytes, args: tuple[str, ...]
+) -> None:
+    """The hello and relay frames decode to exactly the event, input, environment, agent and
+    pid the relay was given, each in MessagePack's shortest form (what msgspec writes): a
+    header one width off at any edge would be another value, or another type, to hookd."""
+    given = {"LC_CTYPE": "C.UTF-8"}  # set, so Python's locale coercion adds nothing
+    proc, got = await _relay_against(
+        _OK, relay_cmd, tmp_path / "peer.sock", *args, "Stop", stdin=stdin, env=given | env
+    )
+    assert (proc.returncode, proc.stdout) == (0, b"ok"), proc.stderr
+    hello, request = _frames(got)
+    for body in (hello, request):
+        assert msgspec.msgpack.encode(msgspec.msgpack.decode(body)) == body
+    pid = int(env["CLAUDE_PID"]) if "CLAUDE_PID" in env else None
+    assert msgspec.msgpack.decode(hello) == {
+        "kind": "hello",
+        "version": 1,
+        "client": "hookd-relay",
+        **({"pid": pid} if pid is not None else {}),
+    }
+    sent = msgspec.msgpack.decode(request)
+    path = os.environ.get("PATH", "/usr/bin:/bin")
+    assert sent["env"] == {"PATH": path, "ASAN_OPTIONS": "detect_leaks=0", **given, **env}
+    assert (sent["kind"], sent["id"], sent["event"], sent["input"]) == ("relay", 1, "Stop", stdin)
+    assert sent.get("agent") == (args[1] if args else None)
+    if pid is not None:
+        assert sent["pid"] == pid
+
+
+# Each edge of UTF-8 (the shortest and longest of every length, around the surrogates and
+# past U+10FFFF), valid and not: an environment entry that is not UTF-8 is left out of the
+# relay frame (a MessagePack str must be), by both relays alike.
+_UTF8_EDGES = [
+    *(
+        chr(c).encode()
+        for c in (0x7F, 0x80, 0x7FF, 0x800, 0xFFF, 0x1000, 0xD7FF, 0xE000, 0xFFFF, 0x10000)
+    ),
+    *(chr(c).encode() for c in (0x3FFFF, 0x40000, 0xFFFFF, 0x100000, 0x10FFFF)),
+    b"\x80",  # a continuation byte alone
+    b"\xc0\x80",  # overlong forms of each length
+    b"\xc1\xbf",
+    b"\xe0\x9f\xbf",
+    b"\xf0\x8f\xbf\xbf",
+    b"\xed\xa0\x80",  # a surrogate
+    b"\xf4\x90\x80\x80",  # past U+10FFFF
+    b"\xf5\x80\x80\x80",
+    b"\xe0\xa0",  # cut short
+    b"\xc2\xc0",  # a lead byte where a continuation should be
+    b"\xe1\x80\xc0",
+    b"\xf1\x80\x80\xc0",
+]
+
+
+async def test_exactly_the_utf8_environment_entries_are_forwarded(
+    relay_cmd: list[str], tmp_path: Path
+) -> None:
+    env: dict[bytes, bytes] = {b"LC_CTYPE": b"C.UTF-8"}
+    for k, edge in enumerate(_UTF8_EDGES):
+        env[b"V%d" % k] = b"<" + edge + b">"  # in a value
+        env[b"K%d" % k + edge] = b"key"  # and in a name
+    proc, got = await _relay_against(
+        _OK,
+        relay_cmd,
+        tmp_path / "peer.sock",
+        "Stop",
+        stdin=b"{}",
+        env=env,  # type: ignore[arg-type]
+    )
+    assert proc.returncode == 0, proc.stderr
+    sent = msgspec.msgpack.decode(_frames(got)[1])["env"]
+
+    def utf8(data: bytes) -> bool:
+        try:
+            data.decode()
+        except UnicodeDecodeError:
+            return False
+        return True
+
+    expected = {k.decode(): v.decode() for k, v in env.items() if utf8(k) and utf8(v)}
+    assert len(expected) > len(_UTF8_EDGES)  # the valid half is there to be forwarded
+    assert {k: v for k, v in sent.items() if k not in ("PATH", "ASAN_OPTIONS")} == expected
+
+
+@pytest.mark.parametrize(
+    ("size", "code"),
+    list(
+        zip(
+            [*_STR_EDGES, *_STR_EDGES[:3]],
+            [0, 1, 2, 127, 128, 255, 256, -1, -200, 70000],
+            strict=True,
+        )
+    ),
+)
+async def test_a_reply_of_every_width_is_answered_as_it_says(
+    relay_cmd: list[str], tmp_path: Path, size: int, code: int
+) -> None:
+    """stdout and stderr of every str width, the exit code of every int width (its low 8
+    bits, as sys.exit), in a map of 16 keys or more: the agent gets exactly them."""
+    extra = {f"x{k}": k for k in range(16)}  # a map16 reply, unknown keys first
+    out, err = "o" * size, "e" * (size // 2)
+    reply = WELCOME + _frame(
+        {**extra, "kind": "relay_reply", "id": 1, "stdout": out, "stderr": err, "exit_code": code}
+    )
+    proc, _ = await _relay_against(
+        reply, relay_cmd, tmp_path / "peer.sock", "Stop", stdin=b"{}", env={}
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (code & 0xFF, out.encode(), err.encode())
+
+
 # --- deadlines: a daemon that took the connection and never answers (issue 28, item 8) -----
 
 
