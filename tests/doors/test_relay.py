@@ -7,6 +7,7 @@ indistinguishable to the agent: same output, exit codes and failure messages.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -637,6 +638,35 @@ async def test_every_frame_is_the_shortest_messagepack_of_exactly_what_was_given
         assert sent["pid"] == pid
 
 
+async def test_both_relays_say_a_refusal_alike(tmp_path: Path, compiled_relay: Path) -> None:
+    """An ``error`` frame, its code and message each a str, nil or absent (all hookd's
+    protocol allows), in a fixmap or a map16, under each failure mode: the compiled relay
+    answers the agent byte for byte as the Python one (which prints None for nil)."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    missing = object()
+    for code, message, pad, closed in itertools.product(
+        ("busy", None, missing), ("over max_connections", "", None, missing), (0, 16), (0, 1)
+    ):
+        error: dict[str, Any] = {f"x{k}": k for k in range(pad)} | {"kind": "error", "id": None}
+        error |= {} if code is missing else {"code": code}
+        error |= {} if message is missing else {"message": message}
+        args = ("Stop", *(["--fail-closed"] if closed else []))
+        want, _ = await _relay_against(
+            _frame(error), python, tmp_path / "p.sock", *args, stdin=b"{}", env={}
+        )
+        got, _ = await _relay_against(
+            _frame(error), [str(compiled_relay)], tmp_path / "c.sock", *args, stdin=b"{}", env={}
+        )
+        assert b"hookd refused the event (" in want.stdout + want.stderr, error
+        assert (got.returncode, got.stdout, got.stderr) == (
+            want.returncode,
+            want.stdout,
+            want.stderr,
+        ), error
+        (tmp_path / "p.sock").unlink()
+        (tmp_path / "c.sock").unlink()
+
+
 # Each edge of UTF-8 (the shortest and longest of every length, around the surrogates and
 # past U+10FFFF), valid and not: an environment entry that is not UTF-8 is left out of the
 # relay frame (a MessagePack str must be), by both relays alike.
@@ -667,6 +697,7 @@ async def test_exactly_the_utf8_environment_entries_are_forwarded(
     env: dict[bytes, bytes] = {b"LC_CTYPE": b"C.UTF-8"}
     for k, edge in enumerate(_UTF8_EDGES):
         env[b"V%d" % k] = b"<" + edge + b">"  # in a value
+        env[b"E%d" % k] = b"<" + edge  # at the end of one, where a cut-short form ends
         env[b"K%d" % k + edge] = b"key"  # and in a name
     proc, got = await _relay_against(
         _OK,

@@ -265,8 +265,9 @@ def _skipped_nodes(tree: ast.Module) -> set[int]:
             isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
         ):
             skip_all(node)
-        if isinstance(node, ast.Call):
-            func = node.func
+        call = node.value if isinstance(node, ast.Expr) else node  # a log call's statement too
+        if isinstance(call, ast.Call):
+            func = call.func
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
                 if func.value.id in ("log", "logger", "structlog"):
                     skip_all(node)
