@@ -592,3 +592,22 @@ async def test_claude_code_fields_gemini_has_no_place_for_are_logged(tmp_path: P
     assert out == {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "CTX"}}
     (entry,) = [e for e in logs if e["event"] == "gemini cannot apply"]
     assert (entry["native_event"], entry["fields"]) == ("AfterTool", ["updatedToolOutput"])
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("check.sh $GEMINI_PLANS_DIR", True),
+        ("check.sh $GEMINI_SESSION_ID", True),
+        ("check.sh $GEMINI_PROJECT_DIR", False),
+        ("check.sh", False),
+    ],
+)
+def test_a_moved_command_is_said_to_expand_geminis_variables_exactly_when_it_uses_them(
+    tmp_path: Path, command: str, said: bool
+) -> None:
+    path = tmp_path / "settings.json"
+    hook = {"type": "command", "command": command}
+    path.write_text(json.dumps({"hooks": {"BeforeTool": [{"hooks": [hook]}]}}))
+    warnings = GeminiAdapter().read_hooks(path).warnings
+    assert any("substitutes" in w for w in warnings) == said, warnings

@@ -178,6 +178,8 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/agents/test_guests.py",
             "tests/agents/test_agent_door.py",
             "tests/docs/test_agents_doc.py",  # the capability matrix, every agent x event
+            "tests/properties/test_agent_blocks.py",
+            "tests/agents/test_wiring_forms.py",
             *sorted(
                 f"tests/agents/{p.name}"
                 for p in (ROOT / "tests" / "agents").glob("test_*_adapter.py")
