@@ -164,3 +164,22 @@ async def test_copilot_s_camel_case_permission_request_at_claude_code_s_door(
     )  # fmt: skip
     assert marker.exists()
     assert json.loads(done.stdout) == {"behavior": "deny", "message": "NO-ECHO"}
+
+
+def test_an_input_with_a_transcript_path_is_claude_code_s_whatever_else_it_carries() -> None:
+    """Claude Code sends every event a ``transcript_path``; an input that has one is Claude
+    Code's own at its door, even with fields a guest's input has (an ISO ``timestamp``,
+    camelCase ``sessionId``) — and each of Claude Code's real inputs without one of them
+    reads as the guest's it then is."""
+    from hookd.agents.guests import guest_at_claude_door
+
+    fixtures = sorted((Path(__file__).resolve().parents[1] / "data" / "cc-fixtures").glob("*.json"))
+    assert fixtures
+    for path in fixtures:
+        raw = json.loads(path.read_text())
+        assert "transcript_path" in raw, path
+        for extra in ({}, {"timestamp": "2026-01-01T00:00:00Z"}, {"sessionId": "s"}):
+            assert guest_at_claude_door({**raw, **extra}) is None, (path, extra)
+        guest = {k: v for k, v in raw.items() if k != "transcript_path"}
+        claimed = guest_at_claude_door({**guest, "timestamp": "2026-01-01T00:00:00Z"})
+        assert claimed is not None and claimed.name == "copilot", path

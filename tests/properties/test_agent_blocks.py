@@ -28,6 +28,30 @@ REASON = "NO-RM-PLEASE"
 # beforeReadFile takes the permission only).
 NO_REASON = {("cursor", "beforeReadFile")}
 
+# Agents that reject, or show as "undefined", a block without a reason: hookd always
+# gives one (its default when no hook did).  Claude Code's dialect accepts a reason-less
+# block (so do the agents that speak it), and Codex's PermissionRequest deny.
+REASON_ALWAYS = {"codex", "gemini", "copilot", "cursor", "windsurf", "kiro", "cline"}
+REASON_OPTIONAL = {("codex", "PermissionRequest")}
+_REASON_KEYS = (
+    "reason",
+    "permissionDecisionReason",
+    "message",
+    "errorMessage",
+    "user_message",
+    "agent_message",
+    "followup_message",
+)
+
+
+def _reasons(reply: AgentReply) -> list[str]:
+    """Every non-empty reason the agent is given with its block."""
+    found = [reply.stderr.strip()] if reply.exit_code == 2 else []
+    data = json.loads(reply.stdout) if reply.stdout else {}
+    for place in (data, data.get("hookSpecificOutput") or {}):
+        found += [place[k] for k in _REASON_KEYS if isinstance(place.get(k), str)]
+    return [r for r in found if r.strip()]
+
 
 def _blocks(data: Any) -> bool:
     """Does one JSON answer carry a block in any agent's words?"""
@@ -67,8 +91,8 @@ def _forms(spec: EventSpec) -> list[FireResult]:
         if event == "PermissionRequest":
             verdict = {"behavior": "deny", **({"message": reason} if reason else {})}
             specific = {"decision": verdict}
-        for stop in (False, True):
-            forms.append(
+        for stop, rewrite in ((False, None), (True, None), (False, {"command": "y"})):
+            forms.append(  # a rewrite beside a block: another hook's, never applied
                 FireResult(
                     event=event,
                     decision=decision,
@@ -76,6 +100,7 @@ def _forms(spec: EventSpec) -> list[FireResult]:
                     blocking_messages=[reason] if reason else [],
                     specific=specific,
                     continue_=not stop,
+                    updated_input=rewrite,
                 )
             )
     # hookd's own block: a rewrite the agent cannot apply (degrade makes it a block),
@@ -113,3 +138,10 @@ def test_a_block_reaches_the_agent_as_one_in_every_form(adapter: Adapter, spec: 
             assert REASON in said, (adapter.name, spec.native, result, reply)
         if reply.stdout:
             assert "null" not in reply.stdout, reply  # no reason, or any field, left null
+            # a blocked call is not rewritten: no rewrite in an agent's own dialect beside
+            # the block (Claude Code's keeps updatedInput beside a deny, and deny wins)
+            for rewrite in ("modifiedArgs", "tool_input"):
+                assert rewrite not in reply.stdout, reply
+        key = (adapter.name, spec.native)
+        if adapter.name in REASON_ALWAYS and key not in NO_REASON | REASON_OPTIONAL:
+            assert _reasons(reply), (adapter.name, spec.native, result, reply)
