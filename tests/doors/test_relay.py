@@ -354,6 +354,10 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
     lax.mkdir()
     lax.chmod(0o777)
     _hold(lax / "s.sock").close()
+    group = tmp_path / "group"  # ours, but the group may replace what is in it
+    group.mkdir()
+    group.chmod(0o770)
+    _hold(group / "s.sock").close()
     plain = tmp_path / "plain-file"
     plain.write_text("")
     loop = tmp_path / "loop"
@@ -378,6 +382,7 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
         # the socket checks (sockpath.unsafe_reason and its C twin), word for word
         ("PreToolUse", "--socket", str(lax / "s.sock")),
         ("Stop", "--socket", str(lax / "s.sock"), "--fail-closed"),
+        ("PreToolUse", "--socket", str(group / "s.sock")),
         ("PreToolUse", "--socket", str(plain)),
         ("PreToolUse", "--socket", str(loop / "s.sock")),
         ("PreToolUse", "--socket", str(tmp_path / "via-link" / "x.sock")),
