@@ -672,6 +672,35 @@ async def test_both_relays_say_a_refusal_alike(tmp_path: Path, compiled_relay: P
         (tmp_path / "c.sock").unlink()
 
 
+_EXTRA_VALUES = {
+    "array16": list(range(16)),
+    "array32": [0] * 65536,
+    "map16": {f"k{k}": k for k in range(16)},
+    "map32": {f"k{k}": 0 for k in range(65536)},
+    "bin-edges": [b"b" * n for n in _BIN_EDGES],
+    "str-edges": ["s" * n for n in _STR_EDGES],
+    "int-edges": [*_UINT_EDGES, -1, -32, -33, -128, -129, -32768, -32769, -(2**31), -(2**63)],
+    "floats": [0.5, 1e300],
+    "nested": [[[{"a": [None, True, False]}]]],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_EXTRA_VALUES))
+async def test_an_unknown_field_of_every_type_and_width_is_skipped(
+    relay_cmd: list[str], tmp_path: Path, kind: str
+) -> None:
+    """Forward compatibility: a field the relay does not read, of any MessagePack type and
+    header width, before and after the ones it reads, is skipped whole."""
+    extra = _EXTRA_VALUES[kind]
+    reply = WELCOME + _frame(
+        {"a": extra, "kind": "relay_reply", "b": extra, "id": 1, "stdout": "OUT", "exit_code": 3}
+    )
+    proc, _ = await _relay_against(
+        reply, relay_cmd, tmp_path / "peer.sock", "Stop", stdin=b"{}", env={}
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, b"OUT", b"")
+
+
 # Each edge of UTF-8 (the shortest and longest of every length, around the surrogates and
 # past U+10FFFF), valid and not: an environment entry that is not UTF-8 is left out of the
 # relay frame (a MessagePack str must be), by both relays alike.
