@@ -358,6 +358,11 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
     group.mkdir()
     group.chmod(0o770)
     _hold(group / "s.sock").close()
+    for name in (".h", "h.", "..x"):  # names that are no `..`, lax
+        (tmp_path / name).mkdir()
+        (tmp_path / name).chmod(0o777)
+        _hold(tmp_path / name / "s.sock").close()
+    dotted = tmp_path / ".h"
     plain = tmp_path / "plain-file"
     plain.write_text("")
     loop = tmp_path / "loop"
@@ -383,6 +388,12 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
         ("PreToolUse", "--socket", str(lax / "s.sock")),
         ("Stop", "--socket", str(lax / "s.sock"), "--fail-closed"),
         ("PreToolUse", "--socket", str(group / "s.sock")),
+        ("PreToolUse", "--socket", str(dotted / "s.sock")),
+        ("PreToolUse", "--socket", f"{dotted}/../.h/./s.sock"),
+        ("PreToolUse", "--socket", str(tmp_path / "h." / "s.sock")),
+        ("PreToolUse", "--socket", str(tmp_path / "..x" / "s.sock")),
+        ("PreToolUse", "--socket", f"{lax}/../x.sock"),
+        ("PreToolUse", "--socket", f"{dotted}/../plain-file"),  # named as the walk left it
         ("PreToolUse", "--socket", str(plain)),
         ("PreToolUse", "--socket", str(loop / "s.sock")),
         ("PreToolUse", "--socket", str(tmp_path / "via-link" / "x.sock")),
