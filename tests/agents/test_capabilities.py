@@ -174,3 +174,31 @@ def test_degrade_is_never_less_safe_and_never_silent_for_any_agent_event_or_answ
             assert ("cannot continue" in said) == (stop_lost and not caps.continue_stop), where
             if not said:
                 assert out is result, where
+
+
+@pytest.mark.parametrize("agent", [a.name for a in ADAPTERS])
+def test_each_capability_note_is_said_exactly_where_it_applies(tmp_path: Path, agent: str) -> None:
+    """For a hook on every event: "cannot apply updatedInput" exactly on the agent's
+    PreToolUse events without rewrites, "cannot ask" exactly on its PreToolUse and
+    PermissionRequest events without asks, "cannot continue" exactly on its stop events
+    without a continuation — never on an event where the note means nothing."""
+    adapter = adapter_for(agent)
+    hooks = tmp_path / "hooks.json"
+    command = {"hooks": [{"type": "command", "command": "true"}]}
+    hooks.write_text(json.dumps({"hooks": {event: [command] for event in EVENT_NAMES}}))
+    config = build_config([load_source(SourceSpec(hooks, Scope.USER))])
+    said = report(adapter, config.all_hooks())
+    notes = {
+        "cannot apply updatedInput": lambda s: (
+            s.canonical == "PreToolUse" and not s.caps.rewrite_input
+        ),
+        "cannot ask the user": lambda s: (
+            s.canonical in ("PreToolUse", "PermissionRequest") and not s.caps.ask
+        ),
+        "cannot continue after": lambda s: (
+            s.canonical in ("Stop", "SubagentStop") and not s.caps.continue_stop
+        ),
+    }
+    for note, applies in notes.items():
+        expected = sorted(s.canonical for s in adapter.events if applies(s))
+        assert sorted(r.event for r in said if note in r.message) == expected, note

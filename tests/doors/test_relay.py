@@ -363,6 +363,10 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
         (tmp_path / name).chmod(0o777)
         _hold(tmp_path / name / "s.sock").close()
     dotted = tmp_path / ".h"
+    for hops in (40, 41):  # a chain of links: 40 is followed, one more is a loop
+        (tmp_path / f"chain{hops}-0").symlink_to(tmp_path)
+        for k in range(1, hops):
+            (tmp_path / f"chain{hops}-{k}").symlink_to(tmp_path / f"chain{hops}-{k - 1}")
     plain = tmp_path / "plain-file"
     plain.write_text("")
     loop = tmp_path / "loop"
@@ -392,6 +396,8 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
         ("PreToolUse", "--socket", f"{dotted}/../.h/./s.sock"),
         ("PreToolUse", "--socket", str(tmp_path / "h." / "s.sock")),
         ("PreToolUse", "--socket", str(tmp_path / "..x" / "s.sock")),
+        ("PreToolUse", "--socket", str(tmp_path / "chain40-39" / "x.sock")),
+        ("PreToolUse", "--socket", str(tmp_path / "chain41-40" / "x.sock")),
         ("PreToolUse", "--socket", f"{lax}/../x.sock"),
         ("PreToolUse", "--socket", f"{dotted}/../plain-file"),  # named as the walk left it
         ("PreToolUse", "--socket", str(plain)),
@@ -607,7 +613,9 @@ def _frames(got: bytes) -> list[bytes]:
 
 def _frame_cases() -> list[tuple[str, dict[str, str], bytes, tuple[str, ...]]]:
     """(id, the extra environment, stdin, extra arguments) at every edge."""
-    cases = [(f"env-value-{n}", {"V": "v" * n}, b"{}", ()) for n in _STR_EDGES]
+    cases: list[tuple[str, dict[str, str], bytes, tuple[str, ...]]] = [
+        (f"env-value-{n}", {"V": "v" * n}, b"{}", ()) for n in _STR_EDGES
+    ]
     cases += [(f"env-key-{n}", {"K" * n: "k"}, b"{}", ()) for n in _STR_EDGES[1:5]]
     cases += [(f"input-{n}", {}, b"i" * n, ()) for n in _BIN_EDGES]
     # the relay's environment is PATH, ASAN_OPTIONS, LC_CTYPE and these: n entries in all

@@ -62,6 +62,7 @@ _TOKEN = re.compile(
     r"|(?P<space>\s+)",
     re.DOTALL,
 )
+_MARKS = {"survived": "S", "stillborn": "b", "same-binary": "=", "error": "E"}
 _KEYWORDS = {"if", "while", "for", "switch", "return", "sizeof", "defined"}
 
 
@@ -222,8 +223,7 @@ def run(sample: int | None, seed: int, timeout: float | None) -> list[Outcome]:
             finally:
                 target.write_text(source, encoding="utf-8")
             outcomes.append(Outcome(point, status, round(seconds, 1)))
-            mark = {"survived": "S", "stillborn": "b", "same-binary": "=", "error": "E"}
-            mark = mark.get(status, ".")
+            mark = _MARKS.get(status, ".")
             print(
                 f"  [{n}/{len(chosen)}] {mark} {SOURCE}:{point.line} {point.op} "
                 f"-> {point.new!r}: {point.text[:70]}",
@@ -270,8 +270,10 @@ def main() -> int:
     for outcome in outcomes:
         if outcome.status not in ("killed", "timeout"):
             point = outcome.point
-            print(f"  {outcome.status}: {SOURCE}:{point.line} {point.op} -> {point.new!r}: "
-                  f"{point.text}")
+            print(
+                f"  {outcome.status}: {SOURCE}:{point.line} {point.op} -> {point.new!r}: "
+                f"{point.text}"
+            )
     return 0
 
 
