@@ -47,9 +47,9 @@ def test_a_file_hookd_wired_itself_is_clean_to_doctor(
     home, project = tmp_path / "home", tmp_path / "proj"
     monkeypatch.setenv("HOME", str(home))  # the user's own files, as doctor finds them
     files = adapter.install_files("user", home, project)
+    command = f"hookd-relay --agent {agent}"
     for path in files:
         path.parent.mkdir(parents=True, exist_ok=True)
-        command = f"hookd-relay --agent {agent}"
         path.write_text(adapter.wire_file(path, None, lambda spec: f"{command} {spec.native}"))
     found = lint_agent(adapter, home, project, scopes=("user",))
     assert [f for f in found if f.severity == "error" or f.where] == [], found

@@ -29,16 +29,16 @@ import argparse
 import json
 import random
 import re
+import shutil
 import subprocess
 import sys
-import shutil
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: tests/ is the package base, as for mypy
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mutation.run import RESULTS, ROOT, _run_tests, _scratch  # noqa: E402
+from mutation.run import RESULTS, ROOT, _run_tests, _scratch
 
 SOURCE = "relay/hookd-relay.c"
 
