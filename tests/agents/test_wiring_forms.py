@@ -11,12 +11,14 @@ user's hook to move, which would make hookd call itself), for every agent.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from hookd.agents.base import Scope
 from hookd.agents.registry import ADAPTERS, adapter_for
-from hookd.installers.agent_install import Relay
+from hookd.installers.agent_install import Relay, apply_plan, plan_install
 
 FORMS = {
     "compiled": Relay(binary="/opt/hookd/bin/hookd-relay-c"),
@@ -56,3 +58,22 @@ def test_a_gemini_hook_that_only_looks_like_hookd_s_is_the_users(tmp_path: Path)
         )
         moved = gemini.read_hooks(path).hooks
         assert [h["command"] for g in moved["PreToolUse"] for h in g["hooks"]] == [command]
+
+
+@pytest.mark.parametrize("scope", ["user", "project"])
+@pytest.mark.parametrize("agent", AGENTS)
+def test_an_install_sends_each_event_to_hookd_once_across_all_the_agent_s_files(
+    tmp_path: Path, agent: str, scope: Scope
+) -> None:
+    """An agent that reads several hook files (Copilot's hooks/*.json and settings.json,
+    Factory's hooks.json and settings.json) runs every one: hookd's entry for an event
+    must be in exactly one of them, or each hook would run twice per event."""
+    adapter = adapter_for(agent)
+    home, project = tmp_path / "home", tmp_path / "proj"
+    project.mkdir()
+    apply_plan(plan_install(adapter, scope, FORMS["compiled"], home=home, project=project))
+    texts = [p.read_text() for p in adapter.hook_files(scope, home, project) if p.exists()]
+    for spec in adapter.events:
+        entry = re.compile(rf"--agent {re.escape(agent)} {re.escape(spec.native)}(?![\w-])")
+        assert sum(len(entry.findall(text)) for text in texts) <= 1, spec.native
+    assert any("--agent" in text for text in texts)
