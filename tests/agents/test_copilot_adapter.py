@@ -473,3 +473,19 @@ async def test_a_permission_request_deny_is_copilot_s_behavior(tmp_path: Path) -
     rewrite = answer(behavior="allow", updatedInput={"command": "echo safe"})
     _, out = await run("permissionRequest", {"PermissionRequest": [group(rewrite)]}, tmp_path)
     assert out["behavior"] == "deny" and "cannot apply" in out["message"]
+
+
+def test_read_hooks_says_every_native_entry_it_leaves_whatever_the_order(tmp_path: Path) -> None:
+    """Claude-shaped groups move; every native entry that stays, and every event hookd
+    does not take over, is said — before or after the Claude-shaped keys in the file."""
+    claude = [{"hooks": [{"type": "command", "command": "guard"}]}]
+    native = [{"type": "command", "bash": "mine"}]
+    keys = [("PreToolUse", claude), ("preToolUse", native), ("someNewEvent", native)]
+    for order in (keys, keys[::-1], [keys[1], keys[0], keys[2]]):
+        path = tmp_path / "hooks.json"
+        path.write_text(json.dumps({"version": 1, "hooks": dict(order)}))
+        found = COPILOT.read_hooks(path)
+        assert list(found.hooks) == ["PreToolUse"], order
+        said = "\n".join(found.warnings)
+        assert "hooks.preToolUse: 1 hook(s) in Copilot's native format stay" in said, order
+        assert "hooks.someNewEvent: hookd does not take over" in said, order
