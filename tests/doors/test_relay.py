@@ -617,7 +617,8 @@ def _frame_cases() -> list[tuple[str, dict[str, str], bytes, tuple[str, ...]]]:
         (f"env-value-{n}", {"V": "v" * n}, b"{}", ()) for n in _STR_EDGES
     ]
     cases += [(f"env-key-{n}", {"K" * n: "k"}, b"{}", ()) for n in _STR_EDGES[1:5]]
-    cases += [(f"input-{n}", {}, b"i" * n, ()) for n in _BIN_EDGES]
+    # the last: a frame whose length needs all four bytes of its prefix
+    cases += [(f"input-{n}", {}, b"i" * n, ()) for n in (*_BIN_EDGES, 1 << 24)]
     # the relay's environment is PATH, ASAN_OPTIONS, LC_CTYPE and these: n entries in all
     cases += [
         (f"env-{n}-entries", {f"E{k}": "" for k in range(n - 3)}, b"{}", ()) for n in _MAP_EDGES
