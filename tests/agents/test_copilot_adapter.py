@@ -489,3 +489,14 @@ def test_read_hooks_says_every_native_entry_it_leaves_whatever_the_order(tmp_pat
         said = "\n".join(found.warnings)
         assert "hooks.preToolUse: 1 hook(s) in Copilot's native format stay" in said, order
         assert "hooks.someNewEvent: hookd does not take over" in said, order
+
+
+def test_a_hooks_file_that_does_not_parse_is_the_one_install_must_stop_at(tmp_path: Path) -> None:
+    """A file in the hooks directory that does not parse may hold the user's hooks: it is
+    the one install wires first — and so refuses, naming it — never passed over for a new
+    hooks.json beside it (a project install over a broken file must say so)."""
+    hooks = tmp_path / "proj" / ".github" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "a-empty.json").write_text("{}")
+    (hooks / "broken.json").write_text('{"hooks": {"preToolUse": [')
+    assert COPILOT.hook_files("project", tmp_path, tmp_path / "proj")[0] == hooks / "broken.json"

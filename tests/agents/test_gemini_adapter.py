@@ -611,3 +611,15 @@ def test_a_moved_command_is_said_to_expand_geminis_variables_exactly_when_it_use
     path.write_text(json.dumps({"hooks": {"BeforeTool": [{"hooks": [hook]}]}}))
     warnings = GeminiAdapter().read_hooks(path).warnings
     assert any("substitutes" in w for w in warnings) == said, warnings
+
+
+@pytest.mark.parametrize("matcher", ["Bash", "run_shell_command", "read_file|glob", ".*", "*", ""])
+def test_a_moved_gemini_matcher_is_noted_exactly_when_its_meaning_changes(
+    tmp_path: Path, matcher: str
+) -> None:
+    path = tmp_path / "settings.json"
+    group = {"matcher": matcher, "hooks": [{"type": "command", "command": "g"}]}
+    path.write_text(json.dumps({"hooks": {"BeforeTool": [group]}}))
+    warnings = [w for w in GeminiAdapter().read_hooks(path).warnings if ".matcher:" in w]
+    note = canonical_matcher(matcher)[1]
+    assert warnings == ([f"hooks.BeforeTool[0].matcher: {note}"] if note else [])
