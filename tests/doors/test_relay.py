@@ -7,6 +7,7 @@ indistinguishable to the agent: same output, exit codes and failure messages.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -497,7 +498,8 @@ def _serve_once(path: Path, reply: bytes, got: list[bytes], listening: trio.Even
                     at += 4 + int.from_bytes(data[at : at + 4], "big")
                     frames += 1
             got.append(data)
-            conn.sendall(reply)
+            with contextlib.suppress(BrokenPipeError):  # a relay that hung up hears nothing
+                conn.sendall(reply)
 
 
 WELCOME = _frame({"kind": "welcome", "version": 1, "server": "x", "pid": 1, "max_frame": 1 << 24})
@@ -719,6 +721,31 @@ async def test_an_unknown_field_of_every_type_and_width_is_skipped(
         reply, relay_cmd, tmp_path / "peer.sock", "Stop", stdin=b"{}", env={}
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (3, b"OUT", b"")
+
+
+async def test_a_claude_pid_past_uint64_fails_alike_and_sends_nothing(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """``CLAUDE_PID`` that MessagePack's uint64 cannot hold: neither relay sends a frame
+    with some other pid; both fail as the entry's mode says, with the same bytes."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    for closed in ((), ("--fail-closed",)):
+        answers = []
+        for name, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            proc, got = await _relay_against(
+                b"",
+                cmd,
+                tmp_path / f"{name}.sock",
+                "Stop",
+                *closed,
+                stdin=b"{}",
+                env={"CLAUDE_PID": str(2**64)},
+            )
+            assert b"integer too large" in proc.stdout + proc.stderr, proc
+            assert got == b"", got  # no hello, no relay frame
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+            (tmp_path / f"{name}.sock").unlink()
+        assert answers[0] == answers[1], closed
 
 
 # Each edge of UTF-8 (the shortest and longest of every length, around the surrogates and
