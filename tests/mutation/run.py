@@ -261,6 +261,9 @@ def _skipped_nodes(tree: ast.Module) -> set[int]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             for decorator in node.decorator_list:  # frozen=, slots=, maxsize=: not behaviour
                 skip_all(decorator)
+        if isinstance(node, ast.ClassDef):
+            for keyword in node.keywords:  # a Struct's frozen=, kw_only=: the same
+                skip_all(keyword)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             skip_all(node.returns)
         if isinstance(node, ast.Assign) and any(
