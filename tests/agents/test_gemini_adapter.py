@@ -623,3 +623,21 @@ def test_a_moved_gemini_matcher_is_noted_exactly_when_its_meaning_changes(
     warnings = [w for w in GeminiAdapter().read_hooks(path).warnings if ".matcher:" in w]
     note = canonical_matcher(matcher)[1]
     assert warnings == ([f"hooks.BeforeTool[0].matcher: {note}"] if note else [])
+
+
+@pytest.mark.parametrize("nearest", ["not json", '{"name": "other-cli", "version": "5.0.0"}'])
+def test_the_version_is_the_nearest_package_s_or_the_binary_s_never_one_further_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, nearest: str
+) -> None:
+    """The package a binary belongs to is the nearest ``package.json`` above it: when that
+    one is not Gemini's (or does not parse), ``gemini --version`` says, not some
+    ``@google/gemini-cli`` further up the tree."""
+    outer = tmp_path / "outer"
+    (outer / "inner" / "bin").mkdir(parents=True)
+    (outer / "package.json").write_text('{"name": "@google/gemini-cli", "version": "9.9.9"}')
+    (outer / "inner" / "package.json").write_text(nearest)
+    binary = outer / "inner" / "bin" / "gemini"
+    binary.write_text("#!/bin/sh\necho 1.2.3\n")
+    binary.chmod(0o755)
+    monkeypatch.setenv("PATH", str(binary.parent))
+    assert GEMINI.detect().version == "1.2.3"
