@@ -511,6 +511,12 @@ HOSTILE = {
     "truncated-map": (b"\x00\x00\x00\x03\x83\xa1k", "hookd failed to answer: "),
     "str-past-the-end": (b"\x00\x00\x00\x06\x81\xa1k\xdb\xff\xff", "hookd failed to answer: "),
     "nested-5000": (len(NESTED).to_bytes(4, "big") + NESTED, "hookd failed to answer: "),
+    # a count past the frame's end is malformed: nothing after it is taken as the answer
+    "count-past-the-end": (
+        b"\x00\x00\x00\x08\x81\xa1k\xdd\xff\xff\xff\xff"
+        + _frame({"kind": "relay_reply", "id": 1, "stdout": "NOT-MINE"}),
+        "hookd failed to answer: ",
+    ),
     "other-id-then-eof": (
         WELCOME + _frame({"kind": "relay_reply", "id": 2, "stdout": "NOT-MINE"}),
         "closed the connection",
@@ -704,6 +710,7 @@ _EXTRA_VALUES = {
     "int-edges": [*_UINT_EDGES, -1, -32, -33, -128, -129, -32768, -32769, -(2**31), -(2**63)],
     "floats": [0.5, 1e300],
     "nested": [[[{"a": [None, True, False]}]]],
+    "empty": [[], {}, "", b"", [[]], {"e": {}}],
 }
 
 
