@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -188,7 +189,7 @@ def test_each_capability_note_is_said_exactly_where_it_applies(tmp_path: Path, a
     hooks.write_text(json.dumps({"hooks": {event: [command] for event in EVENT_NAMES}}))
     config = build_config([load_source(SourceSpec(hooks, Scope.USER))])
     said = report(adapter, config.all_hooks())
-    notes = {
+    notes: dict[str, Callable[[EventSpec], bool]] = {
         "cannot apply updatedInput": lambda s: (
             s.canonical == "PreToolUse" and not s.caps.rewrite_input
         ),
