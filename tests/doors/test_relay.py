@@ -1027,6 +1027,31 @@ async def test_a_full_backlog_is_decided_by_the_connect_deadline(
     )
 
 
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+async def test_a_daemon_that_never_reads_a_large_request_is_decided_by_the_deadline(
+    relay_cmd: list[str], tmp_path: Path, closed: bool
+) -> None:
+    """Connected (the backlog took it) but nobody reads: a request larger than the socket's
+    buffers blocks in send, and the deadline decides that wait too, as the entry says."""
+    sock = tmp_path / "deaf.sock"
+    listener = _hold(sock)
+    try:
+        with trio.fail_after(60):  # a guard: a relay that ignored it would wait for good
+            proc = await _run_relay(
+                relay_cmd,
+                "PreToolUse",
+                "--socket",
+                str(sock),
+                "--connect-timeout",
+                "0.5",
+                *(["--fail-closed"] if closed else []),
+                stdin=b"x" * (4 << 20),
+            )
+    finally:
+        listener.close()
+    assert "hookd failed to answer: no welcome within 0.5 s" in _decided(proc, closed)
+
+
 def test_a_stopped_daemon_is_decided_by_both_relays(relay_cmd: list[str], tmp_path: Path) -> None:
     """The real thing: ``hookd serve``, SIGSTOPped while it listens."""
     import signal
