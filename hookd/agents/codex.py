@@ -346,6 +346,15 @@ def _fit_pre_tool_use(
             log.warning("updatedInput without permissionDecision sent to Codex as a deny")
 
 
+PERMISSION_REWRITE = (
+    "hookd: a hook rewrote this call's input in its PermissionRequest answer, which Codex"
+    " cannot apply; denied rather than run the call unsanitised"
+)
+"""Codex rejects ``updatedInput`` in a PermissionRequest answer; dropping it and keeping
+the allow would run the call as the model wrote it, skipping the hook's sanitising (the
+rule of :func:`hookd.agents.capabilities.degrade`, and Copilot's adapter's)."""
+
+
 def _drop_updates(event: str, data: dict[str, Any], specific: dict[str, Any]) -> None:
     """PostToolUse/PermissionRequest: the ``updated…`` fields Codex rejects, logged."""
     for key in ("updatedMCPToolOutput", "updatedToolOutput", "updatedPermissions"):
@@ -356,6 +365,11 @@ def _drop_updates(event: str, data: dict[str, Any], specific: dict[str, Any]) ->
     if event != "PermissionRequest":
         return
     if isinstance(verdict, dict):
+        if verdict.get("behavior") == "allow" and verdict.get("updatedInput") is not None:
+            # An allow that rewrote the call: Codex would run it as the model wrote it.
+            verdict.clear()
+            verdict.update(behavior="deny", message=PERMISSION_REWRITE)
+            log.warning("PermissionRequest allow with updatedInput sent to Codex as a deny")
         for key in ("updatedInput", "updatedPermissions"):
             if verdict.pop(key, None) is not None:
                 log.warning("Codex cannot apply a PermissionRequest field", field=key)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hookd.agents.agent_sdk import SDK_EVENTS, AgentSdkAdapter
-from hookd.agents.base import UnknownAgentEvent
+from hookd.agents.base import Installation, UnknownAgentEvent
 from hookd.agents.registry import adapter_for
 from hookd_client.results import FireResult
 
@@ -55,3 +55,20 @@ def test_nothing_to_install_and_it_says_what_to_write(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"hooks=hookd_hooks\(\)"):
         adapter.wire(None, lambda spec: "")
     assert "hookd_settings()" in adapter.trust_steps("user")[0]
+
+
+def test_detect_finds_the_sdk_in_hookds_environment_or_says_it_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``hookctl agents list`` reports the SDK as hookd's Python environment has it: the
+    installed distribution's version, or not installed (never a guess either way)."""
+    import importlib.metadata
+
+    version = importlib.metadata.version("claude-agent-sdk")  # a dev dependency
+    assert AgentSdkAdapter().detect() == Installation(installed=True, version=version)
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert AgentSdkAdapter().detect() == Installation(installed=False)

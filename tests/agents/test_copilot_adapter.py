@@ -473,3 +473,30 @@ async def test_a_permission_request_deny_is_copilot_s_behavior(tmp_path: Path) -
     rewrite = answer(behavior="allow", updatedInput={"command": "echo safe"})
     _, out = await run("permissionRequest", {"PermissionRequest": [group(rewrite)]}, tmp_path)
     assert out["behavior"] == "deny" and "cannot apply" in out["message"]
+
+
+def test_read_hooks_says_every_native_entry_it_leaves_whatever_the_order(tmp_path: Path) -> None:
+    """Claude-shaped groups move; every native entry that stays, and every event hookd
+    does not take over, is said — before or after the Claude-shaped keys in the file."""
+    claude = [{"hooks": [{"type": "command", "command": "guard"}]}]
+    native = [{"type": "command", "bash": "mine"}]
+    keys = [("PreToolUse", claude), ("preToolUse", native), ("someNewEvent", native)]
+    for order in (keys, keys[::-1], [keys[1], keys[0], keys[2]]):
+        path = tmp_path / "hooks.json"
+        path.write_text(json.dumps({"version": 1, "hooks": dict(order)}))
+        found = COPILOT.read_hooks(path)
+        assert list(found.hooks) == ["PreToolUse"], order
+        said = "\n".join(found.warnings)
+        assert "hooks.preToolUse: 1 hook(s) in Copilot's native format stay" in said, order
+        assert "hooks.someNewEvent: hookd does not take over" in said, order
+
+
+def test_a_hooks_file_that_does_not_parse_is_the_one_install_must_stop_at(tmp_path: Path) -> None:
+    """A file in the hooks directory that does not parse may hold the user's hooks: it is
+    the one install wires first — and so refuses, naming it — never passed over for a new
+    hooks.json beside it (a project install over a broken file must say so)."""
+    hooks = tmp_path / "proj" / ".github" / "hooks"
+    hooks.mkdir(parents=True)
+    (hooks / "a-empty.json").write_text("{}")
+    (hooks / "broken.json").write_text('{"hooks": {"preToolUse": [')
+    assert COPILOT.hook_files("project", tmp_path, tmp_path / "proj")[0] == hooks / "broken.json"

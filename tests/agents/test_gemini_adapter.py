@@ -592,3 +592,52 @@ async def test_claude_code_fields_gemini_has_no_place_for_are_logged(tmp_path: P
     assert out == {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "CTX"}}
     (entry,) = [e for e in logs if e["event"] == "gemini cannot apply"]
     assert (entry["native_event"], entry["fields"]) == ("AfterTool", ["updatedToolOutput"])
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("check.sh $GEMINI_PLANS_DIR", True),
+        ("check.sh $GEMINI_SESSION_ID", True),
+        ("check.sh $GEMINI_PROJECT_DIR", False),
+        ("check.sh", False),
+    ],
+)
+def test_a_moved_command_is_said_to_expand_geminis_variables_exactly_when_it_uses_them(
+    tmp_path: Path, command: str, said: bool
+) -> None:
+    path = tmp_path / "settings.json"
+    hook = {"type": "command", "command": command}
+    path.write_text(json.dumps({"hooks": {"BeforeTool": [{"hooks": [hook]}]}}))
+    warnings = GeminiAdapter().read_hooks(path).warnings
+    assert any("substitutes" in w for w in warnings) == said, warnings
+
+
+@pytest.mark.parametrize("matcher", ["Bash", "run_shell_command", "read_file|glob", ".*", "*", ""])
+def test_a_moved_gemini_matcher_is_noted_exactly_when_its_meaning_changes(
+    tmp_path: Path, matcher: str
+) -> None:
+    path = tmp_path / "settings.json"
+    group = {"matcher": matcher, "hooks": [{"type": "command", "command": "g"}]}
+    path.write_text(json.dumps({"hooks": {"BeforeTool": [group]}}))
+    warnings = [w for w in GeminiAdapter().read_hooks(path).warnings if ".matcher:" in w]
+    note = canonical_matcher(matcher)[1]
+    assert warnings == ([f"hooks.BeforeTool[0].matcher: {note}"] if note else [])
+
+
+@pytest.mark.parametrize("nearest", ["not json", '{"name": "other-cli", "version": "5.0.0"}'])
+def test_the_version_is_the_nearest_package_s_or_the_binary_s_never_one_further_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, nearest: str
+) -> None:
+    """The package a binary belongs to is the nearest ``package.json`` above it: when that
+    one is not Gemini's (or does not parse), ``gemini --version`` says, not some
+    ``@google/gemini-cli`` further up the tree."""
+    outer = tmp_path / "outer"
+    (outer / "inner" / "bin").mkdir(parents=True)
+    (outer / "package.json").write_text('{"name": "@google/gemini-cli", "version": "9.9.9"}')
+    (outer / "inner" / "package.json").write_text(nearest)
+    binary = outer / "inner" / "bin" / "gemini"
+    binary.write_text("#!/bin/sh\necho 1.2.3\n")
+    binary.chmod(0o755)
+    monkeypatch.setenv("PATH", str(binary.parent))
+    assert GEMINI.detect().version == "1.2.3"

@@ -252,3 +252,22 @@ async def test_at_the_http_door_copilot_s_stop_loop_is_capped_as_at_its_own_door
     answers = [await post(handle, stop, "Stop") for _ in range(cap + 1)]
     blocked = [a is not None and a.get("decision") == "block" for a in answers]
     assert blocked == [True] * cap + [False], answers
+
+
+def test_an_input_with_a_transcript_path_is_claude_code_s_whatever_else_it_carries() -> None:
+    """Claude Code sends every event a ``transcript_path``; an input that has one is Claude
+    Code's own at its door, even with fields a guest's input has (an ISO ``timestamp``,
+    camelCase ``sessionId``) — and each of Claude Code's real inputs without one of them
+    reads as the guest's it then is."""
+    from hookd.agents.guests import guest_at_claude_door
+
+    fixtures = sorted((Path(__file__).resolve().parents[1] / "data" / "cc-fixtures").glob("*.json"))
+    assert fixtures
+    for path in fixtures:
+        raw = json.loads(path.read_text())
+        assert "transcript_path" in raw, path
+        for extra in ({}, {"timestamp": "2026-01-01T00:00:00Z"}, {"sessionId": "s"}):
+            assert guest_at_claude_door({**raw, **extra}) is None, (path, extra)
+        guest = {k: v for k, v in raw.items() if k != "transcript_path"}
+        claimed = guest_at_claude_door({**guest, "timestamp": "2026-01-01T00:00:00Z"})
+        assert claimed is not None and claimed.name == "copilot", path

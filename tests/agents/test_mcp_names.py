@@ -313,3 +313,24 @@ def test_doctor_says_an_agent_s_mcp_name_in_hookd_s_config_guards_one_agent(
     ]
     assert "write mcp__srv__echo" in found[0].message and "Copilot" in found[0].message
     assert "Gemini" in found[1].message
+
+
+def test_every_reading_of_every_agent_s_mcp_name_has_a_server_and_a_tool() -> None:
+    """A separator at either end, or two in a row, never makes a reading with an empty
+    server or tool (``mcp____echo`` is no tool of any server), for every agent; and the
+    hook's ``tool_name`` is the first reading, the agent's own name the last candidate."""
+    from hookd.agents.copilot import PERMISSION_MCP_NAMING
+    from hookd.agents.mcp_names import claude_name
+
+    namings = {a.name: a.mcp for a in ADAPTERS} | {"copilot-permission": PERMISSION_MCP_NAMING}
+    for agent, naming in namings.items():
+        if not naming.named or naming.is_claude:
+            continue
+        p, s = naming.prefix, naming.sep
+        for native in (f"{p}{s}echo", f"{p}srv{s}", f"{p}a{s}{s}b", f"{p}{s}a{s}b{s}", f"{p}a{s}b"):
+            splits = naming.splits(native)
+            assert all(server and tool for server, tool in splits), (agent, native, splits)
+            tool = naming.tool(native)
+            readings = [claude_name(server, name) for server, name in splits]
+            assert (tool.candidates if tool else ()) == ((*readings, native) if readings else ())
+        assert naming.splits(f"{p}a{s}b") == [("a", "b")], agent  # the plain case reads once

@@ -7,6 +7,8 @@ indistinguishable to the agent: same output, exit codes and failure messages.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import subprocess
@@ -370,6 +372,19 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
     lax.mkdir()
     lax.chmod(0o777)
     _hold(lax / "s.sock").close()
+    group = tmp_path / "group"  # ours, but the group may replace what is in it
+    group.mkdir()
+    group.chmod(0o770)
+    _hold(group / "s.sock").close()
+    for name in (".h", "h.", "..x"):  # names that are no `..`, lax
+        (tmp_path / name).mkdir()
+        (tmp_path / name).chmod(0o777)
+        _hold(tmp_path / name / "s.sock").close()
+    dotted = tmp_path / ".h"
+    for hops in (40, 41):  # a chain of links: 40 is followed, one more is a loop
+        (tmp_path / f"chain{hops}-0").symlink_to(tmp_path)
+        for k in range(1, hops):
+            (tmp_path / f"chain{hops}-{k}").symlink_to(tmp_path / f"chain{hops}-{k - 1}")
     plain = tmp_path / "plain-file"
     plain.write_text("")
     loop = tmp_path / "loop"
@@ -396,6 +411,15 @@ async def test_both_relays_fail_with_the_same_bytes(tmp_path: Path, compiled_rel
         # the socket checks (sockpath.unsafe_reason and its C twin), word for word
         ("PreToolUse", "--socket", str(lax / "s.sock")),
         ("Stop", "--socket", str(lax / "s.sock"), "--fail-closed"),
+        ("PreToolUse", "--socket", str(group / "s.sock")),
+        ("PreToolUse", "--socket", str(dotted / "s.sock")),
+        ("PreToolUse", "--socket", f"{dotted}/../.h/./s.sock"),
+        ("PreToolUse", "--socket", str(tmp_path / "h." / "s.sock")),
+        ("PreToolUse", "--socket", str(tmp_path / "..x" / "s.sock")),
+        ("PreToolUse", "--socket", str(tmp_path / "chain40-39" / "x.sock")),
+        ("PreToolUse", "--socket", str(tmp_path / "chain41-40" / "x.sock")),
+        ("PreToolUse", "--socket", f"{lax}/../x.sock"),
+        ("PreToolUse", "--socket", f"{dotted}/../plain-file"),  # named as the walk left it
         ("PreToolUse", "--socket", str(plain)),
         ("PreToolUse", "--socket", str(loop / "s.sock")),
         ("PreToolUse", "--socket", str(tmp_path / "via-link" / "x.sock")),
@@ -493,7 +517,8 @@ def _serve_once(path: Path, reply: bytes, got: list[bytes], listening: trio.Even
                     at += 4 + int.from_bytes(data[at : at + 4], "big")
                     frames += 1
             got.append(data)
-            conn.sendall(reply)
+            with contextlib.suppress(BrokenPipeError):  # a relay that hung up hears nothing
+                conn.sendall(reply)
 
 
 WELCOME = _frame({"kind": "welcome", "version": 1, "server": "x", "pid": 1, "max_frame": 1 << 24})
@@ -505,6 +530,12 @@ HOSTILE = {
     "truncated-map": (b"\x00\x00\x00\x03\x83\xa1k", "hookd failed to answer: "),
     "str-past-the-end": (b"\x00\x00\x00\x06\x81\xa1k\xdb\xff\xff", "hookd failed to answer: "),
     "nested-5000": (len(NESTED).to_bytes(4, "big") + NESTED, "hookd failed to answer: "),
+    # a count past the frame's end is malformed: nothing after it is taken as the answer
+    "count-past-the-end": (
+        b"\x00\x00\x00\x08\x81\xa1k\xdd\xff\xff\xff\xff"
+        + _frame({"kind": "relay_reply", "id": 1, "stdout": "NOT-MINE"}),
+        "hookd failed to answer: ",
+    ),
     "other-id-then-eof": (
         WELCOME + _frame({"kind": "relay_reply", "id": 2, "stdout": "NOT-MINE"}),
         "closed the connection",
@@ -584,6 +615,244 @@ async def test_unknown_fields_and_types_in_the_reply_are_skipped(
     request = protocol.decode_client(got[at + 4 :])
     assert isinstance(request, protocol.Relay)
     assert (request.event, request.input, request.pid, request.id) == ("Stop", b'{"a": 1}', 4242, 1)
+
+
+# --- the frames, at every MessagePack width (both relays hand-encode them) ----------------
+
+# Lengths and counts at each edge where MessagePack changes a value's header: fixstr/str8/
+# str16/str32, bin8/bin16/bin32, fixmap/map16/map32, and the uint widths (a pid).
+_STR_EDGES = (0, 31, 32, 255, 256, 65535, 65536)
+_BIN_EDGES = (0, 255, 256, 65535, 65536)
+_MAP_EDGES = (15, 16, 17, 65535, 65536)
+_UINT_EDGES = (0, 127, 128, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1)
+_OK = WELCOME + _frame({"kind": "relay_reply", "id": 1, "stdout": "ok"})
+
+
+def _frames(got: bytes) -> list[bytes]:
+    bodies, at = [], 0
+    while at < len(got):
+        size = int.from_bytes(got[at : at + 4], "big")
+        bodies.append(got[at + 4 : at + 4 + size])
+        at += 4 + size
+    assert at == len(got), "a frame's length prefix does not match its body"
+    return bodies
+
+
+def _frame_cases() -> list[tuple[str, dict[str, str], bytes, tuple[str, ...]]]:
+    """(id, the extra environment, stdin, extra arguments) at every edge."""
+    cases: list[tuple[str, dict[str, str], bytes, tuple[str, ...]]] = [
+        (f"env-value-{n}", {"V": "v" * n}, b"{}", ()) for n in _STR_EDGES
+    ]
+    cases += [(f"env-key-{n}", {"K" * n: "k"}, b"{}", ()) for n in _STR_EDGES[1:5]]
+    # the last: a frame whose length needs all four bytes of its prefix
+    cases += [(f"input-{n}", {}, b"i" * n, ()) for n in (*_BIN_EDGES, 1 << 24)]
+    # the relay's environment is PATH, ASAN_OPTIONS, LC_CTYPE and these: n entries in all
+    cases += [
+        (f"env-{n}-entries", {f"E{k}": "" for k in range(n - 3)}, b"{}", ()) for n in _MAP_EDGES
+    ]
+    cases += [(f"pid-{n}", {"CLAUDE_PID": str(n)}, b"{}", ()) for n in _UINT_EDGES]
+    cases += [(f"agent-{n}", {}, b"{}", ("--agent", "a" * n)) for n in (1, 31, 32)]
+    return cases
+
+
+@pytest.mark.parametrize(
+    ("env", "stdin", "args"),
+    [case[1:] for case in _frame_cases()],
+    ids=[case[0] for case in _frame_cases()],
+)
+async def test_every_frame_is_the_shortest_messagepack_of_exactly_what_was_given(
+    relay_cmd: list[str], tmp_path: Path, env: dict[str, str], stdin: bytes, args: tuple[str, ...]
+) -> None:
+    """The hello and relay frames decode to exactly the event, input, environment, agent and
+    pid the relay was given, each in MessagePack's shortest form (what msgspec writes): a
+    header one width off at any edge would be another value, or another type, to hookd."""
+    given = {"LC_CTYPE": "C.UTF-8"}  # set, so Python's locale coercion adds nothing
+    proc, got = await _relay_against(
+        _OK, relay_cmd, tmp_path / "peer.sock", *args, "Stop", stdin=stdin, env=given | env
+    )
+    assert (proc.returncode, proc.stdout) == (0, b"ok"), proc.stderr
+    hello, request = _frames(got)
+    for body in (hello, request):
+        assert msgspec.msgpack.encode(msgspec.msgpack.decode(body)) == body
+    pid = int(env["CLAUDE_PID"]) if "CLAUDE_PID" in env else None
+    assert msgspec.msgpack.decode(hello) == {
+        "kind": "hello",
+        "version": 1,
+        "client": "hookd-relay",
+        **({"pid": pid} if pid is not None else {}),
+    }
+    sent = msgspec.msgpack.decode(request)
+    path = os.environ.get("PATH", "/usr/bin:/bin")
+    assert sent["env"] == {"PATH": path, "ASAN_OPTIONS": "detect_leaks=0", **given, **env}
+    assert (sent["kind"], sent["id"], sent["event"], sent["input"]) == ("relay", 1, "Stop", stdin)
+    assert sent.get("agent") == (args[1] if args else None)
+    if pid is not None:
+        assert sent["pid"] == pid
+
+
+async def test_both_relays_say_a_refusal_alike(tmp_path: Path, compiled_relay: Path) -> None:
+    """An ``error`` frame, its code and message each a str, nil or absent (all hookd's
+    protocol allows), in a fixmap or a map16, under each failure mode: the compiled relay
+    answers the agent byte for byte as the Python one (which prints None for nil)."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    missing = object()
+    for code, message, pad, closed in itertools.product(
+        ("busy", None, missing), ("over max_connections", "", None, missing), (0, 16), (0, 1)
+    ):
+        error: dict[str, Any] = {f"x{k}": k for k in range(pad)} | {"kind": "error", "id": None}
+        error |= {} if code is missing else {"code": code}
+        error |= {} if message is missing else {"message": message}
+        args = ("Stop", *(["--fail-closed"] if closed else []))
+        want, _ = await _relay_against(
+            _frame(error), python, tmp_path / "p.sock", *args, stdin=b"{}", env={}
+        )
+        got, _ = await _relay_against(
+            _frame(error), [str(compiled_relay)], tmp_path / "c.sock", *args, stdin=b"{}", env={}
+        )
+        assert b"hookd refused the event (" in want.stdout + want.stderr, error
+        assert (got.returncode, got.stdout, got.stderr) == (
+            want.returncode,
+            want.stdout,
+            want.stderr,
+        ), error
+        (tmp_path / "p.sock").unlink()
+        (tmp_path / "c.sock").unlink()
+
+
+_EXTRA_VALUES = {
+    "array16": list(range(16)),
+    "array32": [0] * 65536,
+    "map16": {f"k{k}": k for k in range(16)},
+    "map32": {f"k{k}": 0 for k in range(65536)},
+    "bin-edges": [b"b" * n for n in _BIN_EDGES],
+    "str-edges": ["s" * n for n in _STR_EDGES],
+    "int-edges": [*_UINT_EDGES, -1, -32, -33, -128, -129, -32768, -32769, -(2**31), -(2**63)],
+    "floats": [0.5, 1e300],
+    "nested": [[[{"a": [None, True, False]}]]],
+    "empty": [[], {}, "", b"", [[]], {"e": {}}],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_EXTRA_VALUES))
+async def test_an_unknown_field_of_every_type_and_width_is_skipped(
+    relay_cmd: list[str], tmp_path: Path, kind: str
+) -> None:
+    """Forward compatibility: a field the relay does not read, of any MessagePack type and
+    header width, before and after the ones it reads, is skipped whole."""
+    extra = _EXTRA_VALUES[kind]
+    reply = WELCOME + _frame(
+        {"a": extra, "kind": "relay_reply", "b": extra, "id": 1, "stdout": "OUT", "exit_code": 3}
+    )
+    proc, _ = await _relay_against(
+        reply, relay_cmd, tmp_path / "peer.sock", "Stop", stdin=b"{}", env={}
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, b"OUT", b"")
+
+
+async def test_a_claude_pid_past_uint64_fails_alike_and_sends_nothing(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """``CLAUDE_PID`` that MessagePack's uint64 cannot hold: neither relay sends a frame
+    with some other pid; both fail as the entry's mode says, with the same bytes."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    for closed in ((), ("--fail-closed",)):
+        answers = []
+        for name, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            proc, got = await _relay_against(
+                b"",
+                cmd,
+                tmp_path / f"{name}.sock",
+                "Stop",
+                *closed,
+                stdin=b"{}",
+                env={"CLAUDE_PID": str(2**64)},
+            )
+            assert b"integer too large" in proc.stdout + proc.stderr, proc
+            assert got == b"", got  # no hello, no relay frame
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+            (tmp_path / f"{name}.sock").unlink()
+        assert answers[0] == answers[1], closed
+
+
+# Each edge of UTF-8 (the shortest and longest of every length, around the surrogates and
+# past U+10FFFF), valid and not: an environment entry that is not UTF-8 is left out of the
+# relay frame (a MessagePack str must be), by both relays alike.
+_UTF8_EDGES = [
+    *(
+        chr(c).encode()
+        for c in (0x7F, 0x80, 0x7FF, 0x800, 0xFFF, 0x1000, 0xD7FF, 0xE000, 0xFFFF, 0x10000)
+    ),
+    *(chr(c).encode() for c in (0x3FFFF, 0x40000, 0xFFFFF, 0x100000, 0x10FFFF)),
+    b"\x80",  # a continuation byte alone
+    b"\xc0\x80",  # overlong forms of each length
+    b"\xc1\xbf",
+    b"\xe0\x9f\xbf",
+    b"\xf0\x8f\xbf\xbf",
+    b"\xed\xa0\x80",  # a surrogate
+    b"\xf4\x90\x80\x80",  # past U+10FFFF
+    b"\xf5\x80\x80\x80",
+    b"\xe0\xa0",  # cut short
+    b"\xc2\xc0",  # a lead byte where a continuation should be
+    b"\xe1\x80\xc0",
+    b"\xf1\x80\x80\xc0",
+]
+
+
+async def test_exactly_the_utf8_environment_entries_are_forwarded(
+    relay_cmd: list[str], tmp_path: Path
+) -> None:
+    env: dict[bytes, bytes] = {b"LC_CTYPE": b"C.UTF-8"}
+    for k, edge in enumerate(_UTF8_EDGES):
+        env[b"V%d" % k] = b"<" + edge + b">"  # in a value
+        env[b"E%d" % k] = b"<" + edge  # at the end of one, where a cut-short form ends
+        env[b"K%d" % k + edge] = b"key"  # and in a name
+    proc, got = await _relay_against(
+        _OK,
+        relay_cmd,
+        tmp_path / "peer.sock",
+        "Stop",
+        stdin=b"{}",
+        env=env,  # type: ignore[arg-type]
+    )
+    assert proc.returncode == 0, proc.stderr
+    sent = msgspec.msgpack.decode(_frames(got)[1])["env"]
+
+    def utf8(data: bytes) -> bool:
+        try:
+            data.decode()
+        except UnicodeDecodeError:
+            return False
+        return True
+
+    expected = {k.decode(): v.decode() for k, v in env.items() if utf8(k) and utf8(v)}
+    assert len(expected) > len(_UTF8_EDGES)  # the valid half is there to be forwarded
+    assert {k: v for k, v in sent.items() if k not in ("PATH", "ASAN_OPTIONS")} == expected
+
+
+@pytest.mark.parametrize(
+    ("size", "code"),
+    list(
+        zip(
+            [*_STR_EDGES, *_STR_EDGES[:3]],
+            [0, 1, 2, 127, 128, 255, 256, -1, -200, 70000],
+            strict=True,
+        )
+    ),
+)
+async def test_a_reply_of_every_width_is_answered_as_it_says(
+    relay_cmd: list[str], tmp_path: Path, size: int, code: int
+) -> None:
+    """stdout and stderr of every str width, the exit code of every int width (its low 8
+    bits, as sys.exit), in a map of 16 keys or more: the agent gets exactly them."""
+    extra = {f"x{k}": k for k in range(16)}  # a map16 reply, unknown keys first
+    out, err = "o" * size, "e" * (size // 2)
+    reply = WELCOME + _frame(
+        {**extra, "kind": "relay_reply", "id": 1, "stdout": out, "stderr": err, "exit_code": code}
+    )
+    proc, _ = await _relay_against(
+        reply, relay_cmd, tmp_path / "peer.sock", "Stop", stdin=b"{}", env={}
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (code & 0xFF, out.encode(), err.encode())
 
 
 # --- deadlines: a daemon that took the connection and never answers (issue 28, item 8) -----
@@ -775,6 +1044,31 @@ async def test_a_full_backlog_is_decided_by_the_connect_deadline(
     assert "its socket takes no more connections (the listen backlog is full" in _decided(
         proc, closed
     )
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+async def test_a_daemon_that_never_reads_a_large_request_is_decided_by_the_deadline(
+    relay_cmd: list[str], tmp_path: Path, closed: bool
+) -> None:
+    """Connected (the backlog took it) but nobody reads: a request larger than the socket's
+    buffers blocks in send, and the deadline decides that wait too, as the entry says."""
+    sock = tmp_path / "deaf.sock"
+    listener = _hold(sock)
+    try:
+        with trio.fail_after(60):  # a guard: a relay that ignored it would wait for good
+            proc = await _run_relay(
+                relay_cmd,
+                "PreToolUse",
+                "--socket",
+                str(sock),
+                "--connect-timeout",
+                "0.5",
+                *(["--fail-closed"] if closed else []),
+                stdin=b"x" * (4 << 20),
+            )
+    finally:
+        listener.close()
+    assert "hookd failed to answer: no welcome within 0.5 s" in _decided(proc, closed)
 
 
 def test_a_stopped_daemon_is_decided_by_both_relays(relay_cmd: list[str], tmp_path: Path) -> None:

@@ -238,6 +238,13 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/agents/test_lint_rules.py",
             "tests/cli/test_doctor_explain.py",  # codex_lint's findings
             "tests/agents/test_docs_adapters.py",
+            "tests/agents/test_mcp_names.py",
+            "tests/agents/test_capabilities.py",
+            "tests/agents/test_guests.py",
+            "tests/agents/test_agent_door.py",
+            "tests/docs/test_agents_doc.py",  # the capability matrix, every agent x event
+            "tests/properties/test_agent_blocks.py",
+            "tests/agents/test_wiring_forms.py",
             *sorted(
                 f"tests/agents/{p.name}"
                 for p in (ROOT / "tests" / "agents").glob("test_*_adapter.py")
@@ -319,14 +326,18 @@ def _skipped_nodes(tree: ast.Module) -> set[int]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             for decorator in node.decorator_list:  # frozen=, slots=, maxsize=: not behaviour
                 skip_all(decorator)
+        if isinstance(node, ast.ClassDef):
+            for keyword in node.keywords:  # a Struct's frozen=, kw_only=: the same
+                skip_all(keyword)
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             skip_all(node.returns)
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
         ):
             skip_all(node)
-        if isinstance(node, ast.Call):
-            func = node.func
+        call = node.value if isinstance(node, ast.Expr) else node  # a log call's statement too
+        if isinstance(call, ast.Call):
+            func = call.func
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
                 if func.value.id in ("log", "logger", "structlog"):
                     skip_all(node)
@@ -485,17 +496,28 @@ def _run_tests(scratch: Path, tests: list[str], timeout: float) -> tuple[str, fl
     return status, time.monotonic() - started
 
 
-def run_target(name: str, sample: int | None, seed: int, timeout: float | None) -> Report:
+def run_target(
+    name: str, sample: int | None, seed: int, timeout: float | None, only: list[str] | None = None
+) -> Report:
     modules, tests = TARGETS[name]
+    if only:  # --module: sample within these of the target's modules only
+        modules = [m for m in modules if any(part in m for part in only)]
     points = [p for m in modules for p in points_of(m)]
     chosen = points
-    if sample is not None and sample < len(points):
+    if only and sample is not None:  # a sample of each module: small files get their share
+        chosen = []
+        for module in modules:
+            of = points_of(module)
+            chosen += random.Random(seed).sample(of, min(sample, len(of)))
+        chosen.sort(key=lambda p: (p.module, p.line))
+    elif sample is not None and sample < len(points):
         chosen = sorted(
             random.Random(seed).sample(points, sample), key=lambda p: (p.module, p.line)
         )
     command = " ".join(
         [".venv/bin/python tests/mutation/run.py", f"--target {name}", f"--seed {seed}"]
         + ([f"--sample {sample}"] if sample is not None else [])
+        + [f"--module {part}" for part in only or []]
     )
     report = Report(name, command, len(points), len(chosen))
     scratch = _scratch()
@@ -533,18 +555,27 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, help="seconds per mutant's test run")
     parser.add_argument("--list", action="store_true", help="print the mutation points")
+    parser.add_argument(
+        "--module",
+        action="append",
+        help="only the target's modules whose path contains this (repeatable); "
+        "--sample is then per module",
+    )
     args = parser.parse_args()
     targets = args.target or sorted(TARGETS)
     if args.list:
         for name in targets:
             for module in TARGETS[name][0]:
+                if args.module and not any(part in module for part in args.module):
+                    continue
                 for point in points_of(module):
                     print(f"{point.module}:{point.line} {point.op}: {point.text}")
         return 0
     RESULTS.mkdir(exist_ok=True)
     for name in targets:
-        report = run_target(name, args.sample, args.seed, args.timeout)
-        (RESULTS / f"{name}.json").write_text(
+        report = run_target(name, args.sample, args.seed, args.timeout, args.module)
+        suffix = "".join(f"-{Path(part).stem}" for part in args.module or [])
+        (RESULTS / f"{name}{suffix}.json").write_text(
             json.dumps(
                 {
                     "target": report.target,

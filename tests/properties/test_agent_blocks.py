@@ -1,0 +1,147 @@
+"""Every agent's block survives its adapter's encoding, in every form hookd can hold (issue 32).
+
+For every registered agent and every event on which that agent can block
+(``caps.block``), a block or deny — with a reason and without, made by a hook
+or by hookd itself (:func:`~hookd.agents.capabilities.degrade` turning a rewrite
+the agent cannot apply into a block), with ``continue: false`` beside it or not —
+reaches the agent as something it obeys as a block: exit 2, or one of the
+agents' own block fields.  And a reason the hook gave reaches the agent in its
+words.  A guard whose block an encoder drops, or whose reason becomes ``null``,
+is a guard that silently stops guarding.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from hookd.agents.base import Adapter, AgentReply, EventSpec
+from hookd.agents.capabilities import degrade
+from hookd.agents.registry import ADAPTERS
+from hookd_client.results import FireResult
+
+REASON = "NO-RM-PLEASE"
+
+# Where an agent's documentation gives a block no room for a reason (Cursor's
+# beforeReadFile takes the permission only).
+NO_REASON = {("cursor", "beforeReadFile")}
+
+# Agents that reject, or show as "undefined", a block without a reason: hookd always
+# gives one (its default when no hook did).  Claude Code's dialect accepts a reason-less
+# block (so do the agents that speak it), and Codex's PermissionRequest deny.
+REASON_ALWAYS = {"codex", "gemini", "copilot", "cursor", "windsurf", "kiro", "cline"}
+REASON_OPTIONAL = {("codex", "PermissionRequest")}
+_REASON_KEYS = (
+    "reason",
+    "permissionDecisionReason",
+    "message",
+    "errorMessage",
+    "user_message",
+    "agent_message",
+    "followup_message",
+)
+
+
+def _reasons(reply: AgentReply) -> list[str]:
+    """Every non-empty reason the agent is given with its block."""
+    found = [reply.stderr.strip()] if reply.exit_code == 2 else []
+    data = json.loads(reply.stdout) if reply.stdout else {}
+    for place in (data, data.get("hookSpecificOutput") or {}):
+        found += [place[k] for k in _REASON_KEYS if isinstance(place.get(k), str)]
+    return [r for r in found if r.strip()]
+
+
+def _blocks(data: Any) -> bool:
+    """Does one JSON answer carry a block in any agent's words?"""
+    if not isinstance(data, dict):
+        return False
+    specific = data.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, dict) else {}
+    verdict = specific.get("decision")
+    return (
+        data.get("decision") in ("block", "deny")
+        or specific.get("permissionDecision") in ("deny", "block")
+        or (isinstance(verdict, dict) and verdict.get("behavior") == "deny")
+        or data.get("permissionDecision") == "deny"
+        or data.get("behavior") == "deny"
+        or data.get("permission") == "deny"
+        or data.get("continue") is False
+        or data.get("cancel") is True
+        or isinstance(data.get("followup_message"), str)
+    )
+
+
+def _obeyed_as_block(reply: AgentReply) -> bool:
+    if reply.exit_code == 2:
+        return True
+    if reply.exit_code != 0:
+        return True  # a failing hook: Claude Code's WorktreeCreate fails the worktree
+    return bool(reply.stdout) and _blocks(json.loads(reply.stdout))
+
+
+def _forms(spec: EventSpec) -> list[FireResult]:
+    """A block of every form hookd can hold for ``spec``'s canonical event."""
+    event = spec.canonical
+    decision = "deny" if event in ("PreToolUse", "PermissionRequest", "PreModelSwitch") else "block"
+    forms = []
+    for reason in (REASON, None):
+        specific: dict[str, Any] = {}
+        if event == "PermissionRequest":
+            verdict = {"behavior": "deny", **({"message": reason} if reason else {})}
+            specific = {"decision": verdict}
+        for stop, rewrite in ((False, None), (True, None), (False, {"command": "y"})):
+            forms.append(  # a rewrite beside a block: another hook's, never applied
+                FireResult(
+                    event=event,
+                    decision=decision,
+                    reason=reason,
+                    blocking_messages=[reason] if reason else [],
+                    specific=specific,
+                    continue_=not stop,
+                    updated_input=rewrite,
+                )
+            )
+    # hookd's own block: a rewrite the agent cannot apply (degrade makes it a block),
+    # as aggregation holds it (PermissionRequest's rides in its ``decision`` too)
+    rewrite = {"command": "x"}
+    specific = {}
+    if event == "PermissionRequest":
+        specific = {"decision": {"behavior": "allow", "updatedInput": rewrite}}
+    forms.append(
+        FireResult(event=event, decision="allow", updated_input=rewrite, specific=specific)
+    )
+    return forms
+
+
+def _cases() -> list[tuple[Adapter, EventSpec]]:
+    return [(a, s) for a in ADAPTERS for s in a.events if s.caps.block]
+
+
+@pytest.mark.parametrize(
+    ("adapter", "spec"), _cases(), ids=[f"{a.name}-{s.native}" for a, s in _cases()]
+)
+def test_a_block_reaches_the_agent_as_one_in_every_form(adapter: Adapter, spec: EventSpec) -> None:
+    tool = {"tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}
+    data = {"hook_event_name": spec.canonical, "session_id": "s", "cwd": "/", **tool}
+    event = adapter.agent_event(spec.native, spec, data)
+    for result in _forms(spec):
+        safe = degrade(result, spec)
+        if safe.decision not in ("deny", "block"):
+            assert spec.caps.rewrite_input and result.updated_input is not None, result
+            continue  # the agent applies the rewrite itself: not a block
+        reply = adapter.encode(safe, event)
+        assert _obeyed_as_block(reply), (adapter.name, spec.native, result, reply)
+        said = reply.stdout + reply.stderr
+        if result.reason and (adapter.name, spec.native) not in NO_REASON:
+            assert REASON in said, (adapter.name, spec.native, result, reply)
+        if reply.stdout:
+            assert "null" not in reply.stdout, reply  # no reason, or any field, left null
+            # a blocked call is not rewritten: no rewrite in an agent's own dialect beside
+            # the block (Claude Code's keeps updatedInput beside a deny, and deny wins)
+            for rewrite in ("modifiedArgs", "tool_input"):
+                assert rewrite not in reply.stdout, reply
+        key = (adapter.name, spec.native)
+        if adapter.name in REASON_ALWAYS and key not in NO_REASON | REASON_OPTIONAL:
+            assert _reasons(reply), (adapter.name, spec.native, result, reply)
