@@ -18,14 +18,12 @@ from typing import Any
 
 import pytest
 
-from engine.vectors import clean_env, command_engine
+from agents.adapter_runs import answer, fire_decoded, group
 from hookd.agents.base import AgentReply, EventSpec
 from hookd.agents.capabilities import degrade
 from hookd.agents.cline import RELAY_TIMEOUT, ClineAdapter, _native_input
 from hookd.agents.registry import ADAPTERS
 from hookd.cli.hookctl import main as hookctl
-from hookd.config.assemble import load_config
-from hookd.engine.engine import SessionState
 from hookd_client.events import EVENT_NAMES, decode_event
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "agents" / "cline-cli-3.0.65"
@@ -120,21 +118,6 @@ def test_the_extension_s_documented_input_still_decodes() -> None:
 # --- decode → real hooks → encode ------------------------------------------------------------
 
 
-def group(script: str, matcher: str | None = None) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        "hooks": [{"type": "command", "command": f"sh -c {shlex.quote(script)}"}]
-    }
-    if matcher is not None:
-        found["matcher"] = matcher
-    return found
-
-
-def answer(event: str, **specific: Any) -> str:
-    return "echo " + shlex.quote(
-        json.dumps({"hookSpecificOutput": {"hookEventName": event, **specific}})
-    )
-
-
 DENY = answer("PreToolUse", permissionDecision="deny", permissionDecisionReason="no rm")
 
 
@@ -148,16 +131,7 @@ async def run(
     """Fire the fixture through the engine on ``hooks``; Cline's reply and the losses."""
     raw = json.loads(json.dumps(fixture(name)).replace(PROJECT, str(tmp_path)))
     event = CLINE.decode(native_event(name), raw)
-    config = load_config(None, str(tmp_path), [json.dumps({"hooks": hooks})])
-    assert not config.errors, config.errors
-    engine = command_engine(
-        input_file_dir=str(tmp_path),
-        spill_dir=str(tmp_path / "spill"),
-        env_file_dir=str(tmp_path / "envfiles"),
-    )
-    result = await engine.fire(
-        config, decode_event(event.input, event.event), session=SessionState(), env=clean_env()
-    )
+    result = await fire_decoded(event, hooks, tmp_path)
     return CLINE.encode(result, event), degrade(result, event.spec).errors
 
 
@@ -271,17 +245,7 @@ async def test_a_write_guard_fires_for_cline_s_editor(tmp_path: Path) -> None:
     raw = {**fixture("PreToolUse"), "tool_call": {"id": "t", "name": "editor",
            "input": {"path": str(tmp_path / "new.py"), "new_text": "x"}}}  # fmt: skip
     event = CLINE.decode("PreToolUse", raw)
-    config = load_config(
-        None, str(tmp_path), [json.dumps({"hooks": {"PreToolUse": [group(DENY, "Write")]}})]
-    )
-    engine = command_engine(
-        input_file_dir=str(tmp_path),
-        spill_dir=str(tmp_path / "spill"),
-        env_file_dir=str(tmp_path / "envfiles"),
-    )
-    result = await engine.fire(
-        config, decode_event(event.input, event.event), session=SessionState(), env=clean_env()
-    )
+    result = await fire_decoded(event, {"PreToolUse": [group(DENY, "Write")]}, tmp_path)
     assert as_json(CLINE.encode(result, event)) == {"cancel": True, "errorMessage": "no rm"}
 
 

@@ -18,13 +18,11 @@ from typing import Any
 
 import pytest
 
-from engine.vectors import clean_env, command_engine
+from agents.adapter_runs import fire_decoded, group
 from hookd.agents.base import AgentEvent, EventSpec, UnknownAgentEvent
 from hookd.agents.capabilities import degrade
 from hookd.agents.copilot import DEFAULT_BLOCK_REASON, WIRED_TIMEOUT, CopilotAdapter
 from hookd.agents.registry import adapter_for
-from hookd.config.assemble import load_config
-from hookd.engine.engine import SessionState
 from hookd_client.events import EventInputError, decode_event
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "agents"
@@ -158,29 +156,11 @@ async def run(
     always: a non-zero exit on preToolUse would deny the call as "hook errored")."""
     raw = {**fixture(directory, name or native), "cwd": str(tmp_path)}
     event = COPILOT.decode(native, raw)
-    config = load_config(None, str(tmp_path), [json.dumps({"hooks": hooks})])
-    assert not config.errors, config.errors
-    engine = command_engine(
-        input_file_dir=str(tmp_path),
-        spill_dir=str(tmp_path / "spill"),
-        env_file_dir=str(tmp_path / "envfiles"),
-    )
-    result = await engine.fire(
-        config, decode_event(event.input, event.event), session=SessionState(), env=clean_env()
-    )
+    result = await fire_decoded(event, hooks, tmp_path)
     reply = COPILOT.encode(degrade(result, event.spec), event)
     assert (reply.exit_code, reply.stderr) == (0, "")
     out: dict[str, Any] = json.loads(reply.stdout) if reply.stdout else {}
     return event, out
-
-
-def group(script: str, matcher: str | None = None) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        "hooks": [{"type": "command", "command": f"sh -c {shlex.quote(script)}"}]
-    }
-    if matcher is not None:
-        found["matcher"] = matcher
-    return found
 
 
 def emit(out: dict[str, Any]) -> str:

@@ -22,15 +22,13 @@ from typing import Any
 
 import pytest
 
-from engine.vectors import clean_env, command_engine
+from agents.adapter_runs import answer, fire_decoded, group
 from hookd.agents.base import Adapter, AgentReply, EventSpec
 from hookd.agents.cursor import CursorAdapter
 from hookd.agents.goose import GooseAdapter
 from hookd.agents.kiro import KiroAdapter
 from hookd.agents.registry import ADAPTERS
 from hookd.agents.windsurf import WindsurfAdapter
-from hookd.config.assemble import load_config
-from hookd.engine.engine import SessionState
 from hookd_client.events import EVENT_NAMES, decode_event
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "agents"
@@ -117,21 +115,6 @@ def test_session_ids_and_renamed_keys() -> None:
 # --- decode → real hooks → encode ------------------------------------------------------------
 
 
-def group(script: str, matcher: str | None = None) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        "hooks": [{"type": "command", "command": f"sh -c {shlex.quote(script)}"}]
-    }
-    if matcher is not None:
-        found["matcher"] = matcher
-    return found
-
-
-def answer(event: str, **specific: Any) -> str:
-    return "echo " + shlex.quote(
-        json.dumps({"hookSpecificOutput": {"hookEventName": event, **specific}})
-    )
-
-
 DENY = answer("PreToolUse", permissionDecision="deny", permissionDecisionReason="no rm")
 ASK = answer("PreToolUse", permissionDecision="ask", permissionDecisionReason="sure?")
 REWRITE = answer("PreToolUse", permissionDecision="allow", updatedInput={"command": "true"})
@@ -144,16 +127,7 @@ async def run(
     """Fire the fixture through the engine on ``hooks``; the agent's reply and the losses."""
     adapter = BY_NAME[agent]
     event = adapter.decode(native, {**fixture(agent, native), "cwd": str(tmp_path)})
-    config = load_config(None, str(tmp_path), [json.dumps({"hooks": hooks})])
-    assert not config.errors, config.errors
-    engine = command_engine(
-        input_file_dir=str(tmp_path),
-        spill_dir=str(tmp_path / "spill"),
-        env_file_dir=str(tmp_path / "envfiles"),
-    )
-    result = await engine.fire(
-        config, decode_event(event.input, event.event), session=SessionState(), env=clean_env()
-    )
+    result = await fire_decoded(event, hooks, tmp_path)
     from hookd.agents.capabilities import degrade
 
     losses = degrade(result, event.spec).errors

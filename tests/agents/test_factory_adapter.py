@@ -11,11 +11,9 @@ from typing import Any
 
 import pytest
 
-from engine.vectors import clean_env, command_engine
+from agents.adapter_runs import fire_decoded
 from hookd.agents.base import AgentReply
 from hookd.agents.factory import FactoryAdapter
-from hookd.config.assemble import load_config
-from hookd.engine.engine import SessionState
 from hookd_client.events import decode_event
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "agents" / "factory-0.225.2"
@@ -90,16 +88,7 @@ def test_both_files_are_installed_and_their_hooks_read(tmp_path: Path) -> None:
 async def fire(native: str, hooks: dict[str, Any], tmp_path: Path) -> AgentReply:
     """The real input of ``native`` through the engine on ``hooks``; Droid's reply."""
     event = DROID.decode(native, {**fixture(native), "cwd": str(tmp_path)})
-    config = load_config(None, str(tmp_path), [json.dumps({"hooks": hooks})])
-    assert not config.errors, config.errors
-    engine = command_engine(
-        input_file_dir=str(tmp_path),
-        spill_dir=str(tmp_path / "spill"),
-        env_file_dir=str(tmp_path / "envfiles"),
-    )
-    result = await engine.fire(
-        config, decode_event(event.input, event.event), session=SessionState(), env=clean_env()
-    )
+    result = await fire_decoded(event, hooks, tmp_path)
     return DROID.encode(result, event)
 
 

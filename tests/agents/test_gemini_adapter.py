@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import structlog
 
-from engine.vectors import clean_env, command_engine
+from agents.adapter_runs import fire_decoded
 from hookd.agents.base import AgentEvent, EventSpec, Finding, UnknownAgentEvent
 from hookd.agents.gemini import (
     HOOKD_TIMEOUT_MS,
@@ -33,7 +33,6 @@ from hookd.agents.gemini import (
 from hookd.cli.hookctl import main as hookctl
 from hookd.config.assemble import load_config
 from hookd.config.matching import compile_matcher, tool_aliases
-from hookd.engine.engine import SessionState
 from hookd_client.events import EVENT_NAMES, EventInputError, decode_event
 from support.clis import require_cli
 
@@ -140,16 +139,7 @@ async def run(
     """Fire ``native`` (its recorded input, patched) through the engine on ``hooks`` (Claude
     Code's format); returns the decoded event and Gemini's reply, parsed."""
     event = GEMINI.decode(native, {**fixture(native), "cwd": str(tmp_path), **patch})
-    config = load_config(None, str(tmp_path), [json.dumps({"hooks": hooks})])
-    assert not config.errors, config.errors
-    engine = command_engine(
-        input_file_dir=str(tmp_path),
-        spill_dir=str(tmp_path / "spill"),
-        env_file_dir=str(tmp_path / "envfiles"),
-    )
-    result = await engine.fire(
-        config, decode_event(event.input, event.event), session=SessionState(), env=clean_env()
-    )
+    result = await fire_decoded(event, hooks, tmp_path)
     reply = GEMINI.encode(result, event)
     assert reply.stderr == ""
     out: dict[str, Any] = json.loads(reply.stdout) if reply.stdout else {}

@@ -21,14 +21,12 @@ from typing import Any
 
 import pytest
 
-from engine.vectors import clean_env, command_engine
+from agents.adapter_runs import fire_decoded
 from hookd.agents.capabilities import degrade, mcp_matcher_report, report
 from hookd.agents.mcp_names import McpNaming, parse_claude
 from hookd.agents.registry import ADAPTERS, adapter_for
 from hookd.config.assemble import load_config
-from hookd.engine.engine import SessionState
 from hookd.installers.agent_doctor import hookd_config_findings
-from hookd_client.events import decode_event
 
 MCP = Path(__file__).resolve().parents[1] / "data" / "agents" / "mcp"
 
@@ -147,16 +145,7 @@ async def _fire(agent: str, native: str, name: str, matcher: str, tmp_path: Path
     adapter = adapter_for(agent)
     event = adapter.decode(native, recorded(name) | {"cwd": str(tmp_path)})
     hooks = {event.event: [_deny_hook(matcher, tmp_path)]}
-    config = load_config(None, str(tmp_path), [json.dumps({"hooks": hooks})])
-    assert not config.errors, config.errors
-    engine = command_engine(
-        input_file_dir=str(tmp_path),
-        spill_dir=str(tmp_path / "spill"),
-        env_file_dir=str(tmp_path / "envfiles"),
-    )
-    result = await engine.fire(
-        config, decode_event(event.input, event.event), session=SessionState(), env=clean_env()
-    )
+    result = await fire_decoded(event, hooks, tmp_path)
     reply = adapter.encode(degrade(result, event.spec), event)
     ran = (tmp_path / "ran").exists()
     if ran and event.event == "PreToolUse":

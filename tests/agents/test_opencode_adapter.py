@@ -19,13 +19,12 @@ from typing import Any
 
 import pytest
 
-from engine.vectors import clean_env, command_engine
+from agents.adapter_runs import answer, fire_decoded, group
 from hookd.agents.capabilities import degrade, report
 from hookd.agents.kilo import KiloAdapter
 from hookd.agents.opencode import COMMANDS_LINE, OpencodeAdapter, plugin_template
 from hookd.cli.hookctl import main as hookctl
 from hookd.config.assemble import load_config
-from hookd.engine.engine import SessionState
 from hookd.installers.agent_install import RECORD_SUFFIX
 from hookd_client.events import EVENT_NAMES, EventInputError, decode_event
 
@@ -150,33 +149,9 @@ def test_bad_input_names_the_field(native: str, change: dict[str, Any], field: s
 # --- encode: real hooks through the engine ----------------------------------------------------
 
 
-def group(script: str, matcher: str | None = None) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        "hooks": [{"type": "command", "command": f"sh -c {shlex.quote(script)}"}]
-    }
-    if matcher is not None:
-        found["matcher"] = matcher
-    return found
-
-
-def answer(event: str, **specific: Any) -> str:
-    return "echo " + shlex.quote(
-        json.dumps({"hookSpecificOutput": {"hookEventName": event, **specific}})
-    )
-
-
 async def run(native: str, hooks: dict[str, Any], tmp_path: Path) -> tuple[Any, list[str]]:
     event = OPENCODE.decode(native, {**fixture(native), "directory": str(tmp_path)})
-    config = load_config(None, str(tmp_path), [json.dumps({"hooks": hooks})])
-    assert not config.errors, config.errors
-    engine = command_engine(
-        input_file_dir=str(tmp_path),
-        spill_dir=str(tmp_path / "spill"),
-        env_file_dir=str(tmp_path / "envfiles"),
-    )
-    result = await engine.fire(
-        config, decode_event(event.input, event.event), session=SessionState(), env=clean_env()
-    )
+    result = await fire_decoded(event, hooks, tmp_path)
     reply = OPENCODE.encode(result, event)
     assert reply.exit_code == 0 and reply.stderr == ""
     return (json.loads(reply.stdout) if reply.stdout else None), degrade(result, event.spec).errors

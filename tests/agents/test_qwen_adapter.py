@@ -12,12 +12,10 @@ from typing import Any
 
 import pytest
 
-from engine.vectors import clean_env, command_engine
+from agents.adapter_runs import answer, fire_decoded, group
 from hookd.agents.base import AgentReply, EventSpec
 from hookd.agents.capabilities import degrade
 from hookd.agents.qwen import QwenAdapter
-from hookd.config.assemble import load_config
-from hookd.engine.engine import SessionState
 from hookd_client.events import decode_event
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,36 +77,12 @@ def test_every_wired_event_is_one_qwen_fires() -> None:
 # --- answers: real hooks through the engine ---------------------------------------------------
 
 
-def group(script: str, matcher: str | None = None) -> dict[str, Any]:
-    found: dict[str, Any] = {
-        "hooks": [{"type": "command", "command": f"sh -c {shlex.quote(script)}"}]
-    }
-    if matcher is not None:
-        found["matcher"] = matcher
-    return found
-
-
-def answer(event: str, **specific: Any) -> str:
-    return "echo " + shlex.quote(
-        json.dumps({"hookSpecificOutput": {"hookEventName": event, **specific}})
-    )
-
-
 async def run(
     native: str, hooks: dict[str, list[dict[str, Any]]], tmp_path: Path
 ) -> tuple[AgentReply, list[str]]:
     """Fire the captured input through the engine on ``hooks``; Qwen's reply and the losses."""
     event = QWEN.decode(native, {**fixture(native), "cwd": str(tmp_path)})
-    config = load_config(None, str(tmp_path), [json.dumps({"hooks": hooks})])
-    assert not config.errors, config.errors
-    engine = command_engine(
-        input_file_dir=str(tmp_path),
-        spill_dir=str(tmp_path / "spill"),
-        env_file_dir=str(tmp_path / "envfiles"),
-    )
-    result = await engine.fire(
-        config, decode_event(event.input, event.event), session=SessionState(), env=clean_env()
-    )
+    result = await fire_decoded(event, hooks, tmp_path)
     return QWEN.encode(result, event), degrade(result, event.spec).errors
 
 
