@@ -38,7 +38,8 @@ from typing import Any, Literal
 
 import trio
 
-from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
+from agents.agent_wiring import install_agent
+from e2e.daemon import daemon_paths, hookd_daemon
 from e2e.fake_api import FakeMessagesApi, Turn, serve_fake_api
 
 __all__ = ["CLINE_BIN", "ClineRun", "Mode", "cline_available", "run_cline"]
@@ -184,28 +185,11 @@ async def run_cline(
                 config = daemon.config_home / "hookd" / "hooks.json"
                 config.parent.mkdir(parents=True, exist_ok=True)
                 config.write_text(json.dumps({"hooks": claude or {}}))
-                install = await trio.run_process(
-                    [
-                        str(VENV_BIN / "hookctl"),
-                        "agents",
-                        "install",
-                        "cline",
-                        "--user",
-                        "--socket",
-                        str(daemon.socket),
-                        "--relay",
-                        str(relay),
-                    ],
-                    env={**daemon.env(), "HOME": str(home)},
-                    capture_stdout=True,
-                    capture_stderr=True,
-                    check=False,
-                )
-                assert install.returncode == 0, install.stderr.decode() + install.stdout.decode()
+                install_output = await install_agent("cline", daemon, relay)
                 async with hookd_daemon(daemon):
                     run = await _run(env, project, start, data, api, hook_log, records)
                 run.daemon_log = daemon.log.read_text(errors="replace")
-                run.install_output = install.stdout.decode()
+                run.install_output = install_output
             finally:
                 shutil.rmtree(base, ignore_errors=True)
         nursery.cancel_scope.cancel()

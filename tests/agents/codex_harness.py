@@ -37,8 +37,9 @@ from typing import Any, Literal
 
 import trio
 
+from agents.agent_wiring import install_agent
 from agents.fake_responses import FakeResponsesApi, Turn, serve_fake_responses
-from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
+from e2e.daemon import daemon_paths, hookd_daemon
 
 __all__ = ["CODEX_BIN", "CodexRun", "Mode", "codex_available", "run_codex"]
 
@@ -208,26 +209,10 @@ async def run_codex(
             base = Path(tempfile.mkdtemp(prefix="hkcx", dir="/tmp"))
             try:
                 daemon = daemon_paths(base, home)
-                install = await trio.run_process(
-                    [
-                        str(VENV_BIN / "hookctl"),
-                        "agents",
-                        "install",
-                        "codex",
-                        "--user",
-                        "--socket",
-                        str(daemon.socket),
-                        *(["--relay", str(relay)] if relay is not None else ["--python-relay"]),
-                    ],
-                    env={**daemon.env(), "HOME": str(home)},
-                    capture_stdout=True,
-                    capture_stderr=True,
-                    check=False,
-                )
-                assert install.returncode == 0, install.stderr.decode()
+                install_output = await install_agent("codex", daemon, relay)
                 async with hookd_daemon(daemon):
                     run = await _run(env, project, prompt, api, interrupt)
-                run.install_output = install.stdout.decode()
+                run.install_output = install_output
                 run.daemon_log = daemon.log.read_text(errors="replace")
             finally:
                 shutil.rmtree(base, ignore_errors=True)

@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 import trio
 
+from agents.agent_wiring import install_agent
 from agents.fake_responses import FakeResponsesApi, Turn, serve_fake_responses
 from e2e.daemon import VENV_BIN, RunningDaemon, daemon_paths, hookd_daemon
 
@@ -233,30 +234,16 @@ async def run_copilot(
                     run.wired = hook_path.read_text()
                     nursery.cancel_scope.cancel()
                     return run
-                install = await trio.run_process(
-                    [
-                        str(VENV_BIN / "hookctl"),
-                        "agents",
-                        "install",
-                        "copilot",
-                        "--user",
-                        "--socket",
-                        str(daemon.socket),
-                        *(["--relay", str(relay)] if relay is not None else ["--python-relay"]),
-                    ],
-                    env={**daemon.env(), "HOME": str(home), "COPILOT_HOME": str(copilot_home)},
-                    capture_stdout=True,
-                    capture_stderr=True,
-                    check=False,
+                install_output = await install_agent(
+                    "copilot", daemon, relay, {"COPILOT_HOME": str(copilot_home)}
                 )
-                assert install.returncode == 0, install.stderr.decode()
                 if daemon_up:
                     async with hookd_daemon(daemon):
                         run = await _run(env, project, prompt, api, start)
                     run.daemon_log = daemon.log.read_text(errors="replace")
                 else:
                     run = await _run(env, project, prompt, api, start)
-                run.install_output = claude_output + install.stdout.decode()
+                run.install_output = claude_output + install_output
             finally:
                 shutil.rmtree(base, ignore_errors=True)
         nursery.cancel_scope.cancel()

@@ -41,7 +41,8 @@ from typing import Any, Literal
 
 import trio
 
-from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
+from agents.agent_wiring import install_agent
+from e2e.daemon import daemon_paths, hookd_daemon
 from e2e.fake_api import FakeMessagesApi, Turn, serve_fake_api
 
 __all__ = ["DROID_BIN", "DroidRun", "Mode", "droid_available", "run_droid"]
@@ -202,26 +203,10 @@ async def run_droid(
             base = Path(tempfile.mkdtemp(prefix="hkfd", dir="/tmp"))
             try:
                 daemon = daemon_paths(base, home)
-                install = await trio.run_process(
-                    [
-                        str(VENV_BIN / "hookctl"),
-                        "agents",
-                        "install",
-                        "factory",
-                        "--user",
-                        "--socket",
-                        str(daemon.socket),
-                        *(["--relay", str(relay)] if relay is not None else ["--python-relay"]),
-                    ],
-                    env={**daemon.env(), "HOME": str(home)},
-                    capture_stdout=True,
-                    capture_stderr=True,
-                    check=False,
-                )
-                assert install.returncode == 0, install.stderr.decode()
+                install_output = await install_agent("factory", daemon, relay)
                 async with hookd_daemon(daemon):
                     run = await _run(env, root, project, prompt, api)
-                run.install_output = install.stdout.decode()
+                run.install_output = install_output
                 run.daemon_log = daemon.log.read_text(errors="replace")
             finally:
                 shutil.rmtree(base, ignore_errors=True)
