@@ -35,7 +35,6 @@ import functools
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -49,12 +48,12 @@ import pytest
 import trio
 
 from agents.fake_gemini import FakeGeminiApi, Shell, Text, ToolCall, Turn, serve_fake_gemini
+from agents.scenario_hooks import group, js, scripted, tail
 from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
 from support.clis import require_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMINI = ROOT / "tests" / "e2e" / "node_modules" / ".bin" / "gemini"
-HOOK = Path(__file__).resolve().parent / "scripted_hook.py"
 MODEL = "gemini-2.5-flash"
 PROMPT = "Please run the shell command for me."
 COMMAND = "echo from-the-model > tool_out.txt; echo ran"
@@ -266,27 +265,7 @@ Scenario = Callable[[Run], tuple[Hooks, Hooks]]
 
 
 def hook(run: Run, label: str, *args: str) -> str:
-    return shlex.join(
-        [sys.executable, str(HOOK), "--record", str(run.records), "--label", label, *args]
-    )
-
-
-def group(command: str, matcher: str | None = None, timeout: float | None = None) -> dict[str, Any]:
-    handler: dict[str, Any] = {"type": "command", "command": command}
-    if timeout is not None:
-        handler["timeout"] = timeout
-    found: dict[str, Any] = {"hooks": [handler]}
-    if matcher is not None:
-        found["matcher"] = matcher
-    return found
-
-
-def tail(path: Path) -> str:
-    return path.read_text(errors="replace")[-3000:] if path.exists() else "(none)"
-
-
-def js(value: Any) -> str:
-    return json.dumps(value)
+    return scripted(run.records, label, *args)
 
 
 async def compare(

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from typing import Any
 import pytest
 import trio
 
+from agents.scenario_hooks import group, js, scripted, tail
 from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
 from e2e.fake_api import FakeMessagesApi, Side, Turn, serve_fake_api
 from support.clis import require_cli
@@ -68,7 +68,6 @@ OPENCODE = Agent(
 KILO = Agent("kilo", MODULES / "@kilocode" / "cli-linux-x64" / "bin" / "kilo", "kilo.json",
              "kilo", ".kilo", "KILO")  # fmt: skip
 HERE = Path(__file__).resolve().parent
-HOOK = HERE / "scripted_hook.py"
 NATIVE_PLUGIN = HERE / "opencode_native.js"
 FAKE_MCP = HERE / "fake_mcp.py"
 PROMPT = "Please run the shell command for me."
@@ -285,24 +284,7 @@ async def run_through_hookd(run: Run, hooks: Hooks, *, daemon_down: bool = False
 
 
 def hook(run: Run, label: str, *args: str) -> str:
-    return shlex.join(
-        [sys.executable, str(HOOK), "--record", str(run.records), "--label", label, *args]
-    )
-
-
-def group(command: str, matcher: str | None = None) -> dict[str, Any]:
-    found: dict[str, Any] = {"hooks": [{"type": "command", "command": command}]}
-    if matcher is not None:
-        found["matcher"] = matcher
-    return found
-
-
-def tail(path: Path) -> str:
-    return path.read_text(errors="replace")[-3000:] if path.exists() else "(none)"
-
-
-def js(value: Any) -> str:
-    return json.dumps(value)
+    return scripted(run.records, label, *args)
 
 
 async def compare(
