@@ -70,6 +70,7 @@ def _blocks(data: Any) -> bool:
         or data.get("continue") is False
         or data.get("cancel") is True
         or isinstance(data.get("followup_message"), str)
+        or isinstance(data.get("block"), str)  # opencode's and Kilo's plugin throws it
     )
 
 
