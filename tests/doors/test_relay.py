@@ -1207,3 +1207,131 @@ async def test_help_names_hookd_relay_and_exits_0(
         b"HOOKD_RELAY_TIMEOUT",
     ):
         assert documented in proc.stdout
+
+
+# --- the size bounds: at the edge, where only the byte counts differ --------------------
+
+_MAX_FRAME = 64 << 20  # relay.py's _MAX_REPLY; hookd-relay.c's MAX_FRAME
+_INPUT_LIMIT = _MAX_FRAME - 4096  # hookd-relay.c: the most hook input it forwards
+
+
+def _feed(argv: list[str], size: int, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """Run the relay with ``size`` bytes on stdin, written a block at a time (never held
+    whole here): the relay alone holds the input."""
+    block = b"i" * (1 << 20)
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=base
+    ) as proc:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # a relay that gave up reads no more
+            left = size
+            while left:
+                left -= proc.stdin.write(block[: min(left, len(block))])
+        out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+def test_the_compiled_relay_forwards_input_up_to_its_bound_and_refuses_a_byte_more(
+    compiled_relay: Path, tmp_path: Path, closed: bool
+) -> None:
+    """64 MiB − 4 KiB of hook input is read and goes on (here to a socket that is not
+    there); one byte more is refused, saying so, as the entry's failure mode says.
+    (relay.py has no such bound: it reads what it is given and the daemon's frame limit
+    refuses it.)"""
+    args = [str(compiled_relay), "Stop", "--socket", str(tmp_path / "nobody.sock")]
+    args += ["--fail-closed"] if closed else []
+    fits = _feed(args, _INPUT_LIMIT, {})
+    assert "hookd is not running" in _decided(fits, closed)
+    over = _feed(args, _INPUT_LIMIT + 1, {})
+    assert _decided(over, closed).rstrip("\n") == (
+        f"hookd failed to answer: hook input over {_INPUT_LIMIT} bytes"
+    )
+
+
+def _request_size(pad: int) -> int:
+    """The bytes of the hello and relay bodies for a ``Stop`` with the whole input and
+    an environment of PATH, CLAUDE_PID=1 and PAD of ``pad`` bytes (the shortest
+    MessagePack, which the frame tests hold both relays to)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CLAUDE_PID": "1", "PAD": "p" * pad}
+    hello = {"kind": "hello", "version": 1, "client": "hookd-relay", "pid": 1}
+    request = {"kind": "relay", "id": 1, "event": "Stop", "input": b"", "env": env, "pid": 1}
+    empty = len(msgspec.msgpack.encode(request))  # input as bin8 (2 bytes of header)
+    return len(msgspec.msgpack.encode(hello)) + empty - 2 + 5 + _INPUT_LIMIT
+
+
+@pytest.mark.parametrize("over", [0, 1], ids=["at-the-bound", "one-byte-over"])
+def test_the_compiled_relay_sends_a_request_up_to_the_frame_bound_and_no_more(
+    compiled_relay: Path, tmp_path: Path, over: int
+) -> None:
+    """The request (the input and the environment together) may be 64 MiB of MessagePack
+    and no more: at the bound it is sent (here to a daemon that never reads, so the
+    greeting's deadline decides), one byte over it is refused before anything is sent."""
+    pad = 300  # a str16, so the size grows byte for byte with it
+    pad += _MAX_FRAME + over - _request_size(pad)
+    assert 256 <= pad < 65536 and _request_size(pad) == _MAX_FRAME + over
+    sock = tmp_path / "deaf.sock"
+    listener = _hold(sock)
+    try:
+        args = [str(compiled_relay), "Stop", "--socket", str(sock), "--connect-timeout", "0.5"]
+        proc = _feed(args, _INPUT_LIMIT, {"CLAUDE_PID": "1", "PAD": "p" * pad})
+    finally:
+        listener.close()
+    said = _decided(proc, closed=False)
+    if over:
+        assert said == f"hookd failed to answer: request over {_MAX_FRAME} bytes"
+    else:
+        assert "hookd failed to answer: no welcome within 0.5 s" in said
+
+
+@pytest.mark.parametrize("size", [_MAX_FRAME, _MAX_FRAME + 1])
+async def test_a_reply_frame_is_read_up_to_the_bound_by_both_relays(
+    relay_cmd: list[str], tmp_path: Path, size: int
+) -> None:
+    """A reply frame may say it is 64 MiB long (here the peer then hangs up) but not a
+    byte more: that one is refused from its header alone, by both relays alike."""
+    reply = WELCOME + size.to_bytes(4, "big")
+    proc, _ = await _relay_against(
+        reply, relay_cmd, tmp_path / "peer.sock", "Stop", stdin=b"{}", env={}
+    )
+    said = _decided(proc, closed=False)
+    if size > _MAX_FRAME:
+        assert said == f"hookd failed to answer: reply frame too large ({size} bytes)"
+    else:
+        assert said == "hookd failed to answer: hookd closed the connection before replying"
+
+
+# --- the socket walk: every owner that is not the caller nor root -------------------------
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="files of other uids need chown, which needs root")
+async def test_a_socket_directory_or_link_of_any_other_uid_is_refused_alike(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Whoever owns it — a system uid (1, 2), a user's (1000), nobody (65534), one past
+    16 bits — a socket, a directory on the way or a symlink on the way that is neither
+    the caller's nor root's is refused, by both relays with the same bytes."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    for owner in (1, 2, 1000, 65534, 70000):
+        here = tmp_path / f"u{owner}"
+        here.mkdir()
+        _hold(here / "theirs.sock").close()
+        os.chown(here / "theirs.sock", owner, -1)
+        (here / "dir").mkdir(mode=0o700)
+        _hold(here / "dir" / "s.sock").close()
+        os.chown(here / "dir", owner, -1)
+        (here / "mine").mkdir(mode=0o700)
+        _hold(here / "mine" / "s.sock").close()
+        (here / "link").symlink_to(here / "mine")
+        os.lchown(here / "link", owner, -1)
+        for path in (here / "theirs.sock", here / "dir" / "s.sock", here / "link" / "s.sock"):
+            args = ("Stop", "--socket", str(path))
+            want = await _run_relay(python, *args, stdin=b"{}")
+            got = await _run_relay([str(compiled_relay)], *args, stdin=b"{}")
+            assert f"belongs to uid {owner}, not to you".encode() in want.stdout, path
+            assert (got.returncode, got.stdout, got.stderr) == (
+                want.returncode,
+                want.stdout,
+                want.stderr,
+            ), path

@@ -121,7 +121,10 @@ def _int_plus_one(text: str) -> str | None:
 
 
 def _call_end(toks: list[Token], k: int) -> int | None:
-    """The index of the ``;`` ending the call statement that starts at ``toks[k]``."""
+    """The index of the ``;`` ending the call statement that starts at ``toks[k]``.
+
+    (Until 2026-11-27 the mutant kept the call's closing ``)``, so every
+    delete-call mutant was ``(void)0);`` and stillborn.)"""
     depth = 0
     for j in range(k + 1, len(toks)):
         depth += {"(": 1, ")": -1}.get(toks[j].text, 0)
@@ -165,9 +168,9 @@ def _ops(toks: list[Token], k: int) -> Iterator[tuple[int, int, str, str]]:
         if prev is not None and prev.text == ")":  # after if (...), not after a cast
             at_statement = _opening(toks, k - 1) in ("if", "while", "for")
         if at_statement and toks[k + 1].text == "(":
-            semi = _call_end(toks, k)
+            semi = _call_end(toks, k)  # the index of the ``;``: the call ends before it
             if semi is not None:
-                yield tok.start, toks[semi - 1].start, "(void)0", "delete-call"
+                yield tok.start, toks[semi].start, "(void)0", "delete-call"
 
 
 def points_of(source: str) -> list[Point]:
