@@ -1335,3 +1335,55 @@ async def test_a_socket_directory_or_link_of_any_other_uid_is_refused_alike(
                 want.stdout,
                 want.stderr,
             ), path
+
+
+# --- a reply value cut short by its frame's end -----------------------------------------
+
+# One value of every MessagePack type and header width, as raw bytes (float32 by hand:
+# msgspec writes float64 only).
+_CUT_VALUES = [
+    *(
+        msgspec.msgpack.encode(v)
+        for v in (
+            200, 60000, 2**32 - 1, 2**64 - 1, -100, -1000, -(2**31), -(2**63), 0.5,
+            "s" * 5, "s" * 40, "s" * 300, "s" * 70000, b"b" * 5, b"b" * 300, b"b" * 70000,
+            [1, 2], list(range(16)), [0] * 65536, {"a": 1}, {f"k{k}": k for k in range(16)},
+            {f"k{k}": 0 for k in range(65536)},
+        )
+    ),
+    b"\xca\x3f\x00\x00\x00",
+]  # fmt: skip
+
+
+def _cut_cases() -> list[tuple[str, bytes]]:
+    """A welcome frame whose last value is cut: before it, after its first byte, one byte
+    short; each followed by a well-formed reply that must not be taken as the answer."""
+    head = b"\x82" + msgspec.msgpack.encode("kind") + msgspec.msgpack.encode("welcome")
+    head += msgspec.msgpack.encode("v")
+    cases = [("missing", head)]
+    for raw in _CUT_VALUES:
+        for keep in sorted({1, len(raw) - 1} - {0, len(raw)}):
+            cases.append((f"{raw[0]:02x}-{len(raw)}-kept-{keep}", head + raw[:keep]))
+    return cases
+
+
+async def test_a_reply_value_cut_short_by_its_frame_is_malformed_in_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """A frame that ends inside a value — of any type, at any header width, cut in its
+    header or its payload — is a malformed reply: never read as a shorter value, and
+    nothing after it taken as the answer; both relays say so with the same bytes."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    after = _frame({"kind": "relay_reply", "id": 1, "stdout": "NOT-MINE"})
+    for name, body in _cut_cases():
+        reply = len(body).to_bytes(4, "big") + body + after
+        answers = []
+        for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            sock = tmp_path / f"{who}.sock"
+            proc, _ = await _relay_against(reply, cmd, sock, "Stop", stdin=b"{}", env={})
+            sock.unlink()
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+        assert answers[0] == answers[1], name
+        assert b"NOT-MINE" not in answers[1][1], name
+        said = _decided(subprocess.CompletedProcess([], *answers[1]), closed=False)
+        assert said == "hookd failed to answer: malformed reply frame", name
