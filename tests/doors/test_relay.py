@@ -1387,3 +1387,30 @@ async def test_a_reply_value_cut_short_by_its_frame_is_malformed_in_both_relays(
         assert b"NOT-MINE" not in answers[1][1], name
         said = _decided(subprocess.CompletedProcess([], *answers[1]), closed=False)
         assert said == "hookd failed to answer: malformed reply frame", name
+
+
+async def test_the_greeting_deadline_is_10_s_unless_one_is_set(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Neither ``--connect-timeout`` nor ``$HOOKD_RELAY_CONNECT_TIMEOUT``: both relays wait
+    10 s for the daemon's welcome (what --help and docs/claude-code.md say), then fail
+    with the same bytes.  (Run side by side: the test waits the 10 s once.)"""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    sock = tmp_path / "held.sock"
+    listener = _hold(sock)
+    answers: dict[str, subprocess.CompletedProcess[bytes]] = {}
+
+    async def run(name: str, cmd: list[str]) -> None:
+        answers[name] = await _run_relay(cmd, "PreToolUse", "--socket", str(sock), stdin=b"{}")
+
+    try:
+        with trio.fail_after(120):  # a guard: the relays decide at 10 s
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(run, "python", python)
+                nursery.start_soon(run, "compiled", [str(compiled_relay)])
+    finally:
+        listener.close()
+    said = _decided(answers["compiled"], closed=False)
+    assert said.startswith("hookd failed to answer: no welcome within 10 s:"), said
+    want, got = answers["python"], answers["compiled"]
+    assert (got.returncode, got.stdout, got.stderr) == (want.returncode, want.stdout, want.stderr)
