@@ -4,6 +4,7 @@ Usage (by hand, like run.py; slow, never part of ``scripts/check``)::
 
     .venv/bin/python tests/mutation/run_c.py --sample 40 --seed 11
     .venv/bin/python tests/mutation/run_c.py --list
+    .venv/bin/python tests/mutation/run_c.py --sample 8 --seed 22 --op delete-call
 
 run.py mutates Python through its AST; the relay is C, so here a mutant is one
 token of the source changed as text: ``==``/``!=`` swapped, ``<``/``<=`` and
@@ -196,9 +197,11 @@ def _build(scratch: Path, out: Path) -> bytes | None:
     return out.read_bytes() if proc.returncode == 0 and out.exists() else None
 
 
-def run(sample: int | None, seed: int, timeout: float | None) -> list[Outcome]:
+def run(
+    sample: int | None, seed: int, timeout: float | None, ops: list[str] | None = None
+) -> list[Outcome]:
     source = (ROOT / SOURCE).read_text(encoding="utf-8")
-    points = points_of(source)
+    points = [p for p in points_of(source) if not ops or p.op in ops]
     chosen = points
     if sample is not None and sample < len(points):
         chosen = sorted(random.Random(seed).sample(points, sample), key=lambda p: p.start)
@@ -243,12 +246,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, help="seconds per mutant's test run")
     parser.add_argument("--list", action="store_true", help="print the mutation points")
+    parser.add_argument("--op", action="append", help="only mutants of this kind (delete-call, …)")
     args = parser.parse_args()
     if args.list:
         for point in points_of((ROOT / SOURCE).read_text(encoding="utf-8")):
             print(f"{SOURCE}:{point.line} {point.op} -> {point.new!r}: {point.text}")
         return 0
-    outcomes = run(args.sample, args.seed, args.timeout)
+    outcomes = run(args.sample, args.seed, args.timeout, args.op)
     counted = [o for o in outcomes if o.status in ("killed", "timeout", "survived")]
     killed = sum(o.status != "survived" for o in counted)
     RESULTS.mkdir(exist_ok=True)
@@ -256,7 +260,8 @@ def main() -> int:
         json.dumps(
             {
                 "command": f".venv/bin/python tests/mutation/run_c.py --seed {args.seed}"
-                + (f" --sample {args.sample}" if args.sample else ""),
+                + (f" --sample {args.sample}" if args.sample else "")
+                + "".join(f" --op {op}" for op in args.op or ()),
                 "killed": killed,
                 "counted": len(counted),
                 "outcomes": [asdict(o) for o in outcomes],
