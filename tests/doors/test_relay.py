@@ -1414,3 +1414,36 @@ async def test_the_greeting_deadline_is_10_s_unless_one_is_set(
     assert said.startswith("hookd failed to answer: no welcome within 10 s:"), said
     want, got = answers["python"], answers["compiled"]
     assert (got.returncode, got.stdout, got.stderr) == (want.returncode, want.stdout, want.stderr)
+
+
+def _pairs(n: int) -> bytes:
+    return b"".join(msgspec.msgpack.encode(f"x{k}") + b"\x00" for k in range(n))
+
+
+# Every header a map may have, empty and not, shortest or not: each is a frame to read and
+# pass over (none is the answer), never "not a map".
+_MAP_FORMS = {
+    "fixmap-0": b"\x80",
+    "fixmap-1": b"\x81" + _pairs(1),
+    "fixmap-15": b"\x8f" + _pairs(15),
+    "map16-0": b"\xde\x00\x00",
+    "map16-16": b"\xde\x00\x10" + _pairs(16),
+    "map32-0": b"\xdf\x00\x00\x00\x00",
+    "map32-1": b"\xdf\x00\x00\x00\x01" + _pairs(1),
+}
+
+
+async def test_a_frame_of_every_map_form_is_read_and_passed_over_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """A frame that is a map of any header form — fixmap, map16, map32, empty or not —
+    without a kind the relay waits for is passed over, and the reply after it answered."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    answer = _frame({"kind": "relay_reply", "id": 1, "stdout": "OUT", "exit_code": 3})
+    for name, body in _MAP_FORMS.items():
+        reply = WELCOME + len(body).to_bytes(4, "big") + body + answer
+        for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            sock = tmp_path / f"{who}.sock"
+            proc, _ = await _relay_against(reply, cmd, sock, "Stop", stdin=b"{}", env={})
+            sock.unlink()
+            assert (proc.returncode, proc.stdout, proc.stderr) == (3, b"OUT", b""), (name, who)
