@@ -447,15 +447,29 @@ def relay(
         sock.close()
 
 
+def _decode_frame(body: bytes) -> dict[object, object]:
+    """A reply frame's map, or "malformed reply frame" when a value in it is cut short
+    by the frame's end (or of a type hookd never sends), as hookd-relay.c says: a
+    short value is not read as a shorter one, and nothing after it is the answer."""
+    try:
+        message, end = _decode(body, 0)
+    except (IndexError, ValueError):
+        raise ValueError("malformed reply frame") from None
+    if end > len(body) or not isinstance(message, dict):
+        raise ValueError("malformed reply frame")
+    return message
+
+
 def _reply(sock: _socket.socket, clock: _Clock) -> tuple[str, str, int]:
     """Read frames (each wait armed with the time left) until the relay reply."""
     while True:
         size = int.from_bytes(_recv_exact(sock, _HEADER, clock), "big")
         if size > _MAX_REPLY:
             raise ValueError(f"reply frame too large ({size} bytes)")
-        message, _ = _decode(_recv_exact(sock, size, clock), 0)
-        if not isinstance(message, dict):
+        body = _recv_exact(sock, size, clock)
+        if not body or not (0x80 <= body[0] <= 0x8F or body[0] in (0xDE, 0xDF)):
             raise ValueError("reply is not a map")
+        message = _decode_frame(body)
         kind = message.get("kind")
         if kind == "welcome":
             clock.greeted = True

@@ -1207,3 +1207,243 @@ async def test_help_names_hookd_relay_and_exits_0(
         b"HOOKD_RELAY_TIMEOUT",
     ):
         assert documented in proc.stdout
+
+
+# --- the size bounds: at the edge, where only the byte counts differ --------------------
+
+_MAX_FRAME = 64 << 20  # relay.py's _MAX_REPLY; hookd-relay.c's MAX_FRAME
+_INPUT_LIMIT = _MAX_FRAME - 4096  # hookd-relay.c: the most hook input it forwards
+
+
+def _feed(argv: list[str], size: int, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """Run the relay with ``size`` bytes on stdin, written a block at a time (never held
+    whole here): the relay alone holds the input."""
+    block = b"i" * (1 << 20)
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=base
+    ) as proc:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # a relay that gave up reads no more
+            left = size
+            while left:
+                left -= proc.stdin.write(block[: min(left, len(block))])
+        out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+def test_the_compiled_relay_forwards_input_up_to_its_bound_and_refuses_a_byte_more(
+    compiled_relay: Path, tmp_path: Path, closed: bool
+) -> None:
+    """64 MiB − 4 KiB of hook input is read and goes on (here to a socket that is not
+    there); one byte more is refused, saying so, as the entry's failure mode says.
+    (relay.py has no such bound: it reads what it is given and the daemon's frame limit
+    refuses it.)"""
+    args = [str(compiled_relay), "Stop", "--socket", str(tmp_path / "nobody.sock")]
+    args += ["--fail-closed"] if closed else []
+    fits = _feed(args, _INPUT_LIMIT, {})
+    assert "hookd is not running" in _decided(fits, closed)
+    over = _feed(args, _INPUT_LIMIT + 1, {})
+    assert _decided(over, closed).rstrip("\n") == (
+        f"hookd failed to answer: hook input over {_INPUT_LIMIT} bytes"
+    )
+
+
+def _request_size(pad: int) -> int:
+    """The bytes of the hello and relay bodies for a ``Stop`` with the whole input and
+    an environment of PATH, CLAUDE_PID=1 and PAD of ``pad`` bytes (the shortest
+    MessagePack, which the frame tests hold both relays to)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CLAUDE_PID": "1", "PAD": "p" * pad}
+    hello = {"kind": "hello", "version": 1, "client": "hookd-relay", "pid": 1}
+    request = {"kind": "relay", "id": 1, "event": "Stop", "input": b"", "env": env, "pid": 1}
+    empty = len(msgspec.msgpack.encode(request))  # input as bin8 (2 bytes of header)
+    return len(msgspec.msgpack.encode(hello)) + empty - 2 + 5 + _INPUT_LIMIT
+
+
+@pytest.mark.parametrize("over", [0, 1], ids=["at-the-bound", "one-byte-over"])
+def test_the_compiled_relay_sends_a_request_up_to_the_frame_bound_and_no_more(
+    compiled_relay: Path, tmp_path: Path, over: int
+) -> None:
+    """The request (the input and the environment together) may be 64 MiB of MessagePack
+    and no more: at the bound it is sent (here to a daemon that never reads, so the
+    greeting's deadline decides), one byte over it is refused before anything is sent."""
+    pad = 300  # a str16, so the size grows byte for byte with it
+    pad += _MAX_FRAME + over - _request_size(pad)
+    assert 256 <= pad < 65536 and _request_size(pad) == _MAX_FRAME + over
+    sock = tmp_path / "deaf.sock"
+    listener = _hold(sock)
+    try:
+        args = [str(compiled_relay), "Stop", "--socket", str(sock), "--connect-timeout", "0.5"]
+        proc = _feed(args, _INPUT_LIMIT, {"CLAUDE_PID": "1", "PAD": "p" * pad})
+    finally:
+        listener.close()
+    said = _decided(proc, closed=False)
+    if over:
+        assert said == f"hookd failed to answer: request over {_MAX_FRAME} bytes"
+    else:
+        assert "hookd failed to answer: no welcome within 0.5 s" in said
+
+
+@pytest.mark.parametrize("size", [_MAX_FRAME, _MAX_FRAME + 1])
+async def test_a_reply_frame_is_read_up_to_the_bound_by_both_relays(
+    relay_cmd: list[str], tmp_path: Path, size: int
+) -> None:
+    """A reply frame may say it is 64 MiB long (here the peer then hangs up) but not a
+    byte more: that one is refused from its header alone, by both relays alike."""
+    reply = WELCOME + size.to_bytes(4, "big")
+    proc, _ = await _relay_against(
+        reply, relay_cmd, tmp_path / "peer.sock", "Stop", stdin=b"{}", env={}
+    )
+    said = _decided(proc, closed=False)
+    if size > _MAX_FRAME:
+        assert said == f"hookd failed to answer: reply frame too large ({size} bytes)"
+    else:
+        assert said == "hookd failed to answer: hookd closed the connection before replying"
+
+
+# --- the socket walk: every owner that is not the caller nor root -------------------------
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="files of other uids need chown, which needs root")
+async def test_a_socket_directory_or_link_of_any_other_uid_is_refused_alike(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Whoever owns it — a system uid (1, 2), a user's (1000), nobody (65534), one past
+    16 bits — a socket, a directory on the way or a symlink on the way that is neither
+    the caller's nor root's is refused, by both relays with the same bytes."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    for owner in (1, 2, 1000, 65534, 70000):
+        here = tmp_path / f"u{owner}"
+        here.mkdir()
+        _hold(here / "theirs.sock").close()
+        os.chown(here / "theirs.sock", owner, -1)
+        (here / "dir").mkdir(mode=0o700)
+        _hold(here / "dir" / "s.sock").close()
+        os.chown(here / "dir", owner, -1)
+        (here / "mine").mkdir(mode=0o700)
+        _hold(here / "mine" / "s.sock").close()
+        (here / "link").symlink_to(here / "mine")
+        os.lchown(here / "link", owner, -1)
+        for path in (here / "theirs.sock", here / "dir" / "s.sock", here / "link" / "s.sock"):
+            args = ("Stop", "--socket", str(path))
+            want = await _run_relay(python, *args, stdin=b"{}")
+            got = await _run_relay([str(compiled_relay)], *args, stdin=b"{}")
+            assert f"belongs to uid {owner}, not to you".encode() in want.stdout, path
+            assert (got.returncode, got.stdout, got.stderr) == (
+                want.returncode,
+                want.stdout,
+                want.stderr,
+            ), path
+
+
+# --- a reply value cut short by its frame's end -----------------------------------------
+
+# One value of every MessagePack type and header width, as raw bytes (float32 by hand:
+# msgspec writes float64 only).
+_CUT_VALUES = [
+    *(
+        msgspec.msgpack.encode(v)
+        for v in (
+            200, 60000, 2**32 - 1, 2**64 - 1, -100, -1000, -(2**31), -(2**63), 0.5,
+            "s" * 5, "s" * 40, "s" * 300, "s" * 70000, b"b" * 5, b"b" * 300, b"b" * 70000,
+            [1, 2], list(range(16)), [0] * 65536, {"a": 1}, {f"k{k}": k for k in range(16)},
+            {f"k{k}": 0 for k in range(65536)},
+        )
+    ),
+    b"\xca\x3f\x00\x00\x00",
+]  # fmt: skip
+
+
+def _cut_cases() -> list[tuple[str, bytes]]:
+    """A welcome frame whose last value is cut: before it, after its first byte, one byte
+    short; each followed by a well-formed reply that must not be taken as the answer."""
+    head = b"\x82" + msgspec.msgpack.encode("kind") + msgspec.msgpack.encode("welcome")
+    head += msgspec.msgpack.encode("v")
+    cases = [("missing", head)]
+    for raw in _CUT_VALUES:
+        for keep in sorted({1, len(raw) - 1} - {0, len(raw)}):
+            cases.append((f"{raw[0]:02x}-{len(raw)}-kept-{keep}", head + raw[:keep]))
+    return cases
+
+
+async def test_a_reply_value_cut_short_by_its_frame_is_malformed_in_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """A frame that ends inside a value — of any type, at any header width, cut in its
+    header or its payload — is a malformed reply: never read as a shorter value, and
+    nothing after it taken as the answer; both relays say so with the same bytes."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    after = _frame({"kind": "relay_reply", "id": 1, "stdout": "NOT-MINE"})
+    for name, body in _cut_cases():
+        reply = len(body).to_bytes(4, "big") + body + after
+        answers = []
+        for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            sock = tmp_path / f"{who}.sock"
+            proc, _ = await _relay_against(reply, cmd, sock, "Stop", stdin=b"{}", env={})
+            sock.unlink()
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+        assert answers[0] == answers[1], name
+        assert b"NOT-MINE" not in answers[1][1], name
+        said = _decided(subprocess.CompletedProcess([], *answers[1]), closed=False)
+        assert said == "hookd failed to answer: malformed reply frame", name
+
+
+async def test_the_greeting_deadline_is_10_s_unless_one_is_set(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Neither ``--connect-timeout`` nor ``$HOOKD_RELAY_CONNECT_TIMEOUT``: both relays wait
+    10 s for the daemon's welcome (what --help and docs/claude-code.md say), then fail
+    with the same bytes.  (Run side by side: the test waits the 10 s once.)"""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    sock = tmp_path / "held.sock"
+    listener = _hold(sock)
+    answers: dict[str, subprocess.CompletedProcess[bytes]] = {}
+
+    async def run(name: str, cmd: list[str]) -> None:
+        answers[name] = await _run_relay(cmd, "PreToolUse", "--socket", str(sock), stdin=b"{}")
+
+    try:
+        with trio.fail_after(120):  # a guard: the relays decide at 10 s
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(run, "python", python)
+                nursery.start_soon(run, "compiled", [str(compiled_relay)])
+    finally:
+        listener.close()
+    said = _decided(answers["compiled"], closed=False)
+    assert said.startswith("hookd failed to answer: no welcome within 10 s:"), said
+    want, got = answers["python"], answers["compiled"]
+    assert (got.returncode, got.stdout, got.stderr) == (want.returncode, want.stdout, want.stderr)
+
+
+def _pairs(n: int) -> bytes:
+    return b"".join(msgspec.msgpack.encode(f"x{k}") + b"\x00" for k in range(n))
+
+
+# Every header a map may have, empty and not, shortest or not: each is a frame to read and
+# pass over (none is the answer), never "not a map".
+_MAP_FORMS = {
+    "fixmap-0": b"\x80",
+    "fixmap-1": b"\x81" + _pairs(1),
+    "fixmap-15": b"\x8f" + _pairs(15),
+    "map16-0": b"\xde\x00\x00",
+    "map16-16": b"\xde\x00\x10" + _pairs(16),
+    "map32-0": b"\xdf\x00\x00\x00\x00",
+    "map32-1": b"\xdf\x00\x00\x00\x01" + _pairs(1),
+}
+
+
+async def test_a_frame_of_every_map_form_is_read_and_passed_over_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """A frame that is a map of any header form — fixmap, map16, map32, empty or not —
+    without a kind the relay waits for is passed over, and the reply after it answered."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    answer = _frame({"kind": "relay_reply", "id": 1, "stdout": "OUT", "exit_code": 3})
+    for name, body in _MAP_FORMS.items():
+        reply = WELCOME + len(body).to_bytes(4, "big") + body + answer
+        for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            sock = tmp_path / f"{who}.sock"
+            proc, _ = await _relay_against(reply, cmd, sock, "Stop", stdin=b"{}", env={})
+            sock.unlink()
+            assert (proc.returncode, proc.stdout, proc.stderr) == (3, b"OUT", b""), (name, who)

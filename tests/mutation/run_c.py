@@ -4,6 +4,7 @@ Usage (by hand, like run.py; slow, never part of ``scripts/check``)::
 
     .venv/bin/python tests/mutation/run_c.py --sample 40 --seed 11
     .venv/bin/python tests/mutation/run_c.py --list
+    .venv/bin/python tests/mutation/run_c.py --sample 8 --seed 22 --op delete-call
 
 run.py mutates Python through its AST; the relay is C, so here a mutant is one
 token of the source changed as text: ``==``/``!=`` swapped, ``<``/``<=`` and
@@ -121,7 +122,10 @@ def _int_plus_one(text: str) -> str | None:
 
 
 def _call_end(toks: list[Token], k: int) -> int | None:
-    """The index of the ``;`` ending the call statement that starts at ``toks[k]``."""
+    """The index of the ``;`` ending the call statement that starts at ``toks[k]``.
+
+    (Until 2026-11-27 the mutant kept the call's closing ``)``, so every
+    delete-call mutant was ``(void)0);`` and stillborn.)"""
     depth = 0
     for j in range(k + 1, len(toks)):
         depth += {"(": 1, ")": -1}.get(toks[j].text, 0)
@@ -165,9 +169,9 @@ def _ops(toks: list[Token], k: int) -> Iterator[tuple[int, int, str, str]]:
         if prev is not None and prev.text == ")":  # after if (...), not after a cast
             at_statement = _opening(toks, k - 1) in ("if", "while", "for")
         if at_statement and toks[k + 1].text == "(":
-            semi = _call_end(toks, k)
+            semi = _call_end(toks, k)  # the index of the ``;``: the call ends before it
             if semi is not None:
-                yield tok.start, toks[semi - 1].start, "(void)0", "delete-call"
+                yield tok.start, toks[semi].start, "(void)0", "delete-call"
 
 
 def points_of(source: str) -> list[Point]:
@@ -193,9 +197,11 @@ def _build(scratch: Path, out: Path) -> bytes | None:
     return out.read_bytes() if proc.returncode == 0 and out.exists() else None
 
 
-def run(sample: int | None, seed: int, timeout: float | None) -> list[Outcome]:
+def run(
+    sample: int | None, seed: int, timeout: float | None, ops: list[str] | None = None
+) -> list[Outcome]:
     source = (ROOT / SOURCE).read_text(encoding="utf-8")
-    points = points_of(source)
+    points = [p for p in points_of(source) if not ops or p.op in ops]
     chosen = points
     if sample is not None and sample < len(points):
         chosen = sorted(random.Random(seed).sample(points, sample), key=lambda p: p.start)
@@ -240,12 +246,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, help="seconds per mutant's test run")
     parser.add_argument("--list", action="store_true", help="print the mutation points")
+    parser.add_argument("--op", action="append", help="only mutants of this kind (delete-call, …)")
     args = parser.parse_args()
     if args.list:
         for point in points_of((ROOT / SOURCE).read_text(encoding="utf-8")):
             print(f"{SOURCE}:{point.line} {point.op} -> {point.new!r}: {point.text}")
         return 0
-    outcomes = run(args.sample, args.seed, args.timeout)
+    outcomes = run(args.sample, args.seed, args.timeout, args.op)
     counted = [o for o in outcomes if o.status in ("killed", "timeout", "survived")]
     killed = sum(o.status != "survived" for o in counted)
     RESULTS.mkdir(exist_ok=True)
@@ -253,7 +260,8 @@ def main() -> int:
         json.dumps(
             {
                 "command": f".venv/bin/python tests/mutation/run_c.py --seed {args.seed}"
-                + (f" --sample {args.sample}" if args.sample else ""),
+                + (f" --sample {args.sample}" if args.sample else "")
+                + "".join(f" --op {op}" for op in args.op or ()),
                 "killed": killed,
                 "counted": len(counted),
                 "outcomes": [asdict(o) for o in outcomes],
