@@ -32,16 +32,6 @@ QWEN_SETTINGS: dict[str, Any] = {
 }
 
 
-@pytest.fixture
-def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
-    return home
-
-
 def write(path: Path, data: Any, mode: int = 0o644) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(data, indent=4) + "\n"

@@ -43,23 +43,6 @@ USER_GROUP = {"matcher": "Write", "hooks": [{"type": "command", "command": "~/bi
 
 
 @pytest.fixture
-def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))  # never the machine's own
-    return home
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    project.mkdir()
-    return project
-
-
-@pytest.fixture
 def victim(tmp_path: Path) -> Path:
     """A file the user can write, outside everything the installers own."""
     path = tmp_path / "victim" / "precious.txt"

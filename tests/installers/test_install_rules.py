@@ -76,23 +76,6 @@ def group(command: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))  # never the machine's own
-    return home
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    project.mkdir()
-    return project
-
-
-@pytest.fixture
 def relay(tmp_path: Path) -> Path:
     """A compiled relay to wire (never run here): its path shows in every command."""
     path = tmp_path / "bin" / "hookd-relay-c"
