@@ -48,6 +48,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
 
+_INSTALLER_TESTS = [
+    "tests/installers/test_install_rules.py",  # the rules over every agent, scope, event
+    "tests/installers/test_install_planted_paths.py",
+    "tests/installers/test_agent_install.py",
+    "tests/installers/test_claude_install.py",
+    "tests/installers/test_claude_install_mod.py",
+    "tests/installers/test_claude_door.py",  # the port and token it wires, a real daemon
+    "tests/cli/test_agents_claude_route.py::test_agents_install_claude_writes_what_claude_install_writes",
+    "tests/cli/test_agents_claude_route.py::test_agents_list_and_status_show_claude_wired_after_install",
+]
+"""What covers the installers: the pair's target and each installer's own."""
+
+
 TARGETS: dict[str, tuple[list[str], list[str]]] = {
     # name: (modules, the test files that cover them, fastest and sharpest first:
     # pytest -x stops at the first failure, so a killed mutant costs little and a
@@ -181,43 +194,16 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
     ),
     "installers": (
         ["hookd/installers/agent_install.py", "hookd/installers/claude_settings.py"],
-        [
-            "tests/installers/test_install_rules.py",  # the rules over every agent, scope, event
-            "tests/installers/test_install_planted_paths.py",
-            "tests/installers/test_agent_install.py",
-            "tests/installers/test_claude_install.py",
-            "tests/installers/test_claude_install_mod.py",
-            "tests/installers/test_claude_door.py",  # the port and token it wires, a real daemon
-            "tests/cli/test_agents_claude_route.py::test_agents_install_claude_writes_what_claude_install_writes",
-            "tests/cli/test_agents_claude_route.py::test_agents_list_and_status_show_claude_wired_after_install",
-        ],
+        _INSTALLER_TESTS,
     ),
     # each installer alone: a sample of its own when the pair's is short of one
     "agent_install": (
         ["hookd/installers/agent_install.py"],
-        [
-            "tests/installers/test_install_rules.py",  # the rules over every agent, scope, event
-            "tests/installers/test_install_planted_paths.py",
-            "tests/installers/test_agent_install.py",
-            "tests/installers/test_claude_install.py",
-            "tests/installers/test_claude_install_mod.py",
-            "tests/installers/test_claude_door.py",  # the port and token it wires, a real daemon
-            "tests/cli/test_agents_claude_route.py::test_agents_install_claude_writes_what_claude_install_writes",
-            "tests/cli/test_agents_claude_route.py::test_agents_list_and_status_show_claude_wired_after_install",
-        ],
+        _INSTALLER_TESTS,
     ),
     "claude_settings": (
         ["hookd/installers/claude_settings.py"],
-        [
-            "tests/installers/test_install_rules.py",  # the rules over every agent, scope, event
-            "tests/installers/test_install_planted_paths.py",
-            "tests/installers/test_agent_install.py",
-            "tests/installers/test_claude_install.py",
-            "tests/installers/test_claude_install_mod.py",
-            "tests/installers/test_claude_door.py",  # the port and token it wires, a real daemon
-            "tests/cli/test_agents_claude_route.py::test_agents_install_claude_writes_what_claude_install_writes",
-            "tests/cli/test_agents_claude_route.py::test_agents_list_and_status_show_claude_wired_after_install",
-        ],
+        _INSTALLER_TESTS,
     ),
     "doctor": (
         ["hookd/installers/agent_doctor.py"],
