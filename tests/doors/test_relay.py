@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -552,19 +553,32 @@ async def _relay_against(
 ) -> tuple[subprocess.CompletedProcess[bytes], bytes]:
     """Run one relay against a scripted peer; its answer and what the peer received."""
     got: list[bytes] = []
+    proc = await _relay_with_peer(
+        lambda listening: _serve_once(sock, reply, got, listening),
+        cmd,
+        *args,
+        "--socket",
+        str(sock),
+        stdin=stdin,
+        env={"ASAN_OPTIONS": "detect_leaks=0", **env},
+    )
+    return proc, got[0] if got else b""
+
+
+async def _relay_with_peer(
+    peer: Callable[[trio.Event], None],
+    cmd: list[str],
+    *args: str,
+    stdin: bytes,
+    env: dict[str, str],
+) -> subprocess.CompletedProcess[bytes]:
+    """Run one relay once ``peer`` (a blocking function, in a thread) sets the event it is
+    given: it listens.  Returns when both are done."""
     listening = trio.Event()
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(trio.to_thread.run_sync, _serve_once, sock, reply, got, listening)
+        nursery.start_soon(trio.to_thread.run_sync, peer, listening)
         await listening.wait()
-        proc = await _run_relay(
-            cmd,
-            *args,
-            "--socket",
-            str(sock),
-            stdin=stdin,
-            env={"ASAN_OPTIONS": "detect_leaks=0", **env},
-        )
-    return proc, got[0] if got else b""
+        return await _run_relay(cmd, *args, stdin=stdin, env=env)
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
@@ -974,7 +988,6 @@ async def test_a_daemon_that_greets_then_never_answers_is_decided_by_the_deadlin
     any_relay: list[str], tmp_path: Path, closed: bool, how: str
 ) -> None:
     sock = tmp_path / "wedged.sock"
-    listening = trio.Event()
     args = ["Stop", "--socket", str(sock), *(["--fail-closed"] if closed else [])]
     env = {"ASAN_OPTIONS": "detect_leaks=0"}
     if how == "flag":
@@ -982,10 +995,13 @@ async def test_a_daemon_that_greets_then_never_answers_is_decided_by_the_deadlin
     else:
         env["HOOKD_RELAY_TIMEOUT"] = "3"
     with trio.fail_after(60):  # a guard: today's relays wait for the agent to kill them
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(trio.to_thread.run_sync, _welcome_then_silence, sock, listening)
-            await listening.wait()
-            proc = await _run_relay(any_relay, *args, stdin=b"{}", env=env)
+        proc = await _relay_with_peer(
+            lambda listening: _welcome_then_silence(sock, listening),
+            any_relay,
+            *args,
+            stdin=b"{}",
+            env=env,
+        )
     assert "hookd failed to answer: no reply within 3 s (--timeout)" in _decided(proc, closed)
 
 
@@ -995,15 +1011,15 @@ async def test_a_reply_trickled_past_the_deadline_is_decided_by_it(
 ) -> None:
     """The deadline bounds the whole exchange, not each read."""
     sock = tmp_path / "trickle.sock"
-    listening = trio.Event()
     args = ["Stop", "--socket", str(sock), "--timeout", "3", *(["--fail-closed"] if closed else [])]
     with trio.fail_after(60):  # a guard: a per-read timeout would wait 200 s here
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(trio.to_thread.run_sync, _welcome_then_trickle, sock, listening)
-            await listening.wait()
-            proc = await _run_relay(
-                any_relay, *args, stdin=b"{}", env={"ASAN_OPTIONS": "detect_leaks=0"}
-            )
+        proc = await _relay_with_peer(
+            lambda listening: _welcome_then_trickle(sock, listening),
+            any_relay,
+            *args,
+            stdin=b"{}",
+            env={"ASAN_OPTIONS": "detect_leaks=0"},
+        )
     assert "hookd failed to answer: no reply within 3 s (--timeout)" in _decided(proc, closed)
 
 
