@@ -8,12 +8,27 @@ socket, with the compiled relay when the test has one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import trio
 
-from e2e.daemon import VENV_BIN, RunningDaemon
+from e2e.daemon import VENV_BIN, RunningDaemon, daemon_paths
+
+
+@contextmanager
+def short_daemon_paths(prefix: str, home: Path) -> Iterator[RunningDaemon]:
+    """Where the through-hookd run's daemon listens, for ``home``: a directory of its own
+    under ``/tmp``, not under the test's root — a Unix socket's path must stay short —
+    removed afterwards."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    try:
+        yield daemon_paths(base, home)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 async def install_agent(

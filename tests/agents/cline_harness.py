@@ -31,15 +31,14 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import trio
 
-from agents.agent_wiring import install_agent
-from e2e.daemon import daemon_paths, hookd_daemon
+from agents.agent_wiring import install_agent, short_daemon_paths
+from e2e.daemon import hookd_daemon
 from e2e.fake_api import FakeMessagesApi, Turn, serve_fake_api
 
 __all__ = ["CLINE_BIN", "ClineRun", "Mode", "cline_available", "run_cline"]
@@ -178,10 +177,7 @@ async def run_cline(
                 script.chmod(0o755)
             run = await _run(env, project, start, data, api, hook_log, records)
         else:
-            # Unix socket paths must stay short: the daemon's directory is not under root.
-            base = Path(tempfile.mkdtemp(prefix="hkcl", dir="/tmp"))
-            try:
-                daemon = daemon_paths(base, home)
+            with short_daemon_paths("hkcl", home) as daemon:
                 config = daemon.config_home / "hookd" / "hooks.json"
                 config.parent.mkdir(parents=True, exist_ok=True)
                 config.write_text(json.dumps({"hooks": claude or {}}))
@@ -190,8 +186,6 @@ async def run_cline(
                     run = await _run(env, project, start, data, api, hook_log, records)
                 run.daemon_log = daemon.log.read_text(errors="replace")
                 run.install_output = install_output
-            finally:
-                shutil.rmtree(base, ignore_errors=True)
         nursery.cancel_scope.cancel()
     run.wired = {p.name: p.read_text() for p in sorted(hooks_dir.iterdir()) if p.is_file()}
     return run

@@ -30,16 +30,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import trio
 
-from agents.agent_wiring import install_agent
+from agents.agent_wiring import install_agent, short_daemon_paths
 from agents.fake_responses import FakeResponsesApi, Turn, serve_fake_responses
-from e2e.daemon import daemon_paths, hookd_daemon
+from e2e.daemon import hookd_daemon
 
 __all__ = ["CODEX_BIN", "CodexRun", "Mode", "codex_available", "run_codex"]
 
@@ -205,17 +204,12 @@ async def run_codex(
         if mode == "native":
             run = await _run(env, project, prompt, api, interrupt)
         else:
-            # Unix socket paths must stay short: the daemon's directory is not under root.
-            base = Path(tempfile.mkdtemp(prefix="hkcx", dir="/tmp"))
-            try:
-                daemon = daemon_paths(base, home)
+            with short_daemon_paths("hkcx", home) as daemon:
                 install_output = await install_agent("codex", daemon, relay)
                 async with hookd_daemon(daemon):
                     run = await _run(env, project, prompt, api, interrupt)
                 run.install_output = install_output
                 run.daemon_log = daemon.log.read_text(errors="replace")
-            finally:
-                shutil.rmtree(base, ignore_errors=True)
         nursery.cancel_scope.cancel()
     run.records = [line for line in hook_log.read_text().splitlines() if line]
     return run

@@ -31,16 +31,15 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import trio
 
-from agents.agent_wiring import install_agent
+from agents.agent_wiring import install_agent, short_daemon_paths
 from agents.fake_responses import FakeResponsesApi, Turn, serve_fake_responses
-from e2e.daemon import VENV_BIN, RunningDaemon, daemon_paths, hookd_daemon
+from e2e.daemon import VENV_BIN, RunningDaemon, hookd_daemon
 
 __all__ = ["COPILOT_BIN", "CopilotRun", "Mode", "copilot_available", "run_copilot"]
 
@@ -205,10 +204,7 @@ async def run_copilot(
         if mode == "native":
             run = await _run(env, project, prompt, api, start)
         else:
-            # Unix socket paths must stay short: the daemon's directory is not under root.
-            base = Path(tempfile.mkdtemp(prefix="hkcp", dir="/tmp"))
-            try:
-                daemon = daemon_paths(base, home)
+            with short_daemon_paths("hkcp", home) as daemon:
                 if by_hand:
                     assert relay is not None, "wiring by hand needs the compiled relay"
                     run = await _by_hand(env, project, prompt, api, hook_file, daemon, relay)
@@ -244,8 +240,6 @@ async def run_copilot(
                 else:
                     run = await _run(env, project, prompt, api, start)
                 run.install_output = claude_output + install_output
-            finally:
-                shutil.rmtree(base, ignore_errors=True)
         nursery.cancel_scope.cancel()
     run.records = [line for line in hook_log.read_text().splitlines() if line]
     run.wired = hook_path.read_text()

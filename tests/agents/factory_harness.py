@@ -34,15 +34,14 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import trio
 
-from agents.agent_wiring import install_agent
-from e2e.daemon import daemon_paths, hookd_daemon
+from agents.agent_wiring import install_agent, short_daemon_paths
+from e2e.daemon import hookd_daemon
 from e2e.fake_api import FakeMessagesApi, Turn, serve_fake_api
 
 __all__ = ["DROID_BIN", "DroidRun", "Mode", "droid_available", "run_droid"]
@@ -199,17 +198,12 @@ async def run_droid(
         if mode == "native":
             run = await _run(env, root, project, prompt, api)
         else:
-            # Unix socket paths must stay short: the daemon's directory is not under root.
-            base = Path(tempfile.mkdtemp(prefix="hkfd", dir="/tmp"))
-            try:
-                daemon = daemon_paths(base, home)
+            with short_daemon_paths("hkfd", home) as daemon:
                 install_output = await install_agent("factory", daemon, relay)
                 async with hookd_daemon(daemon):
                     run = await _run(env, root, project, prompt, api)
                 run.install_output = install_output
                 run.daemon_log = daemon.log.read_text(errors="replace")
-            finally:
-                shutil.rmtree(base, ignore_errors=True)
         nursery.cancel_scope.cancel()
     run.records = [line for line in hook_log.read_text().splitlines() if line]
     return run
