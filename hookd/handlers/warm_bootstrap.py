@@ -66,6 +66,28 @@ for _name in ("json", "re", "pathlib", "shlex", "subprocess", "datetime", "typin
 import importlib  # noqa: E402 - what the run needs, held before any purge or new sys.path[0]
 import json  # noqa: E402
 
+
+def _prepare(script: str) -> "tuple[str, bytes, Any] | None":
+    """The script this spare will most likely run (its interpreter's last one here), read
+    and compiled ahead: (file, source, code), used at run time only if the file then holds
+    the very same bytes.  A compilation that warns or fails is left to run time, where its
+    messages belong."""
+    import warnings
+
+    file = os.path.join(os.getcwd(), script)
+    try:
+        with open(file, "rb") as source_file:
+            source = source_file.read()
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            code = compile(source, file, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    return None if said else (file, source, code)
+
+
+_prepared = _prepare(sys.argv[2]) if len(sys.argv) > 2 else None
+
 _say(b"R")
 
 
@@ -134,8 +156,14 @@ def _become(request: "dict[str, Any]") -> "tuple[str, dict[str, Any]]":
 _file, _namespace = _become(_request)
 del _request
 try:
+    # Read at run time, as the cold run reads it: an edited script is the edited script.
     with open(_file, "rb") as _source:
-        _code_object = compile(_source.read(), _file, "exec", dont_inherit=True)
+        _text = _source.read()
+    if _prepared is not None and _prepared[:2] == (_file, _text):
+        _code_object = _prepared[2]
+    else:
+        _code_object = compile(_text, _file, "exec", dont_inherit=True)
+    del _text, _prepared
 except OSError as _error:
     sys.stderr.write(
         f"{sys.orig_argv[0]}: can't open file {_file!r}: [Errno {_error.errno}] {_error.strerror}\n"

@@ -47,6 +47,8 @@ from typing import Literal
 
 import msgspec
 import structlog
+import trio
+from trio.testing import wait_all_tasks_blocked
 
 from hookd.config.schema import CommandHandler
 from hookd.handlers.direct_exec import simple_argv
@@ -75,6 +77,8 @@ BOOTSTRAP = (Path(__file__).with_name("warm_bootstrap.py")).read_text(encoding="
 """The program a spare runs (``-c``); read once, at import."""
 
 _INTERPRETER_NAME = re.compile(r"python(3(\.\d+)?)?")
+_IDLE_WAIT = 0.05
+"""How long a replacement spare waits for an idle daemon before it starts regardless."""
 _SIMPLE_FLAGS = frozenset(
     {"-u", "-I", "-E", "-s", "-S", "-B", "-O", "-OO", "-P", "-b", "-bb", "-q", "-R"}
 )
@@ -412,13 +416,18 @@ class WarmPool:
     """Interpreters that said they cannot run the bootstrap (older than 3.10, not CPython)."""
     retired: list[HookProcess] = field(default_factory=list)
     launchers: LauncherResolver = field(default_factory=lambda: LauncherResolver())
+    pending: list[tuple[WarmTarget, tuple[tuple[str, str], ...], str]] = field(default_factory=list)
+    """Spares to start once the daemon is idle (:meth:`refill`): target, start-up
+    environment, working directory."""
+    _wake: trio.Event | None = None
+    """Set when :attr:`pending` has work; None while no :meth:`refill_when_idle` runs."""
 
     def take(
         self, target: WarmTarget, env: Mapping[str, str], cwd: str
     ) -> tuple[Spare | None, str]:
         """A ready spare for ``target``, or why not (then a new one is started for the next
-        event).  A spare handed out is replaced by :meth:`refill` once it has its request:
-        the new interpreter's spawn then overlaps the run instead of delaying it."""
+        event).  A spare handed out is replaced by :meth:`refill` once its run has ended:
+        the new interpreter then starts after the run instead of competing with it."""
         key = _key(target, env, cwd)
         self._reap_retired()
         if key in self.unusable:
@@ -441,7 +450,36 @@ class WarmPool:
         return None, "its warm spare had exited: a new one is starting"
 
     def refill(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
-        """Start the spare that replaces one :meth:`take` handed out."""
+        """Start the spare that replaces one :meth:`take` handed out, once that run has
+        ended: while :meth:`refill_when_idle` runs (the daemon's), when the daemon has
+        nothing else to do — the run's reply is out — else now.
+
+        Not while the run runs: a new interpreter's start-up is ~15 ms of CPU, and on a
+        machine of two cores it took one from the hook it was replacing, and its spawn
+        held the event loop (measured: docs/performance.md, "Where a warm run's time goes")."""
+        if self._wake is None:
+            self._refill_now(target, env, cwd)
+            return
+        self.pending.append((target, startup_environment(env), cwd))
+        self._wake.set()
+
+    async def refill_when_idle(self) -> None:
+        """Start the spares :meth:`refill` queued, each time every other task of the daemon
+        is blocked (its replies written), or after ``_IDLE_WAIT`` on a daemon never idle."""
+        self._wake = trio.Event()
+        try:
+            while True:
+                await self._wake.wait()
+                with trio.move_on_after(_IDLE_WAIT):
+                    await wait_all_tasks_blocked()
+                self._wake = trio.Event()
+                pending, self.pending = self.pending, []
+                for target, env, cwd in pending:
+                    self._refill_now(target, dict(env), cwd)
+        finally:
+            self._wake = None
+
+    def _refill_now(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
         key = _key(target, env, cwd)
         if key not in self.spares:
             self._start(key, target, env, cwd)
@@ -452,7 +490,16 @@ class WarmPool:
             self.retire(self.spares.pop(oldest))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         marker = os.urandom(16).hex()
-        argv = [target.interpreter, *target.flags, "-c", BOOTSTRAP, str(theirs.fileno())]
+        # The script goes along so the spare compiles it ahead (it checks the file's bytes
+        # again at run time); the next run here is most likely this hook's again.
+        argv = [
+            target.interpreter,
+            *target.flags,
+            "-c",
+            BOOTSTRAP,
+            str(theirs.fileno()),
+            target.script,
+        ]
         # Only what shapes the start-up: the event that happens to start a spare is not
         # the one it will serve, and its variables (another session's, secrets among
         # them) must not sit in an idle process's /proc/<pid>/environ.
