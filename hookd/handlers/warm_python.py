@@ -9,7 +9,8 @@ same start-up environment, same working directory, the hook's pipes as its stdio
 session and process group — which has already imported a few common modules and waits on a
 control socket (:mod:`hookd.handlers.warm_bootstrap`). When the hook's event comes, the spare
 is handed the hook's argv, environment and script and becomes the cold run; a new spare is
-started at once for the next event.
+started once that run has ended and the daemon is idle (:meth:`WarmPool.refill`), handed the
+script's path so that it compiles the script ahead.
 
 Why spares and not a fork server: a forked child would inherit one interpreter's hash seed,
 its ``/proc`` identity and its parent, and hookd's process nets (process group, run marker,
