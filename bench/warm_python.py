@@ -23,8 +23,8 @@ Each phase runs quiet, then with two CPU hogs (``python3 -c 'while True: pass'``
 the load average: the machine is shared.
 
 ``--pace-ms`` idles between iterations, as an agent does between tool calls (a warm spare is
-started right after each use and needs ~15 ms to be ready; events closer than that run cold,
-which the report counts from the audit log). Also reported: each warm spare's RSS.
+started after each use and needs ~15 ms to be ready; an event that comes sooner waits for it;
+the report counts cold and warm runs from the audit log). Also reported: each warm spare's RSS.
 """
 
 from __future__ import annotations

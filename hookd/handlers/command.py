@@ -183,7 +183,7 @@ class CommandRunner:
         program, program_env = (
             (argv, env) if direct is None else (direct, {**env, "PWD": shell_pwd(env, cwd)})
         )
-        warm = self._warm_start(program, program_env, cwd, inv)
+        warm = await self._warm_start(program, program_env, cwd, inv)
         if warm is None:
             result = await run(program, program_env)
         else:
@@ -201,7 +201,7 @@ class CommandRunner:
         report_as_shell(result)
         return result
 
-    def _warm_start(
+    async def _warm_start(
         self, argv: list[str], env: dict[str, str], cwd: str, inv: Invocation
     ) -> tuple[dict[str, str], HookProcess, Callable[[], None]] | None:
         """A warm Python spare become ``argv``'s run, with the environment it was given
@@ -216,7 +216,7 @@ class CommandRunner:
             inv.launch = f"cold: {target}"
             return None
         env = target.environment(env)
-        spare, why = self.warm.take(target, env, cwd)
+        spare, why = await self.warm.take_when_started(target, env, cwd)
         if spare is None:
             inv.launch = f"cold: {why}"
             return None

@@ -78,6 +78,8 @@ BOOTSTRAP = (Path(__file__).with_name("warm_bootstrap.py")).read_text(encoding="
 """The program a spare runs (``-c``); read once, at import."""
 
 _INTERPRETER_NAME = re.compile(r"python(3(\.\d+)?)?")
+_START_WAIT = 1.0
+"""How long an event waits for its spare to finish starting before it runs cold instead."""
 _IDLE_WAIT = 0.05
 """How long a replacement spare waits for an idle daemon before it starts regardless."""
 _SIMPLE_FLAGS = frozenset(
@@ -365,6 +367,21 @@ class Spare:
     """Its ``HOOKD_RUN_ID``: set at start, it becomes the run's marker."""
     started: float
     ready: bool = False
+    waited: bool = False
+    """An event has waited for it to start (once only: one slow to start is not waited for
+    again, those events run cold)."""
+    waiting: bool = False
+
+    async def wait_started(self, limit: float) -> None:
+        """Wait, at most ``limit`` seconds, until it has said how it started (or is gone)."""
+        self.waited = self.waiting = True
+        try:
+            with trio.move_on_after(limit):
+                await trio.lowlevel.wait_readable(self.control)
+        except trio.ClosedResourceError:
+            pass  # retired meanwhile: state() says "gone"
+        finally:
+            self.waiting = False
 
     def state(self) -> SpareState:
         """``ready`` when it waits for a request, ``starting``, ``unsupported`` (the
@@ -422,6 +439,17 @@ class WarmPool:
     environment, working directory."""
     _wake: trio.Event | None = None
     """Set when :attr:`pending` has work; None while no :meth:`refill_when_idle` runs."""
+
+    async def take_when_started(
+        self, target: WarmTarget, env: Mapping[str, str], cwd: str
+    ) -> tuple[Spare | None, str]:
+        """:meth:`take`, once a spare still starting has started (waited for once, at most
+        ``_START_WAIT``): it is the same interpreter a cold run would start now, with a head
+        start — and a cold start beside it would have the two compete for the CPU."""
+        spare = self.spares.get(_key(target, env, cwd))
+        if spare is not None and not spare.waited and spare.state() == "starting":
+            await spare.wait_started(_START_WAIT)
+        return self.take(target, env, cwd)
 
     def take(
         self, target: WarmTarget, env: Mapping[str, str], cwd: str
@@ -541,6 +569,8 @@ class WarmPool:
     def retire(self, spare: Spare) -> None:
         """End a spare — idle, surplus, or taken but unusable — and reap it once it is
         gone: closing its control socket ends a waiting spare (it exits 0, silently)."""
+        if spare.waiting:
+            trio.lowlevel.notify_closing(spare.control)
         spare.control.close()
         spare.process.close_pipes()
         self.retired.append(spare.process)

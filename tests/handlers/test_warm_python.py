@@ -457,6 +457,56 @@ async def test_a_spares_replacement_starts_after_the_run_not_during_it(
     assert runs[0].launch == "warm" and runs[0].stdout == "through\n"
 
 
+SLOW_START = """\
+import os, sys, time
+if "-c" in sys.orig_argv:  # a spare (the cold run starts as `python3 script`)
+    while not os.path.exists(os.path.join(os.path.dirname(__file__), "gate")):
+        time.sleep(0.005)
+"""
+
+
+async def test_an_event_whose_spare_is_still_starting_waits_for_it(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """The spare is the interpreter a cold run would start, with a head start: the event
+    waits for it to be ready (once, up to a bound) instead of starting a second one."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SLOW_START)
+    gate = site / "gate"  # (the spare's environment has only what shapes a start-up)
+    env = {**_env(tmp_path), "PYTHONPATH": str(site)}
+    first = await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
+    assert first.launch == "cold: first run of this interpreter here: its warm spare is starting"
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    [spare] = pool.spares.values()
+    runs: list[HookRun] = []
+
+    async def fire() -> None:
+        runs.append(await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(fire)
+        with trio.fail_after(30):
+            while not spare.waiting:
+                await trio.sleep(0.01)
+        gate.touch()
+    assert runs[0].launch == "warm" and runs[0].exit_code == 3
+    assert runs[0].pid == spare.process.pid
+
+
+async def test_a_spare_that_does_not_start_in_time_leaves_the_event_cold(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SLOW_START)
+    env = {**_env(tmp_path), "PYTHONPATH": str(site)}  # and no gate: it never starts
+    await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
+    run = await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
+    assert run.launch == "cold: its warm spare is still starting" and run.exit_code == 3
+
+
 async def test_the_daemon_runs_an_unchanged_python_hook_warm_and_audits_how(
     daemon_factory: Any, tmp_path: Path
 ) -> None:
