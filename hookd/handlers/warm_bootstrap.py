@@ -59,14 +59,9 @@ if not _safe_path and sys.path and sys.path[0] == "":
     del sys.path[0]
 sys.path_importer_cache.pop("", None)
 
-for _name in ("json", "re", "pathlib", "shlex", "subprocess", "datetime", "typing", "fnmatch"):
-    try:
-        __import__(_name)
-    except Exception:  # a preload is an optimisation; the script imports its own
-        pass
-
 import importlib  # noqa: E402 - what the run needs, held before any purge or new sys.path[0]
 import json  # noqa: E402
+import select  # noqa: E402
 
 
 def _prepare(script: str) -> "tuple[str, bytes, Any] | None":
@@ -90,7 +85,17 @@ def _prepare(script: str) -> "tuple[str, bytes, Any] | None":
 
 _prepared = _prepare(sys.argv[2]) if len(sys.argv) > 2 else None
 
+# Ready as soon as it can serve: an event that came while this interpreter was starting
+# waits for it. The modules hooks commonly use are imported while nobody waits, one at a
+# time, each only if no request has come meanwhile.
 _say(b"R")
+for _name in ("re", "pathlib", "shlex", "subprocess", "datetime", "typing", "fnmatch"):
+    if select.select([_control], [], [], 0)[0]:
+        break
+    try:
+        __import__(_name)
+    except Exception:  # a preload is an optimisation; the script imports its own
+        pass
 
 
 def _read_request() -> "dict[str, Any]":
