@@ -9,17 +9,18 @@ process group. So everything the interpreter decides at start-up — ``sys.flags
 encodings and buffering, signal dispositions, the hash seed — is what the cold run would decide,
 because it *is* a cold start, paid before the event instead of during it.
 
-Then it imports a few standard-library modules hooks commonly use, compiles the script it is
-likely to run (the one named after the descriptor: its interpreter's last one there), says ``R``
-on the control descriptor, and blocks there. The daemon sends one request (JSON: the hook's argv
-as a cold run would have it, the script, cwd, environment). The interpreter then turns itself
-into the cold run: working directory, environment, ``sys.argv``/``sys.orig_argv``,
-``sys.path[0]``, a fresh ``__main__`` with the globals CPython gives a script, modules a sibling
-file would shadow forgotten, and the script — read again, as a cold run reads it, and compiled
-again unless it holds the very bytes compiled ahead — executed at the top level of this program,
-so that a normal end, ``SystemExit`` in every form, ``atexit``, non-daemon threads and the final
-flush go through CPython's own finalisation. An uncaught exception is printed by
-``sys.excepthook`` with a traceback that starts at the script's own frame, as CPython prints it.
+Then it compiles the script it is likely to run (the one named after the descriptor: its
+interpreter's last one there), says ``R`` on the control descriptor, imports a few
+standard-library modules hooks commonly use while no request has come, and blocks there. The
+daemon sends one request (JSON: the hook's argv as a cold run would have it, the script, cwd,
+environment). The interpreter then turns itself into the cold run: working directory,
+environment, ``sys.argv``/``sys.orig_argv``, ``sys.path[0]``, a fresh ``__main__`` with the
+globals CPython gives a script, modules a sibling file would shadow forgotten, and the script —
+read again, as a cold run reads it, and compiled again unless it holds the very bytes compiled
+ahead — executed at the top level of this program, so that a normal end, ``SystemExit`` in every
+form, ``atexit``, non-daemon threads and the final flush go through CPython's own finalisation.
+An uncaught exception is printed by ``sys.excepthook`` with a traceback that starts at the
+script's own frame, as CPython prints it.
 
 Each warm interpreter serves exactly one hook and exits with it: nothing of one run can reach
 the next. Written for CPython 3.10 and newer (``sys.orig_argv``); older ones answer ``U``.

@@ -6,9 +6,10 @@ CPython (~10–15 ms here with the system interpreter, far more behind a version
 importing ``json`` and ``re``. hookd keeps, per interpreter, a *spare*: that same interpreter,
 started the way the cold run would start it — same executable path as ``argv[0]``, same flags,
 same start-up environment, same working directory, the hook's pipes as its stdio, its own
-session and process group — which has already imported a few common modules and waits on a
-control socket (:mod:`hookd.handlers.warm_bootstrap`). When the hook's event comes, the spare
-is handed the hook's argv, environment and script and becomes the cold run; a new spare is
+session and process group — which has compiled the script and imported a few common modules and
+waits on a control socket (:mod:`hookd.handlers.warm_bootstrap`); an event that finds it still
+starting waits for it (:meth:`WarmPool.take_when_started`). When the hook's event comes, the
+spare is handed the hook's argv, environment and script and becomes the cold run; a new spare is
 started once that run has ended and the daemon is idle (:meth:`WarmPool.refill`), handed the
 script's path so that it compiles the script ahead.
 
