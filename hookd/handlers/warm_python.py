@@ -435,6 +435,10 @@ class WarmPool:
     """Interpreters that said they cannot run the bootstrap (older than 3.10, not CPython)."""
     retired: list[HookProcess] = field(default_factory=list)
     launchers: LauncherResolver = field(default_factory=lambda: LauncherResolver())
+    seconds: dict[_Key, Spare] = field(default_factory=dict)
+    """A second spare, for an interpreter whose events come faster than a spare starts (one
+    of them had to wait for its spare: :attr:`hurried`); counted in ``limit``."""
+    hurried: set[_Key] = field(default_factory=set)
     pending: list[tuple[WarmTarget, tuple[tuple[str, str], ...], str]] = field(default_factory=list)
     """Spares to start once the daemon is idle (:meth:`refill`): target, start-up
     environment, working directory."""
@@ -447,10 +451,30 @@ class WarmPool:
         """:meth:`take`, once a spare still starting has started (waited for once, at most
         ``_START_WAIT``): it is the same interpreter a cold run would start now, with a head
         start — and a cold start beside it would have the two compete for the CPU."""
-        spare = self.spares.get(_key(target, env, cwd))
+        key = _key(target, env, cwd)
+        spare = self.spares.get(key)
         if spare is not None and not spare.waited and spare.state() == "starting":
-            await spare.wait_started(_START_WAIT)
+            self.hurried.add(key)
+            if not self._second_ready(key):
+                await spare.wait_started(_START_WAIT)
         return self.take(target, env, cwd)
+
+    def _second_ready(self, key: _Key) -> bool:
+        """Make a ready second spare the first one (the first, still starting, becomes the
+        second); whether there was one.  A second that has gone is retired."""
+        second = self.seconds.get(key)
+        if second is None:
+            return False
+        state = second.state()
+        if state != "ready":
+            if state != "starting":
+                self.retire(self.seconds.pop(key))
+            return False
+        first = self.spares.get(key)
+        self.spares[key] = self.seconds.pop(key)
+        if first is not None:
+            self.seconds[key] = first
+        return True
 
     def take(
         self, target: WarmTarget, env: Mapping[str, str], cwd: str
@@ -462,6 +486,9 @@ class WarmPool:
         self._reap_retired()
         if key in self.unusable:
             return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
+        first = self.spares.get(key)
+        if key in self.seconds and (first is None or first.state() != "ready"):
+            self._second_ready(key)
         spare = self.spares.pop(key, None)
         state = spare.state() if spare is not None else "gone"
         if spare is not None and state == "starting":
@@ -513,11 +540,20 @@ class WarmPool:
         key = _key(target, env, cwd)
         if key not in self.spares:
             self._start(key, target, env, cwd)
+        if key in self.hurried and key not in self.seconds:
+            self._start(key, target, env, cwd, self.seconds)
 
-    def _start(self, key: _Key, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
-        while len(self.spares) >= self.limit:
-            oldest = min(self.spares, key=lambda k: self.spares[k].started)
-            self.retire(self.spares.pop(oldest))
+    def _start(
+        self,
+        key: _Key,
+        target: WarmTarget,
+        env: Mapping[str, str],
+        cwd: str,
+        into: dict[_Key, Spare] | None = None,
+    ) -> None:
+        into = self.spares if into is None else into
+        while len(self.spares) + len(self.seconds) >= self.limit:
+            self._retire_oldest()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         marker = os.urandom(16).hex()
         # The script goes along so the spare compiles it ahead (it checks the file's bytes
@@ -547,7 +583,13 @@ class WarmPool:
             return
         finally:
             theirs.close()
-        self.spares[key] = Spare(process, ours, marker, time.monotonic())
+        into[key] = Spare(process, ours, marker, time.monotonic())
+
+    def _retire_oldest(self) -> None:
+        """Make room: the oldest second spare, else the oldest spare."""
+        pool = self.seconds or self.spares
+        oldest = min(pool, key=lambda k: pool[k].started)
+        self.retire(pool.pop(oldest))
 
     def retire_idle(self, now: float | None = None) -> int:
         """Retire spares unused for ``idle`` seconds; how many."""
@@ -555,14 +597,18 @@ class WarmPool:
         stale = [k for k, s in self.spares.items() if now - s.started >= self.idle]
         for key in stale:
             self.retire(self.spares.pop(key))
+            self.hurried.discard(key)
+        for key in [k for k, s in self.seconds.items() if now - s.started >= self.idle]:
+            self.retire(self.seconds.pop(key))
         self._reap_retired()
         return len(stale)
 
     def close(self) -> None:
         self.launchers.close()
-        for spare in self.spares.values():
+        for spare in [*self.spares.values(), *self.seconds.values()]:
             self.retire(spare)
         self.spares.clear()
+        self.seconds.clear()
         for process in self.retired:
             process.kill_now()
         self._reap_retired()

@@ -493,6 +493,20 @@ async def test_an_event_whose_spare_is_still_starting_waits_for_it(
         gate.touch()
     assert runs[0].launch == "warm" and runs[0].exit_code == 3
     assert runs[0].pid == spare.process.pid
+    # Its events come faster than a spare starts: it keeps a second one from now on.
+    [key] = pool.hurried
+    assert key in pool.spares and key in pool.seconds
+    second = pool.seconds[key]
+    with trio.fail_after(30):
+        while second.state() == "starting":
+            await trio.sleep(0.01)
+    first_spare = pool.spares[key]
+    first_spare.process.kill_now()  # the first is gone: the second serves
+    with trio.fail_after(30):
+        while first_spare.state() != "gone":
+            await trio.sleep(0.01)
+    run = await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
+    assert run.launch == "warm" and run.pid == second.process.pid
 
 
 async def test_a_spare_that_does_not_start_in_time_leaves_the_event_cold(
