@@ -2,7 +2,8 @@
 
 Run by hand (not part of the test suite):
 
-    .venv/bin/python bench/warm_python.py [--runs 200] [--pace-ms 30]
+    .venv/bin/python bench/warm_python.py [--runs 200] [--pace-ms 30] [--old NAME=REV]
+                                          [--hogs both|quiet|loaded]
 
 The hook is the one users write: read the event from stdin, ``json`` + ``re``, print a JSON
 deny for ``rm -rf``. It is timed, interleaved in one run (order rotated per iteration), as:
@@ -13,11 +14,17 @@ deny for ``rm -rf``. It is timed, interleaved in one run (order rotated per iter
   ``uv run --script`` (PEP 723) when uv is installed;
 * **through hookd, warm**: a client on a kept-alive connection fires the event at a real
   ``hookd serve`` whose hook is that same command; event to reply;
-* **through hookd, cold**: the same against a second daemon with ``--no-warm-python``.
+* **through hookd, cold**: the same against a second daemon with ``--no-warm-python``;
+* **NAME**, with ``--old NAME=REV``: warm through a daemon running the code of ``REV``
+  (``git archive``, first on ``PYTHONPATH``; or ``NAME=DIR`` holding ``hookd/``) — before →
+  after in one run.
+
+Each phase runs quiet, then with two CPU hogs (``python3 -c 'while True: pass'``), and prints
+the load average: the machine is shared.
 
 ``--pace-ms`` idles between iterations, as an agent does between tool calls (a warm spare is
-started right after each use and needs ~15 ms to be ready; events closer than that run cold,
-which the report counts from the audit log). Also reported: each warm spare's RSS.
+started after each use and needs ~15 ms to be ready; an event that comes sooner waits for it;
+the report counts cold and warm runs from the audit log). Also reported: each warm spare's RSS.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from parallel_spawns import old_tree
 
 from hookd_client.client import Client
 
@@ -52,9 +61,10 @@ def pct(samples: list[float], q: float) -> float:
 
 
 def start_daemon(
-    base: Path, name: str, hooks: dict[str, str], *flags: str
+    base: Path, name: str, hooks: dict[str, str], *flags: str, pythonpath: str | None = None
 ) -> subprocess.Popen[bytes]:
-    """``hookd serve`` in ``base/name`` with one PreToolUse hook per tool name."""
+    """``hookd serve`` in ``base/name`` with one PreToolUse hook per tool name (the code
+    under ``pythonpath``, when given)."""
     home = base / name
     (home / "config" / "hookd").mkdir(parents=True)
     groups = [
@@ -70,11 +80,18 @@ def start_daemon(
         "XDG_CONFIG_HOME": str(home / "config"),
         "XDG_STATE_HOME": str(home / "state"),
     }
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
     sock = home / "hookd.sock"
+    # The venv's editable install finds hookd before PYTHONPATH does: unmap it there.
+    unmap = "import __editable___hookd_0_1_0_finder as f; f.MAPPING.pop('hookd', None); "
+    launch = (unmap if pythonpath else "") + (
+        "import sys; from hookd.cli.hookd_main import main; sys.exit(main())"
+    )
     daemon = subprocess.Popen(
-        [str(Path(sys.executable).parent / "hookd"), "serve", "--socket", str(sock),
+        [sys.executable, "-c", launch, "serve", "--socket", str(sock),
          "--no-watch", "--log-level", "warning", "--policy-file", str(base / "none.json"), *flags],
-        env=env,
+        env=env, cwd=str(base),
     )  # fmt: skip
     deadline = time.monotonic() + 30
     while not sock.exists():
@@ -134,10 +151,49 @@ def spare_rss(daemon: subprocess.Popen[bytes]) -> list[int]:
     return found
 
 
+def measure(cases: dict[str, Callable[[], None]], runs: int, pace: float) -> dict[str, list[float]]:
+    """``runs`` samples of every case, interleaved, the order rotated each round; the first
+    five rounds (they start the spares) are not kept."""
+    names = list(cases)
+    samples: dict[str, list[float]] = {n: [] for n in names}
+    for i in range(runs + 5):
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            time.sleep(pace)
+            start = time.perf_counter()
+            cases[name]()
+            if i >= 5:
+                samples[name].append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+def report(
+    phase: str,
+    samples: dict[str, list[float]],
+    commands: dict[str, str],
+    warm_names: list[str],
+    load: tuple[float, float],
+) -> None:
+    print(f"{phase}: load average {load[0]:.1f} before, {load[1]:.1f} after")
+    for name, s in samples.items():
+        print(f"  {name:<34} p50 {pct(s, 0.5):7.2f} ms  p99 {pct(s, 0.99):7.2f} ms")
+    for tool in commands:
+        native_p50 = pct(samples[f"{tool}: native (sh -c)"], 0.5)
+        ratios = ", ".join(
+            f"{warm} {pct(samples[f'{tool}: {warm}'], 0.5) / native_p50:.3f}" for warm in warm_names
+        )
+        print(f"  {tool}: warm / native (p50): {ratios}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--pace-ms", type=float, default=30.0)
+    parser.add_argument(
+        "--old", action="append", default=[],
+        help="NAME=REV (or NAME=DIR holding hookd/): also run that code, warm; repeatable",
+    )  # fmt: skip
+    parser.add_argument("--hogs", choices=("both", "quiet", "loaded"), default="both")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hkwarm", dir="/tmp") as tmp:
         base = Path(tmp)
@@ -157,44 +213,52 @@ def main() -> int:
                 '# /// script\n# requires-python = ">=3.10"\n# dependencies = []\n# ///\n' + POLICY
             )
             commands["uv run --script"] = f"{uv} run --script uv_policy.py"
-        warm_daemon = start_daemon(base, "warm", commands)
-        cold_daemon = start_daemon(base, "cold", commands, "--no-warm-python")
+        daemons = {"warm": start_daemon(base, "warm", commands)}
+        daemons["cold"] = start_daemon(base, "cold", commands, "--no-warm-python")
+        for alt in args.old:
+            name, _, rev = alt.partition("=")
+            tree = rev if Path(rev, "hookd").is_dir() else old_tree(rev, base / f"src-{name}")
+            daemons[name] = start_daemon(base, name, commands, pythonpath=tree)
+        warm_names = [
+            "hookd warm",
+            *(f"{name} warm" for name in daemons if name not in ("warm", "cold")),
+        ]
+        clients = {name: Client(base / name / "hookd.sock") for name in daemons}
         try:
-            with (
-                Client(base / "warm" / "hookd.sock") as warm,
-                Client(base / "cold" / "hookd.sock") as cold,
-            ):
-                cases: dict[str, Callable[[], None]] = {}
-                for tool, command in commands.items():
-                    cases[f"{tool}: native (sh -c)"] = native(command, project)
-                    cases[f"{tool}: hookd warm"] = through(warm, tool, project)
-                    cases[f"{tool}: hookd cold"] = through(cold, tool, project)
-                names = list(cases)
-                samples: dict[str, list[float]] = {n: [] for n in names}
-                for i in range(args.runs + 5):
-                    shift = i % len(names)
-                    for name in names[shift:] + names[:shift]:
-                        time.sleep(args.pace_ms / 1000)
-                        start = time.perf_counter()
-                        cases[name]()
-                        if i >= 5:  # the first rounds start the spares
-                            samples[name].append((time.perf_counter() - start) * 1000)
-                rss = spare_rss(warm_daemon)
+            cases: dict[str, Callable[[], None]] = {}
+            for tool, command in commands.items():
+                cases[f"{tool}: native (sh -c)"] = native(command, project)
+                for name, client in clients.items():
+                    label = {"warm": "hookd warm", "cold": "hookd cold"}.get(name, f"{name} warm")
+                    cases[f"{tool}: {label}"] = through(client, tool, project)
+            phases = ["quiet", "loaded"] if args.hogs == "both" else [args.hogs]
+            print(f"{args.runs} interleaved samples each, pace {args.pace_ms} ms")
+            for phase in phases:
+                hogs = []
+                if phase == "loaded":
+                    hog = [sys.executable, "-c", "while True: pass"]
+                    hogs = [subprocess.Popen(hog) for _ in range(2)]
+                    time.sleep(1)
+                try:
+                    before = os.getloadavg()[0]
+                    samples = measure(cases, args.runs, args.pace_ms / 1000)
+                    after = os.getloadavg()[0]
+                finally:
+                    for p in hogs:
+                        p.kill()
+                        p.wait()
+                report(f"{phase} ({len(hogs)} CPU hogs)", samples, commands, warm_names,
+                       (before, after))  # fmt: skip
+            rss = spare_rss(daemons["warm"])
         finally:
-            for daemon in (warm_daemon, cold_daemon):
+            for client in clients.values():
+                client.close()
+            for daemon in daemons.values():
                 daemon.terminate()
                 daemon.wait(timeout=15)
-        load = os.getloadavg()[0]
-        print(f"{args.runs} interleaved samples each, pace {args.pace_ms} ms, load {load:.1f}")
-        for name in names:
-            s = samples[name]
-            print(f"  {name:<28} p50 {pct(s, 0.5):7.2f} ms  p99 {pct(s, 0.99):7.2f} ms")
-        for tool in commands:
-            ratio = pct(samples[f"{tool}: hookd warm"], 0.5) / pct(
-                samples[f"{tool}: native (sh -c)"], 0.5
-            )
-            print(f"  {tool}: hookd warm / native = {ratio:.3f} (p50)")
-        print(f"  warm daemon's runs: {launches(base, 'warm')}")
+        for name in daemons:
+            if name != "cold":
+                print(f"  {name} daemon's runs: {launches(base, name)}")
         print(f"  warm spares' RSS: {sorted(rss)} KiB")
     return 0
 

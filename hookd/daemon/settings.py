@@ -167,7 +167,8 @@ class DaemonSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     the interpreter's start-up in the event (docs/performance.md, "Warm Python")."""
     warm_python_spares: int = 8
     """Warm Python spares kept at most, one per interpreter, flags, start-up environment
-    and working directory (each is a whole interpreter: ~10 MB)."""
+    and working directory — two where its events came faster than a spare starts (each is a
+    whole interpreter: ~13 MB)."""
     warm_python_idle: float = 600.0
     """Seconds an unused warm Python spare is kept before it exits."""
     stop_block_cap: int = 8

@@ -11,9 +11,11 @@ table): the agent's environment, plus ``CLAUDE_PROJECT_DIR``,
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
 import shutil
+from collections.abc import Callable
 
 from hookd.config.schema import CommandHandler
 from hookd.handlers.base import HandlerResult, Invocation, RunAdopter, failed_with
@@ -181,8 +183,15 @@ class CommandRunner:
         program, program_env = (
             (argv, env) if direct is None else (direct, {**env, "PWD": shell_pwd(env, cwd)})
         )
-        warm = self._warm_start(program, program_env, cwd, inv)
-        result = await (run(program, program_env) if warm is None else run(program, *warm))
+        warm = await self._warm_start(program, program_env, cwd, inv)
+        if warm is None:
+            result = await run(program, program_env)
+        else:
+            run_env, process, refill = warm
+            try:
+                result = await run(program, run_env, process)
+            finally:
+                refill()  # its replacement starts after it: not competing for the CPU
         if direct is None:
             return result
         if result.spawn_error is not None:
@@ -192,12 +201,13 @@ class CommandRunner:
         report_as_shell(result)
         return result
 
-    def _warm_start(
+    async def _warm_start(
         self, argv: list[str], env: dict[str, str], cwd: str, inv: Invocation
-    ) -> tuple[dict[str, str], HookProcess] | None:
-        """A warm Python spare become ``argv``'s run, with the environment it was given,
-        when it is a Python hook one is ready for (:mod:`hookd.handlers.warm_python`);
-        None: run it cold.  ``inv.launch`` says which, and why."""
+    ) -> tuple[dict[str, str], HookProcess, Callable[[], None]] | None:
+        """A warm Python spare become ``argv``'s run, with the environment it was given
+        and what starts its replacement, when it is a Python hook one is ready for
+        (:mod:`hookd.handlers.warm_python`); None: run it cold.  ``inv.launch`` says
+        which, and why."""
         if self.warm is None:
             inv.launch = "cold: warm Python is off (warm_python = false)"
             return None
@@ -206,20 +216,21 @@ class CommandRunner:
             inv.launch = f"cold: {target}"
             return None
         env = target.environment(env)
-        spare, why = self.warm.take(target, env, cwd)
+        spare, why = await self.warm.take_when_started(target, env, cwd)
         if spare is None:
             inv.launch = f"cold: {why}"
             return None
         run_env = {**env, "HOOKD_RUN_ID": spare.marker}
         process = spare.become(target, run_env, cwd)
-        self.warm.refill(target, env, cwd)  # after the request: the spawn overlaps the run
+        refill = functools.partial(self.warm.refill, target, env, cwd)
         if process is None:
             self.warm.retire(spare)
+            refill()
             inv.launch = "cold: its warm spare went away"
             return None
         inv.launch = "warm"
         inv.run_id = spare.marker  # the marker its processes carry (async journal, kills)
-        return run_env, process
+        return run_env, process, refill
 
     async def run(self, handler: CommandHandler, inv: Invocation) -> HandlerResult:
         values = {"CLAUDE_PROJECT_DIR": inv.project_dir}

@@ -157,6 +157,7 @@ async def open_handlers(
             )
             if command.warm is not None:
                 nursery.start_soon(_retire_idle_spares, command.warm)
+                nursery.start_soon(command.warm.refill_when_idle)
             yield handlers
         finally:
             if command.warm is not None:

@@ -1,7 +1,7 @@
 """What a warm Python interpreter runs: wait for one hook, then become it.
 
-This file is not imported by hookd. :mod:`hookd.handlers.warm_python` reads its text and
-starts the *hook's own* interpreter as ``<interpreter> <the hook's flags> -c <this text> 3``:
+This file is not imported by hookd. :mod:`hookd.handlers.warm_python` reads its text and starts
+the *hook's own* interpreter as ``<interpreter> <the hook's flags> -c <this text> 3 <script>``:
 the same binary, path, flags and start-up environment a cold ``python3 hook.py`` would have,
 with the hook's stdin, stdout and stderr pipes already in place, in the hook's own session and
 process group. So everything the interpreter decides at start-up — ``sys.flags``,
@@ -9,15 +9,18 @@ process group. So everything the interpreter decides at start-up — ``sys.flags
 encodings and buffering, signal dispositions, the hash seed — is what the cold run would decide,
 because it *is* a cold start, paid before the event instead of during it.
 
-Then it imports a few standard-library modules hooks commonly use, says ``R`` on the control
-descriptor, and blocks there. The daemon sends one request (JSON: the hook's argv as a cold run
-would have it, the script, cwd, environment). The interpreter then turns itself into the cold
-run: working directory, environment, ``sys.argv``/``sys.orig_argv``, ``sys.path[0]``, a fresh
-``__main__`` with the globals CPython gives a script, modules a sibling file would shadow
-forgotten, and the script compiled and executed at the top level of this program, so that a
-normal end, ``SystemExit`` in every form, ``atexit``, non-daemon threads and the final flush go
-through CPython's own finalisation. An uncaught exception is printed by ``sys.excepthook`` with
-a traceback that starts at the script's own frame, as CPython prints it.
+Then it compiles the script it is likely to run (the one named after the descriptor: its
+interpreter's last one there), says ``R`` on the control descriptor, imports a few
+standard-library modules hooks commonly use while no request has come, and blocks there. The
+daemon sends one request (JSON: the hook's argv as a cold run would have it, the script, cwd,
+environment). The interpreter then turns itself into the cold run: working directory,
+environment, ``sys.argv``/``sys.orig_argv``, ``sys.path[0]``, a fresh ``__main__`` with the
+globals CPython gives a script, modules a sibling file would shadow forgotten, and the script —
+read again, as a cold run reads it, and compiled again unless it holds the very bytes compiled
+ahead — executed at the top level of this program, so that a normal end, ``SystemExit`` in every
+form, ``atexit``, non-daemon threads and the final flush go through CPython's own finalisation.
+An uncaught exception is printed by ``sys.excepthook`` with a traceback that starts at the
+script's own frame, as CPython prints it.
 
 Each warm interpreter serves exactly one hook and exits with it: nothing of one run can reach
 the next. Written for CPython 3.10 and newer (``sys.orig_argv``); older ones answer ``U``.
@@ -57,16 +60,43 @@ if not _safe_path and sys.path and sys.path[0] == "":
     del sys.path[0]
 sys.path_importer_cache.pop("", None)
 
-for _name in ("json", "re", "pathlib", "shlex", "subprocess", "datetime", "typing", "fnmatch"):
+import importlib  # noqa: E402 - what the run needs, held before any purge or new sys.path[0]
+import json  # noqa: E402
+import select  # noqa: E402
+
+
+def _prepare(script: str) -> "tuple[str, bytes, Any] | None":
+    """The script this spare will most likely run (its interpreter's last one here), read
+    and compiled ahead: (file, source, code), used at run time only if the file then holds
+    the very same bytes.  A compilation that warns or fails is left to run time, where its
+    messages belong."""
+    import warnings
+
+    file = os.path.join(os.getcwd(), script)
+    try:
+        with open(file, "rb") as source_file:
+            source = source_file.read()
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            code = compile(source, file, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    return None if said else (file, source, code)
+
+
+_prepared = _prepare(sys.argv[2]) if len(sys.argv) > 2 else None
+
+# Ready as soon as it can serve: an event that came while this interpreter was starting
+# waits for it. The modules hooks commonly use are imported while nobody waits, one at a
+# time, each only if no request has come meanwhile.
+_say(b"R")
+for _name in ("re", "pathlib", "shlex", "subprocess", "datetime", "typing", "fnmatch"):
+    if select.select([_control], [], [], 0)[0]:
+        break
     try:
         __import__(_name)
     except Exception:  # a preload is an optimisation; the script imports its own
         pass
-
-import importlib  # noqa: E402 - what the run needs, held before any purge or new sys.path[0]
-import json  # noqa: E402
-
-_say(b"R")
 
 
 def _read_request() -> "dict[str, Any]":
@@ -134,8 +164,14 @@ def _become(request: "dict[str, Any]") -> "tuple[str, dict[str, Any]]":
 _file, _namespace = _become(_request)
 del _request
 try:
+    # Read at run time, as the cold run reads it: an edited script is the edited script.
     with open(_file, "rb") as _source:
-        _code_object = compile(_source.read(), _file, "exec", dont_inherit=True)
+        _text = _source.read()
+    if _prepared is not None and _prepared[:2] == (_file, _text):
+        _code_object = _prepared[2]
+    else:
+        _code_object = compile(_text, _file, "exec", dont_inherit=True)
+    del _text, _prepared
 except OSError as _error:
     sys.stderr.write(
         f"{sys.orig_argv[0]}: can't open file {_file!r}: [Errno {_error.errno}] {_error.strerror}\n"

@@ -6,10 +6,12 @@ CPython (~10–15 ms here with the system interpreter, far more behind a version
 importing ``json`` and ``re``. hookd keeps, per interpreter, a *spare*: that same interpreter,
 started the way the cold run would start it — same executable path as ``argv[0]``, same flags,
 same start-up environment, same working directory, the hook's pipes as its stdio, its own
-session and process group — which has already imported a few common modules and waits on a
-control socket (:mod:`hookd.handlers.warm_bootstrap`). When the hook's event comes, the spare
-is handed the hook's argv, environment and script and becomes the cold run; a new spare is
-started at once for the next event.
+session and process group — which has compiled the script and imported a few common modules and
+waits on a control socket (:mod:`hookd.handlers.warm_bootstrap`); an event that finds it still
+starting waits for it (:meth:`WarmPool.take_when_started`). When the hook's event comes, the
+spare is handed the hook's argv, environment and script and becomes the cold run; a new spare is
+started once that run has ended and the daemon is idle (:meth:`WarmPool.refill`), handed the
+script's path so that it compiles the script ahead.
 
 Why spares and not a fork server: a forked child would inherit one interpreter's hash seed,
 its ``/proc`` identity and its parent, and hookd's process nets (process group, run marker,
@@ -47,6 +49,8 @@ from typing import Literal
 
 import msgspec
 import structlog
+import trio
+from trio.testing import wait_all_tasks_blocked
 
 from hookd.config.schema import CommandHandler
 from hookd.handlers.direct_exec import simple_argv
@@ -75,6 +79,10 @@ BOOTSTRAP = (Path(__file__).with_name("warm_bootstrap.py")).read_text(encoding="
 """The program a spare runs (``-c``); read once, at import."""
 
 _INTERPRETER_NAME = re.compile(r"python(3(\.\d+)?)?")
+_START_WAIT = 1.0
+"""How long an event waits for its spare to finish starting before it runs cold instead."""
+_IDLE_WAIT = 0.05
+"""How long a replacement spare waits for an idle daemon before it starts regardless."""
 _SIMPLE_FLAGS = frozenset(
     {"-u", "-I", "-E", "-s", "-S", "-B", "-O", "-OO", "-P", "-b", "-bb", "-q", "-R"}
 )
@@ -360,6 +368,21 @@ class Spare:
     """Its ``HOOKD_RUN_ID``: set at start, it becomes the run's marker."""
     started: float
     ready: bool = False
+    waited: bool = False
+    """An event has waited for it to start (once only: one slow to start is not waited for
+    again, those events run cold)."""
+    waiting: bool = False
+
+    async def wait_started(self, limit: float) -> None:
+        """Wait, at most ``limit`` seconds, until it has said how it started (or is gone)."""
+        self.waited = self.waiting = True
+        try:
+            with trio.move_on_after(limit):
+                await trio.lowlevel.wait_readable(self.control)
+        except trio.ClosedResourceError:
+            pass  # retired meanwhile: state() says "gone"
+        finally:
+            self.waiting = False
 
     def state(self) -> SpareState:
         """``ready`` when it waits for a request, ``starting``, ``unsupported`` (the
@@ -412,17 +435,60 @@ class WarmPool:
     """Interpreters that said they cannot run the bootstrap (older than 3.10, not CPython)."""
     retired: list[HookProcess] = field(default_factory=list)
     launchers: LauncherResolver = field(default_factory=lambda: LauncherResolver())
+    seconds: dict[_Key, Spare] = field(default_factory=dict)
+    """A second spare, for an interpreter whose events come faster than a spare starts (one
+    of them had to wait for its spare: :attr:`hurried`); counted in ``limit``."""
+    hurried: set[_Key] = field(default_factory=set)
+    pending: list[tuple[WarmTarget, tuple[tuple[str, str], ...], str]] = field(default_factory=list)
+    """Spares to start once the daemon is idle (:meth:`refill`): target, start-up
+    environment, working directory."""
+    _wake: trio.Event | None = None
+    """Set when :attr:`pending` has work; None while no :meth:`refill_when_idle` runs."""
+
+    async def take_when_started(
+        self, target: WarmTarget, env: Mapping[str, str], cwd: str
+    ) -> tuple[Spare | None, str]:
+        """:meth:`take`, once a spare still starting has started (waited for once, at most
+        ``_START_WAIT``): it is the same interpreter a cold run would start now, with a head
+        start — and a cold start beside it would have the two compete for the CPU."""
+        key = _key(target, env, cwd)
+        spare = self.spares.get(key)
+        if spare is not None and not spare.waited and spare.state() == "starting":
+            self.hurried.add(key)
+            if not self._second_ready(key):
+                await spare.wait_started(_START_WAIT)
+        return self.take(target, env, cwd)
+
+    def _second_ready(self, key: _Key) -> bool:
+        """Make a ready second spare the first one (the first, still starting, becomes the
+        second); whether there was one.  A second that has gone is retired."""
+        second = self.seconds.get(key)
+        if second is None:
+            return False
+        state = second.state()
+        if state != "ready":
+            if state != "starting":
+                self.retire(self.seconds.pop(key))
+            return False
+        first = self.spares.get(key)
+        self.spares[key] = self.seconds.pop(key)
+        if first is not None:
+            self.seconds[key] = first
+        return True
 
     def take(
         self, target: WarmTarget, env: Mapping[str, str], cwd: str
     ) -> tuple[Spare | None, str]:
         """A ready spare for ``target``, or why not (then a new one is started for the next
-        event).  A spare handed out is replaced by :meth:`refill` once it has its request:
-        the new interpreter's spawn then overlaps the run instead of delaying it."""
+        event).  A spare handed out is replaced by :meth:`refill` once its run has ended:
+        the new interpreter then starts after the run instead of competing with it."""
         key = _key(target, env, cwd)
         self._reap_retired()
         if key in self.unusable:
             return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
+        first = self.spares.get(key)
+        if key in self.seconds and (first is None or first.state() != "ready"):
+            self._second_ready(key)
         spare = self.spares.pop(key, None)
         state = spare.state() if spare is not None else "gone"
         if spare is not None and state == "starting":
@@ -441,18 +507,65 @@ class WarmPool:
         return None, "its warm spare had exited: a new one is starting"
 
     def refill(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
-        """Start the spare that replaces one :meth:`take` handed out."""
+        """Start the spare that replaces one :meth:`take` handed out, once that run has
+        ended: while :meth:`refill_when_idle` runs (the daemon's), when the daemon has
+        nothing else to do — the run's reply is out — else now.
+
+        Not while the run runs: a new interpreter's start-up is ~15 ms of CPU, and on a
+        machine of two cores it took one from the hook it was replacing, and its spawn
+        held the event loop (measured: docs/performance.md, "Where a warm run's time goes")."""
+        if self._wake is None:
+            self._refill_now(target, env, cwd)
+            return
+        self.pending.append((target, startup_environment(env), cwd))
+        self._wake.set()
+
+    async def refill_when_idle(self) -> None:
+        """Start the spares :meth:`refill` queued, each time every other task of the daemon
+        is blocked (its replies written), or after ``_IDLE_WAIT`` on a daemon never idle."""
+        self._wake = trio.Event()
+        try:
+            while True:
+                await self._wake.wait()
+                with trio.move_on_after(_IDLE_WAIT):
+                    await wait_all_tasks_blocked()
+                self._wake = trio.Event()
+                pending, self.pending = self.pending, []
+                for target, env, cwd in pending:
+                    self._refill_now(target, dict(env), cwd)
+        finally:
+            self._wake = None
+
+    def _refill_now(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
         key = _key(target, env, cwd)
         if key not in self.spares:
             self._start(key, target, env, cwd)
+        if key in self.hurried and key not in self.seconds:
+            self._start(key, target, env, cwd, self.seconds)
 
-    def _start(self, key: _Key, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
-        while len(self.spares) >= self.limit:
-            oldest = min(self.spares, key=lambda k: self.spares[k].started)
-            self.retire(self.spares.pop(oldest))
+    def _start(
+        self,
+        key: _Key,
+        target: WarmTarget,
+        env: Mapping[str, str],
+        cwd: str,
+        into: dict[_Key, Spare] | None = None,
+    ) -> None:
+        into = self.spares if into is None else into
+        while len(self.spares) + len(self.seconds) >= self.limit:
+            self._retire_oldest()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         marker = os.urandom(16).hex()
-        argv = [target.interpreter, *target.flags, "-c", BOOTSTRAP, str(theirs.fileno())]
+        # The script goes along so the spare compiles it ahead (it checks the file's bytes
+        # again at run time); the next run here is most likely this hook's again.
+        argv = [
+            target.interpreter,
+            *target.flags,
+            "-c",
+            BOOTSTRAP,
+            str(theirs.fileno()),
+            target.script,
+        ]
         # Only what shapes the start-up: the event that happens to start a spare is not
         # the one it will serve, and its variables (another session's, secrets among
         # them) must not sit in an idle process's /proc/<pid>/environ.
@@ -470,7 +583,13 @@ class WarmPool:
             return
         finally:
             theirs.close()
-        self.spares[key] = Spare(process, ours, marker, time.monotonic())
+        into[key] = Spare(process, ours, marker, time.monotonic())
+
+    def _retire_oldest(self) -> None:
+        """Make room: the oldest second spare, else the oldest spare."""
+        pool = self.seconds or self.spares
+        oldest = min(pool, key=lambda k: pool[k].started)
+        self.retire(pool.pop(oldest))
 
     def retire_idle(self, now: float | None = None) -> int:
         """Retire spares unused for ``idle`` seconds; how many."""
@@ -478,14 +597,18 @@ class WarmPool:
         stale = [k for k, s in self.spares.items() if now - s.started >= self.idle]
         for key in stale:
             self.retire(self.spares.pop(key))
+            self.hurried.discard(key)
+        for key in [k for k, s in self.seconds.items() if now - s.started >= self.idle]:
+            self.retire(self.seconds.pop(key))
         self._reap_retired()
         return len(stale)
 
     def close(self) -> None:
         self.launchers.close()
-        for spare in self.spares.values():
+        for spare in [*self.spares.values(), *self.seconds.values()]:
             self.retire(spare)
         self.spares.clear()
+        self.seconds.clear()
         for process in self.retired:
             process.kill_now()
         self._reap_retired()
@@ -493,6 +616,8 @@ class WarmPool:
     def retire(self, spare: Spare) -> None:
         """End a spare — idle, surplus, or taken but unusable — and reap it once it is
         gone: closing its control socket ends a waiting spare (it exits 0, silently)."""
+        if spare.waiting:
+            trio.lowlevel.notify_closing(spare.control)
         spare.control.close()
         spare.process.close_pipes()
         self.retired.append(spare.process)

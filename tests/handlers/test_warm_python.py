@@ -30,7 +30,7 @@ from hookd.daemon.options import command_runner, engine_settings
 from hookd.daemon.settings import DaemonSettings
 from hookd.engine.engine import Engine
 from hookd.handlers.registry import handler_table
-from hookd.handlers.warm_python import plan
+from hookd.handlers.warm_python import Spare, plan
 from hookd_client.events import decode_event
 from hookd_client.results import HookRun
 from support.daemon import configure
@@ -116,6 +116,7 @@ print("main ended")
     "sibling": "import helper_mod\nprint(helper_mod.VALUE)\n",
     "shadow": "import json\nprint(json.MARK)\n",
     "syntax_error": "def broken(:\n    pass\n",
+    "compile_warning": "assert (1, 'always true')\nprint('ran')\n",
     "policy": """\
 import json, re, sys
 data = json.load(sys.stdin)
@@ -378,6 +379,146 @@ async def test_a_spare_that_died_while_idle_is_replaced(
     assert run.launch == "cold: its warm spare had exited: a new one is starting"
     assert run.exit_code == 3
     assert (await pair.warm_run("python3 hooks/exit3.py", project, env)).exit_code == 3
+
+
+async def test_a_script_edited_between_runs_is_the_new_script(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """A spare compiles the script it expects ahead; the file is read again at run time,
+    as a cold run reads it, and an edit — same size, same modification time — wins."""
+    script = project / "hooks" / "edited.py"
+    script.write_text("print('first')\n")
+    env = _env(tmp_path)
+    assert (await pair.warm_run("python3 hooks/edited.py", project, env)).stdout == "first\n"
+    await _spare_ready(pair)  # it has compiled the script as it was
+    before = script.stat()
+    script.write_text("print('other')\n")
+    os.utime(script, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (await pair.warm_run("python3 hooks/edited.py", project, env)).stdout == "other\n"
+    script.write_text("print('a third, longer one')\n")
+    assert (await _same(pair, "python3 hooks/edited.py", project, env)).stdout == (
+        "a third, longer one\n"
+    )
+
+
+async def _spare_ready(pair: Pair) -> Spare:
+    """The one spare of ``pair``'s warm engine, once it waits for a run."""
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    [spare] = pool.spares.values()
+    with trio.fail_after(30):
+        while spare.state() == "starting":
+            await trio.sleep(0.01)
+    assert spare.state() == "ready"
+    return spare
+
+
+@pytest.mark.parametrize("daemon_task", [False, True], ids=["inline", "refill_when_idle"])
+async def test_a_spares_replacement_starts_after_the_run_not_during_it(
+    pair: Pair, project: Path, tmp_path: Path, daemon_task: bool
+) -> None:
+    """A new interpreter's start-up would compete with the warm run for the CPU: the
+    replacement starts once the run has ended (in the daemon, once it is idle)."""
+    go, started = tmp_path / "go", tmp_path / "started"
+    (project / "hooks" / "gated.py").write_text(
+        "import os, pathlib, time\n"
+        f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
+        f"while not os.path.exists({str(go)!r}):\n"
+        "    time.sleep(0.005)\n"
+        "print('through')\n"
+    )
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    env = _env(tmp_path)
+    go.touch()
+    await pair.warm_run("python3 hooks/gated.py", project, env)
+    spare = await _spare_ready(pair)
+    go.unlink()
+    started.unlink()
+    runs: list[HookRun] = []
+
+    async def fire() -> None:
+        runs.append(await pair.fire(pair.warm, "python3 hooks/gated.py", project, env))
+
+    async with trio.open_nursery() as nursery:
+        if daemon_task:
+            nursery.start_soon(pool.refill_when_idle)
+        nursery.start_soon(fire)
+        with trio.fail_after(30):
+            while not started.exists():
+                await trio.sleep(0.01)
+        assert int(started.read_text()) == spare.process.pid  # it is the warm run
+        assert pool.spares == {}, "a replacement started while the warm run ran"
+        go.touch()
+        with trio.fail_after(30):
+            while not runs or not pool.spares:
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert runs[0].launch == "warm" and runs[0].stdout == "through\n"
+
+
+SLOW_START = """\
+import os, sys, time
+if "-c" in sys.orig_argv:  # a spare (the cold run starts as `python3 script`)
+    while not os.path.exists(os.path.join(os.path.dirname(__file__), "gate")):
+        time.sleep(0.005)
+"""
+
+
+async def test_an_event_whose_spare_is_still_starting_waits_for_it(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """The spare is the interpreter a cold run would start, with a head start: the event
+    waits for it to be ready (once, up to a bound) instead of starting a second one."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SLOW_START)
+    gate = site / "gate"  # (the spare's environment has only what shapes a start-up)
+    env = {**_env(tmp_path), "PYTHONPATH": str(site)}
+    first = await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
+    assert first.launch == "cold: first run of this interpreter here: its warm spare is starting"
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    [spare] = pool.spares.values()
+    runs: list[HookRun] = []
+
+    async def fire() -> None:
+        runs.append(await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(fire)
+        with trio.fail_after(30):
+            while not spare.waiting:
+                await trio.sleep(0.01)
+        gate.touch()
+    assert runs[0].launch == "warm" and runs[0].exit_code == 3
+    assert runs[0].pid == spare.process.pid
+    # Its events come faster than a spare starts: it keeps a second one from now on.
+    [key] = pool.hurried
+    assert key in pool.spares and key in pool.seconds
+    second = pool.seconds[key]
+    with trio.fail_after(30):
+        while second.state() == "starting":
+            await trio.sleep(0.01)
+    first_spare = pool.spares[key]
+    first_spare.process.kill_now()  # the first is gone: the second serves
+    with trio.fail_after(30):
+        while first_spare.state() != "gone":
+            await trio.sleep(0.01)
+    run = await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
+    assert run.launch == "warm" and run.pid == second.process.pid
+
+
+async def test_a_spare_that_does_not_start_in_time_leaves_the_event_cold(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SLOW_START)
+    env = {**_env(tmp_path), "PYTHONPATH": str(site)}  # and no gate: it never starts
+    await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
+    run = await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
+    assert run.launch == "cold: its warm spare is still starting" and run.exit_code == 3
 
 
 async def test_the_daemon_runs_an_unchanged_python_hook_warm_and_audits_how(
