@@ -12,6 +12,10 @@ An agent starts every command hook of an event at once, each as ``/bin/sh -c '<c
   with stdin, stdout and stderr pipes, the event JSON written to each, both outputs read to EOF,
   all reaped — the cheapest way an agent could run them (no runtime of its own around the
   spawns); the strictest baseline, always reported;
+* **posix**: the same bare ``posix_spawn``s from a process of their own that sleeps between
+  requests as an agent does (``bench/spawn_posix.py``, same protocol as node's and Rust's):
+  under load the scheduler serves a mostly-sleeping process sooner than the busy timing loop
+  that runs ``native``, so this is the floor as an agent would see it;
 * **node**: what Claude Code, Gemini CLI, Copilot CLI and Qwen Code do (all node programs): a
   node process that stays up (``bench/spawn_node.js --serve``, so node's start-up is not
   counted) runs ``child_process.spawn(cmd, {shell: true})`` for the N commands at once, writes
@@ -162,10 +166,12 @@ class Agent:
 
 
 def agents(base: Path, payload: bytes) -> dict[str, Agent]:
-    """The node baseline, and the Rust one where ``rustc`` can build it."""
+    """The floor in a process of its own, node, and Rust where ``rustc`` can build it."""
     event = base / "event.json"
     event.write_bytes(payload)
-    found: dict[str, Agent] = {}
+    found: dict[str, Agent] = {
+        "posix": Agent([sys.executable, str(ROOT / "bench" / "spawn_posix.py"), str(event)])
+    }
     node = shutil.which("node")
     if node:
         found["node"] = Agent([node, str(ROOT / "bench" / "spawn_node.js"), "--serve", str(event)])
@@ -298,9 +304,7 @@ def main() -> int:
                     for p in hogs:
                         p.kill()
                         p.wait()
-                report(
-                    f"{phase} ({len(hogs)} CPU hogs)", samples, cpu, (before, after), baselines
-                )
+                report(f"{phase} ({len(hogs)} CPU hogs)", samples, cpu, (before, after), baselines)
         finally:
             for agent in baselines.values():
                 agent.close()
