@@ -186,6 +186,8 @@ class _Starts:
     def __init__(self) -> None:
         self.off_loop = 0
         """Starts running in worker threads now."""
+        self.arriving = 0
+        """Starts that came in the current scheduler pass and have not chosen yet."""
         self.last_end = -1.0
         self.threads = trio.CapacityLimiter(_THREADS)
 
@@ -212,10 +214,13 @@ async def start_hook(
     the GIL while it waits, so starts from worker threads overlap their waits and
     the loop keeps serving: every hook of an event starts at once, as an agent
     starts them.  A lone start (the common case) stays on the loop — the trip to
-    a thread and back costs more than it saves there.  Measured in
-    ``bench/parallel_spawns.py`` (docs/performance.md, "Parallel spawns").
+    a thread and back costs more than it saves there.  Which is which is known
+    after one scheduler pass: an event's hooks are started in one pass, so by its
+    end all of them have arrived, and the first no longer starts on the loop while
+    the others wait behind its ``exec``.  Measured in ``bench/parallel_spawns.py``
+    (docs/performance.md, "Parallel spawns").
 
-    Off the loop, the thread runs ``Popen`` and nothing else: the pipes are made
+    Off the loop, the thread runs the start (:func:`_popen`) and nothing else: the pipes are made
     here, the start is announced to the subreaper before it leaves (its sweeps and
     kills must not take the unregistered child for an orphan), and the child is
     registered here when the thread is back.  A cancellation meanwhile waits for
@@ -229,7 +234,16 @@ async def start_hook(
     except LookupError:
         starts = _Starts()
         _STARTS.set(starts)
-    if not starts.off_loop and trio.current_time() - starts.last_end >= _SAME_PASS:
+    # One scheduler pass before choosing: the hooks of one event are started in one
+    # pass, so by the end of it every one of them has arrived here, and none has to
+    # go on the loop (holding the others back for its whole wait) just for being first.
+    starts.arriving += 1
+    try:
+        await trio.lowlevel.checkpoint()
+    finally:
+        starts.arriving -= 1
+    alone = not starts.arriving and not starts.off_loop
+    if alone and trio.current_time() - starts.last_end >= _SAME_PASS:
         try:
             return spawn(argv, cwd=cwd, env=env)
         finally:

@@ -15,7 +15,9 @@ together (``_SAME_PASS``), so the batch is deterministic however loaded the box 
   process of those runs, and a start cancelled before its thread began leaves no
   descriptor behind;
 - an event's hooks really start off the loop, and another session's event is
-  answered while they are held.
+  answered while they are held;
+- with the choice left to hookd (no forced ``_SAME_PASS``), every hook of a
+  three-hook event starts off the loop, the first one too, and a lone hook on it.
 """
 
 from __future__ import annotations
@@ -85,6 +87,17 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
         yield held
     finally:
         held.open.set()  # never leave a worker thread waiting
+
+
+@pytest.fixture
+def plain_gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    """The gate, with the choice between loop and thread left as hookd makes it."""
+    held = Gate(uuid.uuid4().hex)
+    monkeypatch.setattr(spawn_module, "_popen", held.start_function())
+    try:
+        yield held
+    finally:
+        held.open.set()
 
 
 @pytest.fixture
@@ -262,3 +275,42 @@ async def test_an_events_hooks_start_off_the_loop_and_other_sessions_are_served_
     (reply,) = replies
     assert [run.outcome for run in reply.result.hooks] == ["success"] * 3
     assert gate.on_loop == []
+
+
+async def test_every_hook_of_an_event_starts_off_the_loop_and_a_lone_hook_on_it(
+    plain_gate: Gate, daemon_factory: Any, tmp_path: Path
+) -> None:
+    """The hooks of one event all arrive before any of them chooses: not even the first
+    waits for its child's ``exec`` on the loop, holding the others back; a lone hook
+    stays on the loop (no trip to a thread)."""
+    gate = plain_gate
+    handle = await daemon_factory()
+    three = [{"type": "command", "command": f"exit 0 # {gate.token} {k}"} for k in range(3)]
+    one = [{"type": "command", "command": f"exit 0 # {gate.token} lone"}]
+    configure(
+        handle,
+        {
+            "PreToolUse": [{"matcher": "Bash", "hooks": three}],
+            "Stop": [{"hooks": one}],
+        },
+    )
+
+    def fire(name: str) -> Any:
+        with Client(handle.socket, timeout=120) as client:
+            return client.fire(name.split("-")[0], event(name, session_id="s"))
+
+    lone = await trio.to_thread.run_sync(fire, "Stop")
+    assert [run.outcome for run in lone.result.hooks] == ["success"]
+    assert len(gate.on_loop) == 1 and gate.held == []
+    async with trio.open_nursery() as nursery:
+        replies: list[Any] = []
+
+        async def burst() -> None:
+            replies.append(await trio.to_thread.run_sync(fire, "PreToolUse-Bash"))
+
+        nursery.start_soon(burst)
+        await gate.until_held(3)
+        gate.open.set()
+    (reply,) = replies
+    assert [run.outcome for run in reply.result.hooks] == ["success"] * 3
+    assert len(gate.on_loop) == 1, "a hook of the three-hook event started on the loop"
