@@ -15,7 +15,9 @@ An agent starts every command hook of an event at once, each as ``/bin/sh -c '<c
 * **posix**: the same bare ``posix_spawn``s from a process of their own that sleeps between
   requests as an agent does (``bench/spawn_posix.py``, same protocol as node's and Rust's):
   under load the scheduler serves a mostly-sleeping process sooner than the busy timing loop
-  that runs ``native``, so this is the floor as an agent would see it;
+  that runs ``native``, so this is the floor as an agent would see it; **posix_nosid** the
+  same without ``setsid`` (node and Rust start no session; hookd must, and on a kernel with
+  scheduler autogroups a new session is a new scheduling group: this row shows the price);
 * **node**: what Claude Code, Gemini CLI, Copilot CLI and Qwen Code do (all node programs): a
   node process that stays up (``bench/spawn_node.js --serve``, so node's start-up is not
   counted) runs ``child_process.spawn(cmd, {shell: true})`` for the N commands at once, writes
@@ -169,8 +171,10 @@ def agents(base: Path, payload: bytes) -> dict[str, Agent]:
     """The floor in a process of its own, node, and Rust where ``rustc`` can build it."""
     event = base / "event.json"
     event.write_bytes(payload)
+    posix = [sys.executable, str(ROOT / "bench" / "spawn_posix.py"), str(event)]
     found: dict[str, Agent] = {
-        "posix": Agent([sys.executable, str(ROOT / "bench" / "spawn_posix.py"), str(event)])
+        "posix": Agent(posix),
+        "posix_nosid": Agent([*posix, "--no-setsid"]),
     }
     node = shutil.which("node")
     if node:

@@ -8,7 +8,13 @@ same work as the in-process ``native`` case, but in a process that sleeps betwee
 an agent does, rather than in the busy timing loop (the scheduler treats the two differently
 once the cores are contended).
 
-    python3 bench/spawn_posix.py STDIN_FILE
+    python3 bench/spawn_posix.py STDIN_FILE [--no-setsid]
+
+``--no-setsid``: the children stay in this process's session, as node's and Rust's do.  Where
+the kernel groups each session for scheduling (``sched_autogroup_enabled``, the default on
+most distributions), a new session is a new scheduling group, and on busy cores its child waits
+for a CPU several times longer (docs/performance.md, "Parallel spawns"); hookd needs the new
+session (docs/reliability.md), so this row shows what it costs.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import os
 import sys
 
 
-def run(commands: list[str], payload: bytes) -> list[int]:
+def run(commands: list[str], payload: bytes, setsid: bool = True) -> list[int]:
     started = []
     for command in commands:
         argv = ["/bin/sh", "-c", command]
@@ -31,7 +37,7 @@ def run(commands: list[str], payload: bytes) -> list[int]:
                 (os.POSIX_SPAWN_DUP2, err_w, 2), (os.POSIX_SPAWN_CLOSE, in_w),
                 (os.POSIX_SPAWN_CLOSE, out_r), (os.POSIX_SPAWN_CLOSE, err_r),
             ],
-            setsid=True,
+            setsid=setsid,
         )  # fmt: skip
         for fd in (in_r, out_w, err_w):
             os.close(fd)
@@ -55,8 +61,9 @@ def run(commands: list[str], payload: bytes) -> list[int]:
 def main() -> int:
     with open(sys.argv[1], "rb") as fh:
         payload = fh.read()
+    setsid = "--no-setsid" not in sys.argv[2:]
     for line in sys.stdin.buffer:
-        codes = run(line.rstrip(b"\n").decode().split("\t"), payload)
+        codes = run(line.rstrip(b"\n").decode().split("\t"), payload, setsid)
         sys.stdout.write("ok " + " ".join(map(str, codes)) + "\n")
         sys.stdout.flush()
     return 0
