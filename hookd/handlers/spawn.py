@@ -4,7 +4,7 @@ Why not ``trio.lowlevel.open_process``: it runs ``subprocess.Popen`` in a
 worker thread for every process, and the hop to the thread and back costs
 0.15–0.4 ms per hook on these machines (measured interleaved: ``bench/`` row 4,
 docs/performance.md) — a fifth of the cost of running a ``cat`` hook.  Here a
-lone start calls ``Popen`` directly on the loop; only starts that come together
+lone start starts its child directly on the loop; only starts that come together
 (the hooks of one event, several sessions' events) go to worker threads, where
 their waits for ``exec`` overlap (:func:`start_hook`).  The pipes become
 :class:`trio.lowlevel.FdStream` objects and the exit is awaited on a pidfd, all
@@ -16,8 +16,8 @@ The object quacks like the parts of ``trio.Process`` that hookd uses (``pid``,
 
 Why not ``subprocess.Popen`` either: around the one call that starts the child
 (``_posixsubprocess.fork_exec``, the ``vfork``/``exec`` itself) it spends ~80 µs
-of Python per start here — argument checks, a lock, the environment encoded
-twice over, handles it does not need — as much as the start (measured,
+of Python per start here — argument checks, a lock, the environment copied and
+encoded key by key, handles it does not need — as much as the start (measured,
 docs/performance.md "Parallel spawns").  :func:`_fork_exec` calls
 ``fork_exec`` as ``Popen`` does, with the same arguments and the same report
 of a failed ``exec`` (an ``OSError`` with its errno, the program or the
