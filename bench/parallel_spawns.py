@@ -8,9 +8,24 @@ An agent starts every command hook of an event at once, each as ``/bin/sh -c '<c
 (bench/spawn_node.js, bench/agent_doors.py). Timed here, interleaved sample by sample in one run
 (order rotated per iteration), for N = 1, 3, 5 hooks ``true 1`` … ``true N``:
 
-* **native**: N ``posix_spawn`` of ``/bin/sh -c 'true k'`` started together, each with stdin,
-  stdout and stderr pipes, the event JSON written to each, both outputs read to EOF, all reaped —
-  the cheapest way an agent could run them (no runtime of its own around the spawns);
+* **native** (the floor): N ``posix_spawn`` of ``/bin/sh -c 'true k'`` started together, each
+  with stdin, stdout and stderr pipes, the event JSON written to each, both outputs read to EOF,
+  all reaped — the cheapest way an agent could run them (no runtime of its own around the
+  spawns); the strictest baseline, always reported;
+* **posix**: the same bare ``posix_spawn``s from a process of their own that sleeps between
+  requests as an agent does (``bench/spawn_posix.py``, same protocol as node's and Rust's):
+  under load the scheduler serves a mostly-sleeping process sooner than the busy timing loop
+  that runs ``native``, so this is the floor as an agent would see it; **posix_nosid** the
+  same without ``setsid`` (node and Rust start no session; hookd must, and on a kernel with
+  scheduler autogroups a new session is a new scheduling group: this row shows the price);
+* **node**: what Claude Code, Gemini CLI, Copilot CLI and Qwen Code do (all node programs): a
+  node process that stays up (``bench/spawn_node.js --serve``, so node's start-up is not
+  counted) runs ``child_process.spawn(cmd, {shell: true})`` for the N commands at once, writes
+  the event to each, and answers when all have closed; timed from the request to the answer
+  (a pipe round trip, as hookd's is a socket round trip);
+* **rust**: what Codex does (a Rust program): ``std::process::Command`` ×N, the same protocol
+  (``bench/spawn_rust.rs``, built with ``rustc -O`` at bench time; left out where there is no
+  ``rustc``);
 * **hookd**: a client on a kept-alive connection fires the event at a live ``hookd serve`` whose
   PreToolUse hooks for that tool are those N commands; event to reply;
 * **NAME**, with ``--old NAME=REV``: the same against another daemon running the code of
@@ -28,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -124,6 +140,55 @@ def native(n: int, payload: bytes) -> Callable[[], None]:
     return run
 
 
+class Agent:
+    """A baseline program that stays up and runs an event's commands on request (one line,
+    tab-separated commands; answer ``ok <exit codes>``)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def case(self, n: int) -> Callable[[], None]:
+        request = "\t".join(f"true {k}" for k in range(1, n + 1)).encode() + b"\n"
+        expected = b"ok " + b" ".join([b"0"] * n) + b"\n"
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None
+
+        def run() -> None:
+            stdin.write(request)
+            stdin.flush()
+            answer = stdout.readline()
+            assert answer == expected, answer
+
+        return run
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=15)
+
+
+def agents(base: Path, payload: bytes) -> dict[str, Agent]:
+    """The floor in a process of its own, node, and Rust where ``rustc`` can build it."""
+    event = base / "event.json"
+    event.write_bytes(payload)
+    posix = [sys.executable, str(ROOT / "bench" / "spawn_posix.py"), str(event)]
+    found: dict[str, Agent] = {
+        "posix": Agent(posix),
+        "posix_nosid": Agent([*posix, "--no-setsid"]),
+    }
+    node = shutil.which("node")
+    if node:
+        found["node"] = Agent([node, str(ROOT / "bench" / "spawn_node.js"), "--serve", str(event)])
+    rustc = shutil.which("rustc")
+    if rustc:
+        binary = base / "spawn_rust"
+        subprocess.run(
+            [rustc, "-O", "-o", str(binary), str(ROOT / "bench" / "spawn_rust.rs")], check=True
+        )
+        found["rust"] = Agent([str(binary), str(event)])
+    return found
+
+
 def through(client: Client, n: int, cwd: Path) -> Callable[[], None]:
     payload = {**EVENT, "cwd": str(cwd), "tool_name": f"T{n}"}
     env = dict(os.environ)
@@ -166,7 +231,11 @@ def measure(
 
 
 def report(
-    phase: str, samples: dict[str, list[float]], cpu: dict[str, float], load: tuple[float, float]
+    phase: str,
+    samples: dict[str, list[float]],
+    cpu: dict[str, float],
+    load: tuple[float, float],
+    baselines: dict[str, Agent],
 ) -> None:
     print(f"{phase}: load average {load[0]:.2f} before, {load[1]:.2f} after")
     for name, s in samples.items():
@@ -177,9 +246,10 @@ def report(
         print(line)
     daemons = sorted({name.split(" ")[0] for name in cpu}, key=lambda d: d != "hookd")
     for n in COUNTS:
-        base = pct(samples[f"native x{n}"], 0.5)
-        ratios = [f"{d} {pct(samples[f'{d} x{n}'], 0.5) / base:.2f}" for d in daemons]
-        print(f"  x{n} / native (p50): " + ", ".join(ratios))
+        for agent in ["native", *baselines]:
+            base = pct(samples[f"{agent} x{n}"], 0.5)
+            ratios = [f"{d} {pct(samples[f'{d} x{n}'], 0.5) / base:.2f}" for d in daemons]
+            print(f"  x{n} / {agent} (p50): " + ", ".join(ratios))
 
 
 def old_tree(rev: str, dest: Path) -> str:
@@ -212,10 +282,13 @@ def main() -> int:
             tree = rev if Path(rev, "hookd").is_dir() else old_tree(rev, base / f"src-{name}")
             daemons[name] = start_daemon(base, name, tree)
         clients = {name: Client(base / f"d-{name}" / "hookd.sock") for name in daemons}
+        baselines = agents(base, payload)
         try:
             cases: dict[str, Callable[[], None]] = {}
             for n in COUNTS:
                 cases[f"native x{n}"] = native(n, payload)
+                for name, agent in baselines.items():
+                    cases[f"{name} x{n}"] = agent.case(n)
                 for name, client in clients.items():
                     cases[f"{name} x{n}"] = through(client, n, project)
             phases = ["quiet", "loaded"] if args.hogs == "both" else [args.hogs]
@@ -235,8 +308,10 @@ def main() -> int:
                     for p in hogs:
                         p.kill()
                         p.wait()
-                report(f"{phase} ({len(hogs)} CPU hogs)", samples, cpu, (before, after))
+                report(f"{phase} ({len(hogs)} CPU hogs)", samples, cpu, (before, after), baselines)
         finally:
+            for agent in baselines.values():
+                agent.close()
             for client in clients.values():
                 client.close()
             for daemon in daemons.values():

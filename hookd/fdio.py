@@ -35,7 +35,7 @@ async def read_when_ready(fd: int, size: int) -> bytes:
             continue  # woken without data (a spurious wake-up)
 
 
-def write_nowait(fd: int, data: bytes) -> int:
+def write_nowait(fd: int, data: bytes | memoryview) -> int:
     """How much of ``data`` a non-blocking write to ``fd`` took right now (0 when full)."""
     try:
         return os.write(fd, data)

@@ -32,7 +32,9 @@ handoff; whoever holds the handoff owns the kill.
 from __future__ import annotations
 
 import errno
+import math
 import os
+import select
 import signal
 import time
 import uuid
@@ -294,11 +296,143 @@ async def _supervise(
 ) -> None:
     """Feed stdin, read both pipes, wait for exit; return early when ``watch`` sees an ack.
 
-    Kept to as few tasks as it can be: on these machines each task and each
-    trip through the scheduler is tens of µs, and a ``cat`` hook is ~2 ms in
-    all.  stdin is written on the spot when the pipe takes it whole (an event
-    is far below the 64 KiB pipe buffer); only a larger one gets a feeder task.
+    One task and one wait per wake-up: the hook's pipes and its pidfd go into an
+    epoll set of its own (:class:`_Watched`), and trio waits on that one
+    descriptor.  Three tasks each waiting on a descriptor of its own (a nursery,
+    two readers, the pidfd) cost ~0.3 ms of the daemon's CPU per hook in tasks,
+    cancel scopes and trio registrations — more than the spawn — measured in
+    docs/performance.md ("Parallel spawns").  stdin is written on the spot when
+    the pipe takes it whole (an event is far below the 64 KiB pipe buffer); the
+    rest is written as the pipe drains.  Cancellation lands only in the wait,
+    before a read, so no byte is lost at an ack: the adopter resumes exactly
+    where this stopped.  Where the kernel has no pidfd, :func:`_supervise_tasks`.
     """
+    if proc.pidfd is None:
+        await _supervise_tasks(proc, stdin, out, err, pipe_grace, watch)
+        return
+    rest = _write_now(proc.stdin, stdin) if stdin is not None else None
+    with _Watched(proc, out, err, watch, rest) as watched:
+        while not watched.done():
+            if watched.deadline == math.inf:
+                await trio.lowlevel.wait_readable(watched.fileno())
+            else:
+                with trio.move_on_at(watched.deadline):
+                    await trio.lowlevel.wait_readable(watched.fileno())
+            if watched.handle_events(pipe_grace):
+                return  # an async ack: the rest is the adopter's
+            if trio.current_time() >= watched.deadline:
+                return  # exited, and the pipe grace is over (a background holder)
+
+
+class _Watched:
+    """A hook's pipes and pidfd in one epoll set: what :func:`_supervise` waits on."""
+
+    def __init__(
+        self,
+        proc: HookProcess,
+        out: _Capture,
+        err: _Capture,
+        watch: _FirstLine | None,
+        stdin_rest: memoryview | None,
+    ) -> None:
+        self.proc = proc
+        self.poller = select.epoll()
+        self.readers: dict[int, tuple[_Capture, _FirstLine | None]] = {}
+        self.deadline = math.inf
+        """Once it exited: when to stop reading pipes a background process still holds."""
+        self.stdin_rest = stdin_rest
+        self.stdin_fd = -1
+        for stream, capture, first in ((proc.stdout, out, watch), (proc.stderr, err, None)):
+            if stream is not None:
+                self._add(stream.fileno(), select.EPOLLIN)
+                self.readers[stream.fileno()] = (capture, first)
+        if stdin_rest is not None and proc.stdin is not None:
+            self.stdin_fd = proc.stdin.fileno()
+            self._add(self.stdin_fd, select.EPOLLOUT)
+        assert proc.pidfd is not None
+        self.pidfd = proc.pidfd
+        self._add(self.pidfd, select.EPOLLIN)
+
+    def _add(self, fd: int, events: int) -> None:
+        try:
+            self.poller.register(fd, events)
+        except BaseException:
+            self.poller.close()
+            raise
+
+    def __enter__(self) -> _Watched:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.poller.close()
+        if self.stdin_rest is not None and self.proc.stdin is not None:
+            self.proc.stdin.close()  # not all fed (an ack, a cancel, the grace): as the feeder did
+
+    def fileno(self) -> int:
+        return self.poller.fileno()
+
+    def done(self) -> bool:
+        """Exited, every pipe at EOF, stdin fed (or given up)."""
+        return self.pidfd < 0 and not self.readers and self.stdin_rest is None
+
+    def handle_events(self, pipe_grace: float) -> bool:
+        """Read, write and reap what is ready; True when stdout's first line was an ack."""
+        for fd, _mask in self.poller.poll(0):
+            if fd == self.pidfd:
+                self.poller.unregister(fd)
+                self.pidfd = -1
+                self.proc.reap_exited()
+                self.deadline = trio.current_time() + pipe_grace
+            elif fd == self.stdin_fd:
+                self._feed()
+            elif fd in self.readers and self._read(fd):
+                return True
+        return False
+
+    def _read(self, fd: int) -> bool:
+        capture, first = self.readers[fd]
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            return False  # woken without data
+        except OSError:
+            chunk = b""
+        if first is not None and first.feed(chunk, capture):
+            return True
+        if not chunk:
+            self.poller.unregister(fd)
+            del self.readers[fd]
+        elif first is None:
+            capture.add(chunk)
+        return False
+
+    def _feed(self) -> None:
+        """Write more of a large stdin; closed when all is written or the hook stops reading."""
+        rest = self.stdin_rest
+        assert rest is not None and self.proc.stdin is not None
+        try:
+            sent = write_nowait(self.stdin_fd, rest)
+        except OSError:  # EPIPE: the hook closed stdin early, that is its right
+            sent = len(rest)
+        rest = rest[sent:]
+        if rest:
+            self.stdin_rest = rest
+            return
+        self.poller.unregister(self.stdin_fd)
+        self.stdin_fd = -1
+        self.stdin_rest = None
+        self.proc.stdin.close()
+
+
+async def _supervise_tasks(
+    proc: HookProcess,
+    stdin: bytes | None,
+    out: _Capture,
+    err: _Capture,
+    pipe_grace: float,
+    watch: _FirstLine | None,
+) -> None:
+    """:func:`_supervise` where there is no pidfd: a reader task per pipe, the exit polled."""
     with trio.CancelScope() as handoff_scope:
         async with trio.open_nursery() as nursery:
             if stdin is not None:

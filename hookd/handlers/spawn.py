@@ -4,7 +4,7 @@ Why not ``trio.lowlevel.open_process``: it runs ``subprocess.Popen`` in a
 worker thread for every process, and the hop to the thread and back costs
 0.15–0.4 ms per hook on these machines (measured interleaved: ``bench/`` row 4,
 docs/performance.md) — a fifth of the cost of running a ``cat`` hook.  Here a
-lone start calls ``Popen`` directly on the loop; only starts that come together
+lone start starts its child directly on the loop; only starts that come together
 (the hooks of one event, several sessions' events) go to worker threads, where
 their waits for ``exec`` overlap (:func:`start_hook`).  The pipes become
 :class:`trio.lowlevel.FdStream` objects and the exit is awaited on a pidfd, all
@@ -13,13 +13,28 @@ public trio API.
 The object quacks like the parts of ``trio.Process`` that hookd uses (``pid``,
 ``returncode``, ``stdin``/``stdout``/``stderr``, ``wait``), so
 :func:`hookd.handlers.process.kill_tree` serves both.
+
+Why not ``subprocess.Popen`` either: around the one call that starts the child
+(``_posixsubprocess.fork_exec``, the ``vfork``/``exec`` itself) it spends ~80 µs
+of Python per start here — argument checks, a lock, the environment copied and
+encoded key by key, handles it does not need — as much as the start (measured,
+docs/performance.md "Parallel spawns").  :func:`_fork_exec` calls
+``fork_exec`` as ``Popen`` does, with the same arguments and the same report
+of a failed ``exec`` (an ``OSError`` with its errno, the program or the
+working directory as its file name); :class:`_Child` is the part of ``Popen``
+left (``pid``, ``returncode``, ``poll``, ``wait``).  Where the interpreter is
+not one whose ``fork_exec`` this was written against (3.11–3.13), ``Popen``.
 """
 
 from __future__ import annotations
 
+import _posixsubprocess
+import builtins
 import os
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import trio
 from trio.lowlevel import RunVar
@@ -32,12 +47,57 @@ _POLL_INTERVAL = 0.005
 """Where there is no pidfd (not Linux ≥ 5.3), how often ``wait`` polls."""
 
 
+class _Started(Protocol):
+    """What a started child offers: :class:`_Child`, or ``Popen`` where there is no lean path."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
+
+
+class _Child:
+    """A child started by :func:`_fork_exec`: ``Popen``'s ``pid``/``returncode``/``poll``/``wait``,
+    with ``Popen``'s reading of a wait status (``-N`` for signal N, and 0 when somebody
+    else reaped it — ``ECHILD`` — as ``Popen`` reports it)."""
+
+    __slots__ = ("pid", "returncode")
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._reap(os.WNOHANG)
+        return self.returncode
+
+    def wait(self) -> int:
+        while self.returncode is None:
+            self._reap(0)
+        return self.returncode
+
+    def _reap(self, options: int) -> None:
+        try:
+            pid, status = os.waitpid(self.pid, options)
+        except ChildProcessError:
+            pid, status = self.pid, 0  # reaped by somebody else: Popen says 0 too
+        except InterruptedError:
+            return
+        if pid == self.pid:
+            self.returncode = (
+                -os.WSTOPSIG(status) if os.WIFSTOPPED(status) else os.waitstatus_to_exitcode(status)
+            )
+
+
 class HookProcess:
     """A child with three pipes, reaped exactly once."""
 
     def __init__(
         self,
-        popen: subprocess.Popen[bytes],
+        popen: _Started,
         stdin: trio.lowlevel.FdStream,
         stdout: trio.lowlevel.FdStream,
         stderr: trio.lowlevel.FdStream,
@@ -56,6 +116,17 @@ class HookProcess:
                 self._pidfd = None  # an old kernel: fall back to polling
         self._exited: trio.Event | None = None
         """Set once reaped; exists while some task watches the pidfd."""
+
+    @property
+    def pidfd(self) -> int | None:
+        """The pidfd while it is not reaped (None: reaped, or no pidfd on this kernel)."""
+        return self._pidfd
+
+    def reap_exited(self) -> None:
+        """Reap it now that its pidfd said it exited (the caller's own wait on the pidfd)."""
+        self._popen.wait()  # exited: reaps without blocking
+        SUBREAPER.waited(self.pid)
+        self._close_pidfd()
 
     @property
     def returncode(self) -> int | None:
@@ -77,9 +148,7 @@ class HookProcess:
                 else:
                     while self._popen.poll() is None:
                         await trio.sleep(_POLL_INTERVAL)
-                self._popen.wait()  # exited: reaps without blocking
-                SUBREAPER.waited(self.pid)
-                self._close_pidfd()
+                self.reap_exited()
             finally:
                 self._exited = None
                 exited.set()
@@ -117,6 +186,8 @@ class _Starts:
     def __init__(self) -> None:
         self.off_loop = 0
         """Starts running in worker threads now."""
+        self.arriving = 0
+        """Starts that came in the current scheduler pass and have not chosen yet."""
         self.last_end = -1.0
         self.threads = trio.CapacityLimiter(_THREADS)
 
@@ -143,10 +214,13 @@ async def start_hook(
     the GIL while it waits, so starts from worker threads overlap their waits and
     the loop keeps serving: every hook of an event starts at once, as an agent
     starts them.  A lone start (the common case) stays on the loop — the trip to
-    a thread and back costs more than it saves there.  Measured in
-    ``bench/parallel_spawns.py`` (docs/performance.md, "Parallel spawns").
+    a thread and back costs more than it saves there.  Which is which is known
+    after one scheduler pass: an event's hooks are started in one pass, so by its
+    end all of them have arrived, and the first no longer starts on the loop while
+    the others wait behind its ``exec``.  Measured in ``bench/parallel_spawns.py``
+    (docs/performance.md, "Parallel spawns").
 
-    Off the loop, the thread runs ``Popen`` and nothing else: the pipes are made
+    Off the loop, the thread runs the start (:func:`_popen`) and nothing else: the pipes are made
     here, the start is announced to the subreaper before it leaves (its sweeps and
     kills must not take the unregistered child for an orphan), and the child is
     registered here when the thread is back.  A cancellation meanwhile waits for
@@ -160,7 +234,16 @@ async def start_hook(
     except LookupError:
         starts = _Starts()
         _STARTS.set(starts)
-    if not starts.off_loop and trio.current_time() - starts.last_end >= _SAME_PASS:
+    # One scheduler pass before choosing: the hooks of one event are started in one
+    # pass, so by the end of it every one of them has arrived here, and none has to
+    # go on the loop (holding the others back for its whole wait) just for being first.
+    starts.arriving += 1
+    try:
+        await trio.lowlevel.checkpoint()
+    finally:
+        starts.arriving -= 1
+    alone = not starts.arriving and not starts.off_loop
+    if alone and trio.current_time() - starts.last_end >= _SAME_PASS:
         try:
             return spawn(argv, cwd=cwd, env=env)
         finally:
@@ -178,7 +261,7 @@ async def _start_in_thread(
 ) -> HookProcess:
     pipes = _Pipes()
     announced = SUBREAPER.starting(pipes.all)
-    popen: subprocess.Popen[bytes] | None = None
+    popen: _Started | None = None
     try:
         popen = await trio.to_thread.run_sync(
             lambda: _popen(argv, cwd, env, pipes, ()), limiter=limiter
@@ -209,7 +292,7 @@ class _Pipes:
             os.close(fd)
         self.all = []
 
-    def process(self, popen: subprocess.Popen[bytes]) -> HookProcess:
+    def process(self, popen: _Started) -> HookProcess:
         """The started child's :class:`HookProcess`: the child's ends are closed here."""
         for fd in (self.in_r, self.out_w, self.err_w):
             os.close(fd)
@@ -227,9 +310,11 @@ def _popen(
     env: Mapping[str, str],
     pipes: _Pipes,
     pass_fds: Sequence[int],
-) -> subprocess.Popen[bytes]:
-    """Only ``Popen``: safe in a worker thread.  ``close_fds`` keeps another hook's
+) -> _Started:
+    """Only the start: safe in a worker thread.  ``close_fds`` keeps another hook's
     pipes, made meanwhile on the loop, out of this child."""
+    if _LEAN:
+        return _fork_exec(list(argv), cwd, env, pipes, pass_fds)
     return subprocess.Popen(
         list(argv),
         stdin=pipes.in_r,
@@ -240,6 +325,80 @@ def _popen(
         start_new_session=True,
         pass_fds=tuple(pass_fds),
     )
+
+
+_LEAN = (3, 11) <= sys.version_info[:2] <= (3, 13)
+"""Whether ``fork_exec`` has the arguments :func:`_fork_exec` passes (CPython 3.11–3.13)."""
+
+
+def _fork_exec(
+    argv: list[str], cwd: str | None, env: Mapping[str, str], pipes: _Pipes, pass_fds: Sequence[int]
+) -> _Child:
+    """``Popen(argv, stdin/stdout/stderr=pipes, cwd, env, start_new_session=True,
+    pass_fds, close_fds=True)``, without the rest of ``Popen``: the same
+    ``fork_exec`` call (``vfork``, the GIL let go while the child ``exec``s), the
+    program looked up on the hook's own PATH, and a failed ``exec`` raised as the
+    same ``OSError``."""
+    sys.audit("subprocess.Popen", argv[0], argv, cwd, env)
+    env_list = []
+    for key, value in env.items():
+        if "=" in key:
+            raise ValueError("illegal environment variable name")
+        env_list.append(os.fsencode(f"{key}={value}"))
+    program = os.fsencode(argv[0])
+    if os.path.dirname(program):
+        programs: tuple[bytes, ...] = (program,)
+    else:
+        programs = tuple(os.path.join(os.fsencode(d), program) for d in os.get_exec_path(env))
+    err_r, err_w = os.pipe()
+    while err_w < 3:  # never one of the child's stdio numbers (Popen does the same)
+        low, err_w = err_w, os.dup(err_w)
+        os.close(low)
+    try:
+        try:
+            pid = _posixsubprocess.fork_exec(
+                argv, programs, True, tuple(sorted({*map(int, pass_fds), err_w})),
+                cwd,  # type: ignore[arg-type]  # None: stay where the daemon is, as Popen
+                env_list,
+                pipes.in_r, -1, -1, pipes.out_w, -1, pipes.err_w,
+                err_r, err_w,
+                True, True, -1, None, None, None, -1,
+                None,  # type: ignore[arg-type]  # no preexec_fn, as Popen passes it
+                True,
+            )  # fmt: skip
+        finally:
+            os.close(err_w)
+        report = bytearray()
+        while part := os.read(err_r, 50000):  # EOF at the exec (CLOEXEC), or its error
+            report += part
+            if len(report) > 50000:
+                break
+    finally:
+        os.close(err_r)
+    child = _Child(pid)
+    if report:
+        child.wait()
+        raise _exec_error(bytes(report), argv[0], cwd)
+    return child
+
+
+def _exec_error(report: bytes, program: str, cwd: str | None) -> BaseException:
+    """The exception ``Popen`` raises for the child's report ``Name:hex errno:text``."""
+    try:
+        name, hex_errno, text = report.split(b":", 2)
+        message = text.decode()
+    except ValueError:
+        return subprocess.SubprocessError(f"Bad exception data from child: {report!r}")
+    kind = getattr(builtins, name.decode("ascii", "replace"), subprocess.SubprocessError)
+    if isinstance(kind, type) and issubclass(kind, OSError) and hex_errno:
+        number = int(hex_errno, 16)
+        # "noexec": it failed before exec, in chdir(cwd).
+        filename = cwd if message == "noexec" else program
+        message = os.strerror(number) if number else ("" if message == "noexec" else message)
+        return kind(number, message, filename)
+    if isinstance(kind, type) and issubclass(kind, BaseException):
+        return kind(message)
+    return subprocess.SubprocessError(message)
 
 
 def spawn(

@@ -45,8 +45,10 @@ async def test_one_hook_running_for_two_sessions_is_two_running_hooks(
     ):
         nursery.start_soon(fire, one, "s-one")
         nursery.start_soon(fire, two, "s-two")
+        # A hook is listed from its "started" on; its pid once its process has started
+        # (a start waits a scheduler pass, or a worker thread: hookd/handlers/spawn.py).
         with trio.fail_after(30):
-            while len(activity.running_hooks()) < 2:
+            while sum(r.pid is not None for r in activity.running_hooks()) < 2:
                 await trio.sleep(0.01)
         running = activity.running_hooks()
         assert sorted(r.session_id for r in running) == ["s-one", "s-two"]

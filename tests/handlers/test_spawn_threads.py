@@ -1,31 +1,31 @@
 """Hooks that start together start in worker threads (hookd/handlers/spawn.py, ``start_hook``).
 
-Every test holds the worker threads at a gate placed right after ``Popen`` returns
+Every test holds the worker threads at a gate placed right after the start returns
 (the child has ``exec``ed and may already have exited, its parent thread not back
 on the loop yet): the window in which the loop keeps running while a child of ours
-exists that nobody has registered.  The gate is a ``Popen`` subclass seen only by
-hookd.handlers.spawn, and stops only calls made off the loop thread; every start
+exists that nobody has registered.  The gate wraps hookd.handlers.spawn's one
+starting function (``_popen``), and stops only calls made off the loop thread; every start
 but the first of a batch is sent off the loop by taking any two starts as close
 together (``_SAME_PASS``), so the batch is deterministic however loaded the box is.
 
 - the subreaper's sweeps, forced while the children wait at the gate, must not
-  reap a hook that already exited (a reaped pid turns ``exit 7`` into 0: ``Popen``
-  sees ``ECHILD``);
+  reap a hook that already exited (a reaped pid turns ``exit 7`` into 0: the
+  hook's own wait sees ``ECHILD``);
 - a cancellation while the starts are off the loop still kills and reaps every
   process of those runs, and a start cancelled before its thread began leaves no
   descriptor behind;
 - an event's hooks really start off the loop, and another session's event is
-  answered while they are held.
+  answered while they are held;
+- with the choice left to hookd (no forced ``_SAME_PASS``), every hook of a
+  three-hook event starts off the loop, the first one too, and a lone hook on it.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
-import types
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,31 +44,32 @@ WAIT = 30.0
 
 
 class Gate:
-    """Holds ``Popen`` calls made off ``loop_thread`` whose argv mentions ``token``."""
+    """Holds starts made off ``loop_thread`` whose argv mentions ``token``."""
 
     def __init__(self, token: str) -> None:
         self.token = token
         self.loop_thread = threading.get_ident()
         self.held: list[int] = []
-        """Pids whose ``Popen`` returned in a worker thread and waits at the gate."""
+        """Pids whose start returned in a worker thread and waits at the gate."""
         self.on_loop: list[int] = []
         self.open = threading.Event()
 
-    def popen_class(self) -> type[subprocess.Popen[bytes]]:
+    def start_function(self) -> Callable[..., Any]:
         gate = self
+        start = spawn_module._popen
 
-        class GatedPopen(subprocess.Popen[bytes]):
-            def __init__(self, args: Any, **kwargs: Any) -> None:
-                super().__init__(args, **kwargs)
-                if not any(gate.token in str(a) for a in args):
-                    return
-                if threading.get_ident() == gate.loop_thread:
-                    gate.on_loop.append(self.pid)
-                    return
-                gate.held.append(self.pid)
-                gate.open.wait(WAIT)
+        def gated(argv: Sequence[str], *args: Any) -> Any:
+            child = start(argv, *args)
+            if not any(gate.token in str(a) for a in argv):
+                return child
+            if threading.get_ident() == gate.loop_thread:
+                gate.on_loop.append(child.pid)
+                return child
+            gate.held.append(child.pid)
+            gate.open.wait(WAIT)
+            return child
 
-        return GatedPopen
+        return gated
 
     async def until_held(self, count: int) -> list[int]:
         with trio.fail_after(WAIT):
@@ -80,12 +81,23 @@ class Gate:
 @pytest.fixture
 def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     held = Gate(uuid.uuid4().hex)
-    monkeypatch.setattr(spawn_module, "subprocess", types.SimpleNamespace(Popen=held.popen_class()))
+    monkeypatch.setattr(spawn_module, "_popen", held.start_function())
     monkeypatch.setattr(spawn_module, "_SAME_PASS", 1e9)
     try:
         yield held
     finally:
         held.open.set()  # never leave a worker thread waiting
+
+
+@pytest.fixture
+def plain_gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    """The gate, with the choice between loop and thread left as hookd makes it."""
+    held = Gate(uuid.uuid4().hex)
+    monkeypatch.setattr(spawn_module, "_popen", held.start_function())
+    try:
+        yield held
+    finally:
+        held.open.set()
 
 
 @pytest.fixture
@@ -263,3 +275,42 @@ async def test_an_events_hooks_start_off_the_loop_and_other_sessions_are_served_
     (reply,) = replies
     assert [run.outcome for run in reply.result.hooks] == ["success"] * 3
     assert gate.on_loop == []
+
+
+async def test_every_hook_of_an_event_starts_off_the_loop_and_a_lone_hook_on_it(
+    plain_gate: Gate, daemon_factory: Any, tmp_path: Path
+) -> None:
+    """The hooks of one event all arrive before any of them chooses: not even the first
+    waits for its child's ``exec`` on the loop, holding the others back; a lone hook
+    stays on the loop (no trip to a thread)."""
+    gate = plain_gate
+    handle = await daemon_factory()
+    three = [{"type": "command", "command": f"exit 0 # {gate.token} {k}"} for k in range(3)]
+    one = [{"type": "command", "command": f"exit 0 # {gate.token} lone"}]
+    configure(
+        handle,
+        {
+            "PreToolUse": [{"matcher": "Bash", "hooks": three}],
+            "Stop": [{"hooks": one}],
+        },
+    )
+
+    def fire(name: str) -> Any:
+        with Client(handle.socket, timeout=120) as client:
+            return client.fire(name.split("-")[0], event(name, session_id="s"))
+
+    lone = await trio.to_thread.run_sync(fire, "Stop")
+    assert [run.outcome for run in lone.result.hooks] == ["success"]
+    assert len(gate.on_loop) == 1 and gate.held == []
+    async with trio.open_nursery() as nursery:
+        replies: list[Any] = []
+
+        async def burst() -> None:
+            replies.append(await trio.to_thread.run_sync(fire, "PreToolUse-Bash"))
+
+        nursery.start_soon(burst)
+        await gate.until_held(3)
+        gate.open.set()
+    (reply,) = replies
+    assert [run.outcome for run in reply.result.hooks] == ["success"] * 3
+    assert len(gate.on_loop) == 1, "a hook of the three-hook event started on the loop"

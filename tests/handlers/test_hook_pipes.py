@@ -1,0 +1,113 @@
+"""A command hook's start and pipes (hookd/handlers/spawn.py, hookd/handlers/process.py).
+
+- a hook whose exec fails is reported exactly as ``subprocess.Popen`` reports it (the
+  start calls ``fork_exec`` without ``Popen``, and its errors must read the same: the
+  direct-exec fallback and the hook's failure message depend on them), and no
+  descriptor is left open;
+- a large event that the hook did not read, on a stdin that a background process of the
+  hook still holds, does not hold the run past the pipe grace once the hook exited (it
+  used to wait for the timeout, as the pipes' readers no longer do).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import trio
+
+from hookd.handlers.process import run_process_capped
+from hookd.handlers.spawn import spawn
+from support.processes import alive
+
+WAIT = 30.0
+"""The run's timeout: reached only when the run waits for the background process."""
+
+
+def _open_fds() -> set[int]:
+    return {int(name) for name in os.listdir("/proc/self/fd")}
+
+
+def _popen_error(argv: list[str], cwd: str | None, env: dict[str, str]) -> OSError:
+    with pytest.raises(OSError) as caught:
+        subprocess.Popen(argv, cwd=cwd, env=env, start_new_session=True)
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("argv", "cwd"),
+    [
+        (["no-such-program-hookd"], None),
+        (["/no/such/dir/prog"], None),
+        (["/etc/hostname"], None),  # not executable
+        (["/bin/sh", "-c", "true"], "/no/such/working/dir"),
+    ],
+    ids=["not-on-path", "no-such-file", "not-executable", "bad-cwd"],
+)
+def test_a_failed_start_reads_as_popen_reports_it(argv: list[str], cwd: str | None) -> None:
+    env = {"PATH": "/usr/bin:/bin"}
+    expected = _popen_error(argv, cwd, env)
+    before = _open_fds()
+    with pytest.raises(OSError) as caught:
+        spawn(argv, cwd=cwd, env=env)
+    got = caught.value
+    assert (type(got), got.errno, got.strerror, got.filename, str(got)) == (
+        type(expected),
+        expected.errno,
+        expected.strerror,
+        expected.filename,
+        str(expected),
+    )
+    assert _open_fds() <= before
+
+
+async def test_a_hook_exit_code_and_environment_come_through_the_start(tmp_path: Path) -> None:
+    """The lean start gives the program its argv, environment, working directory and
+    stdio, looked up on the hook's own PATH, and its exit status, as ``Popen`` did."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    program = bindir / "hookd-probe"
+    program.write_text('#!/bin/sh\nprintf "%s|%s|%s|" "$1" "$PROBE" "$(pwd)"; cat; exit 7\n')
+    program.chmod(0o755)
+    result = await run_process_capped(
+        ["hookd-probe", "arg one"],
+        stdin=b"the event",
+        cwd=str(tmp_path),
+        env={"PATH": f"{bindir}:/usr/bin:/bin", "PROBE": "é"},
+        timeout=WAIT,
+        output_cap=1 << 20,
+        kill_grace=1.0,
+        pipe_grace=1.0,
+    )
+    assert result.spawn_error is None
+    assert result.returncode == 7
+    assert result.stdout == f"arg one|é|{tmp_path}|the event".encode()
+
+
+async def test_an_unread_stdin_held_by_a_background_process_ends_with_the_grace(
+    tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "bg.pid"
+    # fd 3 is the hook's stdin: an asynchronous list's own stdin would be /dev/null.
+    command = f"exec 3<&0; sleep 120 <&3 >/dev/null 2>&1 & echo $! > {pid_file}; exit 0"
+    try:
+        with trio.fail_after(WAIT * 2):
+            result = await run_process_capped(
+                ["/bin/sh", "-c", command],
+                stdin=b"x" * (1 << 20),  # far more than a pipe holds
+                cwd=str(tmp_path),
+                env={"PATH": "/usr/bin:/bin"},
+                timeout=WAIT,
+                output_cap=1 << 20,
+                kill_grace=1.0,
+                pipe_grace=0.2,
+            )
+        background = int(pid_file.read_text())
+        assert alive(background), "the run waited for the background process to end"
+    finally:
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), 9)
+    assert not result.timed_out
+    assert result.returncode == 0
