@@ -392,9 +392,10 @@ def _exec_error(report: bytes, program: str, cwd: str | None) -> BaseException:
     kind = getattr(builtins, name.decode("ascii", "replace"), subprocess.SubprocessError)
     if isinstance(kind, type) and issubclass(kind, OSError) and hex_errno:
         number = int(hex_errno, 16)
-        # "noexec": it failed before exec, in chdir(cwd).
-        filename = cwd if message == "noexec" else program
-        message = os.strerror(number) if number else ("" if message == "noexec" else message)
+        # "noexec" (3.11, 3.12) or "noexec:chdir" (3.13): it failed before exec, in chdir(cwd).
+        before_exec = message in ("noexec", "noexec:chdir")
+        filename = cwd if before_exec else program
+        message = os.strerror(number) if number else ("" if before_exec else message)
         return kind(number, message, filename)
     if isinstance(kind, type) and issubclass(kind, BaseException):
         return kind(message)
