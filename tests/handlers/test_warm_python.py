@@ -647,6 +647,9 @@ async def test_an_idle_spare_holds_no_events_variables(
     pool = pair.warm_runner.warm
     assert pool is not None
     [spare] = pool.spares.values()
+    # The run's replacement may still be between its fork and its exec (an empty environ).
+    await spare.wait_started(30)
+    assert spare.state() == "ready"
     environ = Path(f"/proc/{spare.process.pid}/environ").read_bytes().split(b"\0")
     names = {item.partition(b"=")[0] for item in environ if item}
     assert names == {b"PATH", b"HOME", b"LANG", b"HOOKD_RUN_ID"}
