@@ -124,7 +124,7 @@ def _relay(adapter: Adapter, native: str, closed: bool) -> str:
     return f"hookd-relay --agent {adapter.name} {native}" + (" --fail-closed" if closed else "")
 
 
-@pytest.mark.parametrize("name", [n for n in names() if adapter_for(n).install_files])
+@pytest.mark.parametrize("name", names())
 def test_every_entry_of_a_wired_file_is_checked_for_fail_closed_at_its_own_line(
     tmp_path: Path, name: str
 ) -> None:
