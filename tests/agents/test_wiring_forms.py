@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hookd.agents.base import Scope
+from hookd.agents.base import Adapter, Scope
 from hookd.agents.registry import ADAPTERS, adapter_for
 from hookd.installers.agent_install import Relay, apply_plan, plan_install
 
@@ -87,3 +87,20 @@ def test_an_install_sends_each_event_to_hookd_once_across_all_the_agent_s_files(
         else:
             assert sum(counts) <= 1, spec.native
     assert any("--agent" in text for text in texts)
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS, ids=[a.name for a in ADAPTERS])
+def test_each_scope_s_files_are_its_own(tmp_path: Path, adapter: Adapter) -> None:
+    """A user install touches only files under the home, a project install only files
+    under the project (none without one): a scope read the wrong way round would wire
+    the user's agent from a repository, or a repository's agent from the user's home."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    for root, scope in ((home, "user"), (project, "project")):
+        for files in (adapter.hook_files, adapter.install_files):
+            paths = files(scope, home, project)
+            assert all(p.is_relative_to(root) for p in paths), (adapter.name, scope, paths)
+    for files in (adapter.hook_files, adapter.install_files):
+        try:  # no project: no file, or an error saying one is needed (Gemini's)
+            assert files("project", home, None) == [], adapter.name
+        except ValueError as exc:
+            assert "project" in str(exc), exc
