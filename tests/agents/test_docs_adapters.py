@@ -276,3 +276,19 @@ def test_lint_finds_the_silent_failures(
     path = tmp_path / "hooks.json"
     found = BY_NAME[agent].lint(path, json.dumps(text))
     assert [(f.severity, f.where, f.path) for f in found] == [(severity, where, str(path))]
+
+
+_TOOL_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"}
+
+
+@pytest.mark.parametrize(("agent", "native"), fixtures())
+def test_a_tool_s_response_reaches_exactly_the_events_after_a_tool(agent: str, native: str) -> None:
+    """What the tool returned is the ``tool_response`` of every after-tool event (a hook
+    checking a command's output reads it there), and no event without a tool has one."""
+    adapter = BY_NAME[agent]
+    event = adapter.decode(native, fixture(agent, native))
+    if event.event == "PostToolUse":
+        assert isinstance(event.input.get("tool_name"), str), event.input
+        assert isinstance(event.input.get("tool_response"), dict), event.input
+    elif event.event not in _TOOL_EVENTS:
+        assert "tool_response" not in event.input and "tool_name" not in event.input, event.input
