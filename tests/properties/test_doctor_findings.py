@@ -18,6 +18,7 @@ rather than for the one file a bug report had:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -25,12 +26,13 @@ from typing import Any
 
 import pytest
 
-from hookd.agents.base import Adapter
+from hookd.agents.base import Adapter, EventSpec
 from hookd.agents.registry import ADAPTERS, adapter_for, names
 from hookd.installers.agent_doctor import (
     HOOKD_HOOK_TYPES,
     fail_closed_findings,
     hookd_config_findings,
+    lint_agent,
     lint_file,
 )
 from hookd.installers.agent_install import read_native
@@ -124,6 +126,10 @@ def _relay(adapter: Adapter, native: str, closed: bool) -> str:
     return f"hookd-relay --agent {adapter.name} {native}" + (" --fail-closed" if closed else "")
 
 
+def _open_relay(adapter: Adapter, spec: EventSpec) -> str:
+    return _relay(adapter, spec.native, False)
+
+
 @pytest.mark.parametrize("name", names())
 def test_every_entry_of_a_wired_file_is_checked_for_fail_closed_at_its_own_line(
     tmp_path: Path, name: str
@@ -190,3 +196,87 @@ def test_a_native_tool_name_in_hookds_config_is_said_once_and_a_canonical_one_ne
         else:
             assert finding is not None, matcher
             assert f"use {native[matcher]}" in finding.message, (matcher, finding.message)
+
+
+def test_every_file_of_a_scope_is_linted_whatever_the_one_before_it_was(tmp_path: Path) -> None:
+    """A file that cannot be read (a folder at its name), or is not there, is said (or
+    passed over) and the scope's next file is still linted: here one that does not parse."""
+    several = 0
+    for name in names():
+        adapter = adapter_for(name)
+        home, project = tmp_path / name / "home", tmp_path / name / "project"
+        (project / ".kiro" / "hooks").mkdir(parents=True)
+        (project / ".kiro" / "hooks" / "zz-mine.json").write_text("{}")  # Kiro's second file
+        (project / ".github" / "hooks").mkdir(parents=True)
+        (project / ".github" / "hooks" / "zz-mine.json").write_text("{}")  # Copilot's
+        files = adapter.hook_files("project", home, project)
+        first, last = files[0] if files else None, files[-1] if files else None
+        if first is None or last is None or first == last or last.suffix != ".json":
+            continue  # one file, or scripts (Cline's): nothing that does not parse
+        several += 1
+        for before in ("folder", "missing"):
+            if before == "folder":
+                first.mkdir(parents=True, exist_ok=True)
+            elif first.is_dir():
+                first.rmdir()
+            last.parent.mkdir(parents=True, exist_ok=True)
+            last.write_text("{")
+            found = [
+                (f.path, f.severity)
+                for f in lint_agent(adapter, home, project, ("project",))
+                if "cannot" in f.message
+            ]
+            expected = [(str(last), "error")]
+            if before == "folder":
+                expected.append((str(first), "error"))
+            assert sorted(found) == sorted(expected), (name, before, found)
+    assert several >= 2, several
+
+
+def _with_own_hook(data: Any) -> bool:
+    """``data`` (a wired file's JSON) with one hook of the user's beside hookd's entry of
+    its first event, in that file's shape; False when it has no such place."""
+    hooks = data.get("hooks", data) if isinstance(data, dict) else None
+    mine = {"type": "command", "command": "mine.sh", "bash": "mine.sh"}
+    if isinstance(hooks, list) and hooks and isinstance(hooks[0], dict):  # Kiro's list
+        hooks.append({"name": "mine", "trigger": hooks[0].get("trigger"), "action": mine})
+        return True
+    for groups in hooks.values() if isinstance(hooks, dict) else []:
+        if isinstance(groups, list) and groups and isinstance(groups[0], dict):
+            nested = isinstance(groups[0].get("hooks"), list)
+            groups.append({"hooks": [mine]} if nested else mine)
+            return True
+    return False
+
+
+def test_the_users_own_hooks_beside_hookds_entries_are_said_exactly_when_there(
+    tmp_path: Path,
+) -> None:
+    """A wired file that also holds hooks of the user's that install would move: they still
+    run in the agent itself, beside hookd's entries (so a guard may run twice, or outside
+    hookd's rules) — said with their count; a file as install wrote it, never."""
+    said_for = []
+    for name in names():
+        adapter = adapter_for(name)
+        for path in adapter.install_files("user", tmp_path / name, tmp_path / name / "p"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            wired = adapter.wire_file(path, None, functools.partial(_open_relay, adapter))
+            path.write_text(wired)
+            assert not [f for f in lint_file(adapter, path, wired) if "still run" in f.message]
+            try:
+                data = json.loads(wired)
+            except json.JSONDecodeError:
+                continue  # a plugin (opencode's, Kilo's) or a script (Cline's)
+            if not _with_own_hook(data):
+                continue
+            text = json.dumps(data, indent=2)
+            path.write_text(text)
+            own = sum(len(g) for g in read_native(adapter, path).hooks.values())
+            found = [f for f in lint_file(adapter, path, text) if "still run" in f.message]
+            if adapter.is_wired(text) and own:
+                said_for.append(name)
+                assert [f.severity for f in found] == ["warning"], (name, found)
+                assert f"{own} hook group(s)" in found[0].message, found
+            else:
+                assert found == [], (name, found)
+    assert said_for, "no agent keeps its own hooks beside hookd's entries"
