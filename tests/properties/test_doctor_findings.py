@@ -38,13 +38,15 @@ from hookd.installers.agent_doctor import (
 from hookd.installers.agent_install import read_native
 
 
-def _claude_shaped(adapter: Adapter, path: Path, handlers: list[dict[str, Any]]) -> str | None:
+def _claude_shaped(
+    adapter: Adapter, path: Path, handlers: list[dict[str, Any]], matcher: str = ""
+) -> str | None:
     """A file at ``path`` holding one group of ``handlers`` under the agent's first event,
     in the first of Claude Code's shapes the agent reads hooks from (wrapped in ``hooks``,
     or the file being the ``hooks`` object itself); None when it moves none from there."""
     spec = adapter.events[0]
     events = dict.fromkeys([spec.native, spec.canonical])  # Copilot reads Claude's names too
-    shapes = [{"hooks": {e: [{"matcher": "", "hooks": handlers}]}} for e in events]
+    shapes = [{"hooks": {e: [{"matcher": matcher, "hooks": handlers}]}} for e in events]
     for shape in [*shapes, *(s["hooks"] for s in shapes)]:
         text = json.dumps(shape, indent=2) + "\n"
         path.write_text(text)
@@ -280,3 +282,27 @@ def test_the_users_own_hooks_beside_hookds_entries_are_said_exactly_when_there(
             else:
                 assert found == [], (name, found)
     assert said_for, "no agent keeps its own hooks beside hookd's entries"
+
+
+def test_a_matcher_in_an_agents_file_is_said_exactly_when_the_agent_calls_the_tool_otherwise(
+    tmp_path: Path,
+) -> None:
+    """In an agent's own (Claude-shaped) file, a matcher naming Claude Code's tool that the
+    agent calls by another name never matches there: said, naming the agent's names; a
+    name the agent uses itself, one no agent has, or an MCP name, never."""
+    movers = _movers(tmp_path)
+    every = {n for a in ADAPTERS for n in [*a.tools, *a.tools.values()]}
+    said = 0
+    for adapter, path in movers:
+        for name in sorted(every | {"NoSuchTool", "mcp__srv__echo"}):
+            hook = [{"type": "command", "command": "x", "bash": "x"}]
+            text = _claude_shaped(adapter, path, hook, matcher=name)
+            assert text is not None, adapter.name
+            found = [f for f in lint_file(adapter, path, text) if f.where.endswith(".matcher")]
+            natives = adapter.native_tools(name)
+            expected = bool(natives) and name not in adapter.tools
+            assert len(found) == expected, (adapter.name, name, found)
+            said += expected
+            if expected and "never matches it there" in found[0].message:  # the shared check
+                assert all(n in found[0].message for n in natives), found
+    assert said, "no agent names a tool its own way"
