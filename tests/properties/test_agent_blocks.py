@@ -33,6 +33,9 @@ NO_REASON = {("cursor", "beforeReadFile")}
 # block (so do the agents that speak it), and Codex's PermissionRequest deny.
 REASON_ALWAYS = {"codex", "gemini", "copilot", "cursor", "windsurf", "kiro", "cline"}
 REASON_OPTIONAL = {("codex", "PermissionRequest")}
+# Every agent's own field for a rewritten input (Claude Code's ``updatedInput`` may stand
+# beside its deny: the deny wins there).
+_REWRITE_KEYS = ("modifiedArgs", "tool_input", "overrideInput", "args")
 _REASON_KEYS = (
     "reason",
     "permissionDecisionReason",
@@ -141,8 +144,8 @@ def test_a_block_reaches_the_agent_as_one_in_every_form(adapter: Adapter, spec: 
             assert "null" not in reply.stdout, reply  # no reason, or any field, left null
             # a blocked call is not rewritten: no rewrite in an agent's own dialect beside
             # the block (Claude Code's keeps updatedInput beside a deny, and deny wins)
-            for rewrite in ("modifiedArgs", "tool_input"):
-                assert rewrite not in reply.stdout, reply
+            for rewrite in _REWRITE_KEYS:
+                assert f'"{rewrite}"' not in reply.stdout, reply
         key = (adapter.name, spec.native)
         if adapter.name in REASON_ALWAYS and key not in NO_REASON | REASON_OPTIONAL:
             assert _reasons(reply), (adapter.name, spec.native, result, reply)
