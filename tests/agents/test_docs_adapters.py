@@ -292,3 +292,17 @@ def test_a_tool_s_response_reaches_exactly_the_events_after_a_tool(agent: str, n
         assert isinstance(event.input.get("tool_response"), dict), event.input
     elif event.event not in _TOOL_EVENTS:
         assert "tool_response" not in event.input and "tool_name" not in event.input, event.input
+
+
+@pytest.mark.parametrize("timeout", [1, 30, 999, 999.5, 1000, 1001, 600000])
+def test_kiro_s_timeout_is_a_slip_of_unit_exactly_from_1000_seconds(
+    tmp_path: Path, timeout: float
+) -> None:
+    """Kiro v3 counts seconds: 1000 or more reads as milliseconds meant (17 minutes and
+    up), said at its place; anything under, never."""
+    path = tmp_path / ".kiro" / "hooks" / "mine.json"
+    hook = {"name": "g", "trigger": "preToolUse", "timeout": timeout,
+            "action": {"type": "command", "command": "guard.sh"}}  # fmt: skip
+    text = json.dumps({"version": "v1", "hooks": [hook]})
+    found = [f for f in BY_NAME["kiro"].lint(path, text) if f.where == "hooks[0].timeout"]
+    assert len(found) == (timeout >= 1000), found
