@@ -306,3 +306,23 @@ def test_kiro_s_timeout_is_a_slip_of_unit_exactly_from_1000_seconds(
     text = json.dumps({"version": "v1", "hooks": [hook]})
     found = [f for f in BY_NAME["kiro"].lint(path, text) if f.where == "hooks[0].timeout"]
     assert len(found) == (timeout >= 1000), found
+
+
+@pytest.mark.parametrize(("agent", "native"), fixtures())
+def test_a_file_tool_s_input_names_the_file_and_an_edit_carries_its_edits(
+    agent: str, native: str
+) -> None:
+    """What a guard reads of a file tool: the path always (Kiro keeps its own ``path``), and
+    for an edit the edits the agent documented (a guard on what is written reads them) — a
+    read has none."""
+    raw = fixture(agent, native)
+    event = BY_NAME[agent].decode(native, raw)
+    tool, given = event.input.get("tool_name"), event.input.get("tool_input")
+    if tool not in ("Edit", "Write", "Read"):
+        return
+    assert isinstance(given, dict) and (given.get("file_path") or given.get("path")), given
+    documented = (raw.get("tool_info") or raw).get("edits")
+    if tool == "Read":
+        assert "edits" not in given, given
+    elif documented is not None:
+        assert given.get("edits") == documented, (given, documented)
