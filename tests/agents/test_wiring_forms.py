@@ -95,7 +95,8 @@ def test_each_scope_s_files_are_its_own(tmp_path: Path, adapter: Adapter) -> Non
     under the project (none without one): a scope read the wrong way round would wire
     the user's agent from a repository, or a repository's agent from the user's home."""
     home, project = tmp_path / "home", tmp_path / "project"
-    for root, scope in ((home, "user"), (project, "project")):
+    roots: list[tuple[Path, Scope]] = [(home, "user"), (project, "project")]
+    for root, scope in roots:
         for files in (adapter.hook_files, adapter.install_files):
             paths = files(scope, home, project)
             assert all(p.is_relative_to(root) for p in paths), (adapter.name, scope, paths)
