@@ -362,7 +362,7 @@ def test_a_projects_hookd_config_leading_outside_the_project_is_refused_unread(
 ) -> None:
     """hookd's config of the project decides the wiring (``--fail-closed``) and receives
     the moved hooks: a link there to a file outside is refused before it is read, even
-    when install would not write it."""
+    when install would not write it — and by uninstall, which takes hooks back out of it."""
     outside = tmp_path / "outside" / "hooks.json"
     outside.parent.mkdir()
     strict = {"type": "command", "command": "x", "onFailure": "block"}
@@ -373,6 +373,18 @@ def test_a_projects_hookd_config_leading_outside_the_project_is_refused_unread(
     before = tree(project), outside.read_bytes()
     capsys.readouterr()
     assert install(agent, scope, project) == 1
+    err = capsys.readouterr().err
+    assert "outside the project" in err and str(config) in err
+    assert (tree(project), outside.read_bytes()) == before
+    # The same link planted after an install: uninstall refuses it unread too (it would
+    # take hookd's groups back out of the file the link leads to).
+    config.unlink()
+    assert install(agent, scope, project) == 0
+    config.unlink(missing_ok=True)
+    config.symlink_to(outside)
+    before = tree(project), outside.read_bytes()
+    capsys.readouterr()
+    assert uninstall(agent, scope, project) == 1
     err = capsys.readouterr().err
     assert "outside the project" in err and str(config) in err
     assert (tree(project), outside.read_bytes()) == before
