@@ -349,6 +349,22 @@ def test_a_link_at_the_backups_own_name_is_replaced_not_followed(
     assert backup.read_text() == original(agent)
 
 
+@pytest.mark.parametrize(("agent", "scope"), _backup_cases(),
+                         ids=[f"{a}-{s}" for a, s in _backup_cases()])  # fmt: skip
+def test_a_backup_already_there_is_never_overwritten(
+    home: Path, project: Path, agent: str, scope: str
+) -> None:
+    """A regular file at the backup's name (an earlier install's first original, whose
+    record was lost) is kept byte for byte by install: the first original stays."""
+    target = agent_file(agent, scope, home, project)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(original(agent) or "")
+    backup = target.with_name(target.name + BACKUP_SUFFIX)
+    backup.write_text("the first original\n")
+    assert install(agent, scope, project) == 0
+    assert backup.read_text() == "the first original\n"
+
+
 @pytest.mark.parametrize(
     ("agent", "scope"), PROJECT_CASES, ids=[f"{a}-{s}" for a, s in PROJECT_CASES]
 )
