@@ -105,3 +105,35 @@ def test_each_scope_s_files_are_its_own(tmp_path: Path, adapter: Adapter) -> Non
             assert files("project", home, None) == [], adapter.name
         except ValueError as exc:
             assert "project" in str(exc), exc
+
+
+def test_a_group_that_is_not_a_hook_group_is_left_out_with_its_place_said(
+    tmp_path: Path,
+) -> None:
+    """In every agent's file that install moves hooks from, an entry under an event that
+    is no hook group (a string, an object without a ``hooks`` list) is not moved, and
+    install says which one: a hook the user meant to run is never dropped without a word."""
+    from hookd.installers.agent_install import read_native
+
+    checked = 0
+    for adapter in ADAPTERS:
+        home, project = tmp_path / adapter.name, tmp_path / adapter.name / "p"
+        for path in dict.fromkeys(adapter.install_files("user", home, project)):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            spec = adapter.events[0]
+            good = {"hooks": [{"type": "command", "command": "guard.sh", "bash": "guard.sh"}]}
+            for event in dict.fromkeys([spec.native, spec.canonical]):
+                groups = {event: [good, "not a group", {"matcher": "Bash"}]}
+                for shape in ({"hooks": groups}, groups):
+                    path.write_text(json.dumps(shape))
+                    try:
+                        native = read_native(adapter, path)
+                    except ValueError:
+                        continue
+                    if sum(len(g) for g in native.hooks.values()) != 1:
+                        continue  # not a file this agent moves hooks from, in this shape
+                    checked += 1
+                    said = "\n".join(native.warnings)
+                    for i in (1, 2):
+                        assert f"{event}[{i}]" in said, (adapter.name, path.name, said)
+    assert checked >= 5, checked
