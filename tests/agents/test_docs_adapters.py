@@ -326,3 +326,14 @@ def test_a_file_tool_s_input_names_the_file_and_an_edit_carries_its_edits(
         assert "edits" not in given, given
     elif documented is not None:
         assert given.get("edits") == documented, (given, documented)
+
+
+def test_windsurf_s_response_is_the_stop_event_s_last_assistant_message() -> None:
+    """Windsurf's ``post_cascade_response`` is Claude Code's Stop: what the agent answered
+    is ``last_assistant_message`` (a Stop hook checking the answer reads it there), and
+    no stop hook is active yet."""
+    raw = fixture("windsurf", "post_cascade_response")
+    event = BY_NAME["windsurf"].decode("post_cascade_response", raw)
+    assert event.event == "Stop"
+    assert event.input["last_assistant_message"] == raw["tool_info"]["response"]
+    assert event.input["stop_hook_active"] is False
