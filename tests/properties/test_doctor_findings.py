@@ -114,11 +114,13 @@ def test_a_timeout_is_a_slip_of_unit_exactly_past_its_agents_bound(tmp_path: Pat
     for adapter, path in movers:
         edges = [1, 999, 1000, 1001, 3599, 3600, 3601, 3600000, 7200000]
         for native in [0.5, 0.999, *edges]:
+            # A hook without a timeout first: the group's next hook is still judged.
+            untimed = {"type": "command", "command": "y"}
             handler = {"type": "command", "command": "x", "timeout": native}
-            text = _claude_shaped(adapter, path, [handler])
+            text = _claude_shaped(adapter, path, [untimed, handler])
             assert text is not None, adapter.name
             [(_, [moved])] = read_native(adapter, path).hooks.items()
-            seconds = moved["hooks"][0]["timeout"]
+            seconds = moved["hooks"][1]["timeout"]
             found = [f for f in lint_file(adapter, path, text) if f.where.endswith("].timeout")]
             assert bool(found) == _slip(adapter, seconds), (adapter.name, native, found)
             assert all(f.severity == "warning" for f in found), found
