@@ -495,6 +495,10 @@ class CopilotAdapter(Adapter):
             return out
         if any(key in _CLAUDE_KEYS for key in hooks):
             shaped = read_claude_shaped(path, _CLAUDE_SHAPED, tools=TOOLS)
+            # What it left out of Claude Code's events (an entry that is no hook group) is
+            # said; its words on Copilot's native events are this loop's to say, below.
+            groups_of = tuple(f"{path}: hooks.{event}[" for event in _CLAUDE_KEYS)
+            out.warnings.extend(w for w in shaped.warnings if w.startswith(groups_of))
             for event, groups in shaped.hooks.items():
                 if event in _CLAUDE_KEYS:
                     for group in groups:

@@ -149,7 +149,12 @@ class CursorAdapter(Adapter):
     def encode(self, result: FireResult, event: AgentEvent) -> AgentReply:
         safe = degrade(result, event.spec)
         native = event.native_event
-        reason = safe.reason or "; ".join(safe.blocking_messages) or "Blocked by a hook (hookd)"
+        reason = (
+            safe.reason
+            or safe.stop_reason  # a `continue: false` alone denies with its stopReason
+            or "; ".join(safe.blocking_messages)
+            or "Blocked by a hook (hookd)"
+        )
         out: dict[str, Any] = {}
         if native in _GATES:
             if safe.blocked or not safe.continue_:

@@ -105,7 +105,12 @@ class KiroAdapter(Adapter):
         safe = degrade(result, event.spec)
         caps = event.spec.caps
         if caps.block and (safe.blocked or not safe.continue_):
-            reason = safe.reason or "; ".join(safe.blocking_messages) or "Blocked by a hook (hookd)"
+            reason = (
+                safe.reason
+                or safe.stop_reason  # a `continue: false` alone blocks with its stopReason
+                or "; ".join(safe.blocking_messages)
+                or "Blocked by a hook (hookd)"
+            )
             return AgentReply(stderr=reason + "\n", exit_code=2)
         if caps.rewrite_input and safe.updated_input is not None:
             out = render_claude(

@@ -33,6 +33,7 @@ from typing import Any, Literal
 import msgspec
 
 from hookd.agents.base import Adapter, Finding, Scope
+from hookd.agents.cc_dialect import ClaudeDialectAdapter
 from hookd.config.schema import Handler
 from hookd.installers.agent_install import read_native
 
@@ -198,7 +199,9 @@ def _native_matchers(adapter: Adapter, path: Path, text: str) -> Iterator[Findin
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError:
         return
-    hooks = data.get("hooks") if isinstance(data, dict) else None
+    # Droid's hooks.json is the ``hooks`` object itself, its keys the events.
+    top = isinstance(adapter, ClaudeDialectAdapter) and path.name in adapter.top_level_files
+    hooks = data if top else data.get("hooks") if isinstance(data, dict) else None
     if not isinstance(hooks, dict):
         return
     for event, groups in hooks.items():
@@ -214,7 +217,7 @@ def _native_matchers(adapter: Adapter, path: Path, text: str) -> Iterator[Findin
                         f"{adapter.title} calls {name} {' or '.join(natives)}: the matcher "
                         f"{matcher!r} never matches it there",
                         path,
-                        f"hooks.{event}[{i}].matcher",
+                        f"{'' if top else 'hooks.'}{event}[{i}].matcher",
                     )
 
 

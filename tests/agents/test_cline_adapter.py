@@ -294,3 +294,16 @@ def test_doctor_says_an_event_install_left_to_the_user_s_own_hook(
     [row] = [r for r in rows if "not wired for Cline's PreToolUse" in r["message"]]
     assert row["severity"] == "warning" and row["path"] == str(folder / "PreToolUse")
     assert "PreToolUse never run" in row["message"]
+
+
+@pytest.mark.parametrize("roots", [None, [], "/work/not-a-list", 7, {"0": PROJECT}, [PROJECT]])
+def test_the_project_is_the_first_workspace_root_and_only_that(roots: Any) -> None:
+    """``workspaceRoots`` as Cline sends it (a list) gives the project; missing, empty or
+    of another type, the input names no directory (the relay's working directory is the
+    project then) — never a character of a string, never a crash."""
+    raw = {**fixture("PreToolUse")}
+    raw.pop("workspaceRoots", None)
+    if roots is not None:
+        raw["workspaceRoots"] = roots
+    event = CLINE.decode("PreToolUse", raw)
+    assert event.input["cwd"] == (PROJECT if roots == [PROJECT] else "")

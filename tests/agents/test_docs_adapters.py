@@ -276,3 +276,64 @@ def test_lint_finds_the_silent_failures(
     path = tmp_path / "hooks.json"
     found = BY_NAME[agent].lint(path, json.dumps(text))
     assert [(f.severity, f.where, f.path) for f in found] == [(severity, where, str(path))]
+
+
+_TOOL_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"}
+
+
+@pytest.mark.parametrize(("agent", "native"), fixtures())
+def test_a_tool_s_response_reaches_exactly_the_events_after_a_tool(agent: str, native: str) -> None:
+    """What the tool returned is the ``tool_response`` of every after-tool event (a hook
+    checking a command's output reads it there), and no event without a tool has one."""
+    adapter = BY_NAME[agent]
+    event = adapter.decode(native, fixture(agent, native))
+    if event.event == "PostToolUse":
+        assert isinstance(event.input.get("tool_name"), str), event.input
+        assert isinstance(event.input.get("tool_response"), dict), event.input
+    elif event.event not in _TOOL_EVENTS:
+        assert "tool_response" not in event.input and "tool_name" not in event.input, event.input
+
+
+@pytest.mark.parametrize("timeout", [1, 30, 999, 999.5, 1000, 1001, 600000])
+def test_kiro_s_timeout_is_a_slip_of_unit_exactly_from_1000_seconds(
+    tmp_path: Path, timeout: float
+) -> None:
+    """Kiro v3 counts seconds: 1000 or more reads as milliseconds meant (17 minutes and
+    up), said at its place; anything under, never."""
+    path = tmp_path / ".kiro" / "hooks" / "mine.json"
+    hook = {"name": "g", "trigger": "preToolUse", "timeout": timeout,
+            "action": {"type": "command", "command": "guard.sh"}}  # fmt: skip
+    text = json.dumps({"version": "v1", "hooks": [hook]})
+    found = [f for f in BY_NAME["kiro"].lint(path, text) if f.where == "hooks[0].timeout"]
+    assert len(found) == (timeout >= 1000), found
+
+
+@pytest.mark.parametrize(("agent", "native"), fixtures())
+def test_a_file_tool_s_input_names_the_file_and_an_edit_carries_its_edits(
+    agent: str, native: str
+) -> None:
+    """What a guard reads of a file tool: the path always (Kiro keeps its own ``path``), and
+    for an edit the edits the agent documented (a guard on what is written reads them) — a
+    read has none."""
+    raw = fixture(agent, native)
+    event = BY_NAME[agent].decode(native, raw)
+    tool, given = event.input.get("tool_name"), event.input.get("tool_input")
+    if tool not in ("Edit", "Write", "Read"):
+        return
+    assert isinstance(given, dict) and (given.get("file_path") or given.get("path")), given
+    documented = (raw.get("tool_info") or raw).get("edits")
+    if tool == "Read":
+        assert "edits" not in given, given
+    elif documented is not None:
+        assert given.get("edits") == documented, (given, documented)
+
+
+def test_windsurf_s_response_is_the_stop_event_s_last_assistant_message() -> None:
+    """Windsurf's ``post_cascade_response`` is Claude Code's Stop: what the agent answered
+    is ``last_assistant_message`` (a Stop hook checking the answer reads it there), and
+    no stop hook is active yet."""
+    raw = fixture("windsurf", "post_cascade_response")
+    event = BY_NAME["windsurf"].decode("post_cascade_response", raw)
+    assert event.event == "Stop"
+    assert event.input["last_assistant_message"] == raw["tool_info"]["response"]
+    assert event.input["stop_hook_active"] is False

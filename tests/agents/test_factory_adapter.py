@@ -122,3 +122,31 @@ async def test_stop_continuation_is_claude_code_s(tmp_path: Path) -> None:
     block = "echo " + shlex.quote(json.dumps({"decision": "block", "reason": "keep going"}))
     reply = await fire("Stop", {"Stop": [group(block)]}, tmp_path)
     assert json.loads(reply.stdout) == {"decision": "block", "reason": "keep going"}
+
+
+async def test_of_several_blocks_droid_is_given_the_one_reason_it_would_show_natively(
+    tmp_path: Path,
+) -> None:
+    """Droid reads one hook's answer, not all: the first that denied in JSON (in the
+    configuration's order), else the first that exited 2 — whatever the others said; a
+    first JSON deny without a reason leaves the reason to a hook that gave one."""
+
+    def deny(reason: str | None) -> str:
+        out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+               **({"permissionDecisionReason": reason} if reason else {})}}  # fmt: skip
+        return "echo " + shlex.quote(json.dumps(out))
+
+    layouts = {
+        "FIRST-JSON": [deny("FIRST-JSON"), "echo EXIT-TWO >&2; exit 2", deny("SECOND-JSON")],
+        "EXIT-TWO\n": ["echo EXIT-TWO >&2; exit 2", "echo LATER >&2; exit 2"],
+        # The first gave none: rather another's reason than none at all.
+    }
+    for expected, scripts in layouts.items():
+        reply = await fire("PreToolUse", {"PreToolUse": [group(s) for s in scripts]}, tmp_path)
+        specific = json.loads(reply.stdout)["hookSpecificOutput"]
+        assert specific["permissionDecision"] == "deny", reply
+        assert specific["permissionDecisionReason"] == expected, reply
+    # The first JSON deny gave no reason: the reason an earlier hook gave stays.
+    scripts = ["echo EXIT-TWO >&2; exit 2", deny(None)]
+    reply = await fire("PreToolUse", {"PreToolUse": [group(s) for s in scripts]}, tmp_path)
+    assert "EXIT-TWO" in json.loads(reply.stdout)["hookSpecificOutput"]["permissionDecisionReason"]

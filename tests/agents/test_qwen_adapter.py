@@ -109,6 +109,12 @@ async def test_several_blocks_one_reason_a_line_json_reasons_verbatim(tmp_path: 
     }
     reply, _ = await run("PreToolUse", hooks, tmp_path)
     assert specific(reply)["permissionDecisionReason"] == "first\n[x]"
+    # What a hook wrote to stderr is its reason only where Qwen takes it: an exit 2
+    # without JSON. A JSON deny that also wrote to stderr keeps its JSON reason.
+    noisy = answer("PreToolUse", permissionDecision="deny", permissionDecisionReason="[y]")
+    hooks = {"PreToolUse": [group(noisy.replace("echo ", "echo noise >&2; echo ", 1))]}
+    reply, _ = await run("PreToolUse", hooks, tmp_path)
+    assert specific(reply)["permissionDecisionReason"] == "[y]"
 
 
 async def test_a_rewrite_qwen_cannot_apply_blocks_the_call_and_says_so(tmp_path: Path) -> None:

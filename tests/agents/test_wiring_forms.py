@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hookd.agents.base import Scope
+from hookd.agents.base import Adapter, Scope
 from hookd.agents.registry import ADAPTERS, adapter_for
 from hookd.installers.agent_install import Relay, apply_plan, plan_install
 
@@ -87,3 +87,53 @@ def test_an_install_sends_each_event_to_hookd_once_across_all_the_agent_s_files(
         else:
             assert sum(counts) <= 1, spec.native
     assert any("--agent" in text for text in texts)
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS, ids=[a.name for a in ADAPTERS])
+def test_each_scope_s_files_are_its_own(tmp_path: Path, adapter: Adapter) -> None:
+    """A user install touches only files under the home, a project install only files
+    under the project (none without one): a scope read the wrong way round would wire
+    the user's agent from a repository, or a repository's agent from the user's home."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    roots: list[tuple[Path, Scope]] = [(home, "user"), (project, "project")]
+    for root, scope in roots:
+        for files in (adapter.hook_files, adapter.install_files):
+            paths = files(scope, home, project)
+            assert all(p.is_relative_to(root) for p in paths), (adapter.name, scope, paths)
+    for files in (adapter.hook_files, adapter.install_files):
+        try:  # no project: no file, or an error saying one is needed (Gemini's)
+            assert files("project", home, None) == [], adapter.name
+        except ValueError as exc:
+            assert "project" in str(exc), exc
+
+
+def test_a_group_that_is_not_a_hook_group_is_left_out_with_its_place_said(
+    tmp_path: Path,
+) -> None:
+    """In every agent's file that install moves hooks from, an entry under an event that
+    is no hook group (a string, an object without a ``hooks`` list) is not moved, and
+    install says which one: a hook the user meant to run is never dropped without a word."""
+    from hookd.installers.agent_install import read_native
+
+    checked = 0
+    for adapter in ADAPTERS:
+        home, project = tmp_path / adapter.name, tmp_path / adapter.name / "p"
+        for path in dict.fromkeys(adapter.install_files("user", home, project)):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            spec = adapter.events[0]
+            good = {"hooks": [{"type": "command", "command": "guard.sh", "bash": "guard.sh"}]}
+            for event in dict.fromkeys([spec.native, spec.canonical]):
+                groups = {event: [good, "not a group", {"matcher": "Bash"}]}
+                for shape in ({"hooks": groups}, groups):
+                    path.write_text(json.dumps(shape))
+                    try:
+                        native = read_native(adapter, path)
+                    except ValueError:
+                        continue
+                    if sum(len(g) for g in native.hooks.values()) != 1:
+                        continue  # not a file this agent moves hooks from, in this shape
+                    checked += 1
+                    said = "\n".join(native.warnings)
+                    for i in (1, 2):
+                        assert f"{event}[{i}]" in said, (adapter.name, path.name, said)
+    assert checked >= 5, checked

@@ -349,6 +349,22 @@ def test_a_link_at_the_backups_own_name_is_replaced_not_followed(
     assert backup.read_text() == original(agent)
 
 
+@pytest.mark.parametrize(("agent", "scope"), _backup_cases(),
+                         ids=[f"{a}-{s}" for a, s in _backup_cases()])  # fmt: skip
+def test_a_backup_already_there_is_never_overwritten(
+    home: Path, project: Path, agent: str, scope: str
+) -> None:
+    """A regular file at the backup's name (an earlier install's first original, whose
+    record was lost) is kept byte for byte by install: the first original stays."""
+    target = agent_file(agent, scope, home, project)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(original(agent) or "")
+    backup = target.with_name(target.name + BACKUP_SUFFIX)
+    backup.write_text("the first original\n")
+    assert install(agent, scope, project) == 0
+    assert backup.read_text() == "the first original\n"
+
+
 @pytest.mark.parametrize(
     ("agent", "scope"), PROJECT_CASES, ids=[f"{a}-{s}" for a, s in PROJECT_CASES]
 )
@@ -362,7 +378,7 @@ def test_a_projects_hookd_config_leading_outside_the_project_is_refused_unread(
 ) -> None:
     """hookd's config of the project decides the wiring (``--fail-closed``) and receives
     the moved hooks: a link there to a file outside is refused before it is read, even
-    when install would not write it."""
+    when install would not write it — and by uninstall, which takes hooks back out of it."""
     outside = tmp_path / "outside" / "hooks.json"
     outside.parent.mkdir()
     strict = {"type": "command", "command": "x", "onFailure": "block"}
@@ -373,6 +389,18 @@ def test_a_projects_hookd_config_leading_outside_the_project_is_refused_unread(
     before = tree(project), outside.read_bytes()
     capsys.readouterr()
     assert install(agent, scope, project) == 1
+    err = capsys.readouterr().err
+    assert "outside the project" in err and str(config) in err
+    assert (tree(project), outside.read_bytes()) == before
+    # The same link planted after an install: uninstall refuses it unread too (it would
+    # take hookd's groups back out of the file the link leads to).
+    config.unlink()
+    assert install(agent, scope, project) == 0
+    config.unlink(missing_ok=True)
+    config.symlink_to(outside)
+    before = tree(project), outside.read_bytes()
+    capsys.readouterr()
+    assert uninstall(agent, scope, project) == 1
     err = capsys.readouterr().err
     assert "outside the project" in err and str(config) in err
     assert (tree(project), outside.read_bytes()) == before

@@ -208,9 +208,14 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
     "doctor": (
         ["hookd/installers/agent_doctor.py"],
         [
+            "tests/properties/test_doctor_findings.py",  # each finding over every agent
             "tests/installers/test_install_rules.py::test_an_agents_relay_fails_closed_exactly_where_hookds_config_blocks",
+            "tests/installers/test_install_rules.py::test_doctor_lints_every_file_of_every_scope_and_says_each_silent_failure_once",
+            "tests/agents/test_lint_rules.py",
+            "tests/agents/test_docs_adapters.py::test_lint_finds_the_silent_failures",
             "tests/cli/test_doctor_explain.py",
             "tests/agents/test_mcp_names.py",
+            "tests/agents/test_cline_adapter.py::test_doctor_says_an_event_install_left_to_the_user_s_own_hook",
         ],
     ),
     "agents": (

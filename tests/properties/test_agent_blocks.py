@@ -33,6 +33,9 @@ NO_REASON = {("cursor", "beforeReadFile")}
 # block (so do the agents that speak it), and Codex's PermissionRequest deny.
 REASON_ALWAYS = {"codex", "gemini", "copilot", "cursor", "windsurf", "kiro", "cline"}
 REASON_OPTIONAL = {("codex", "PermissionRequest")}
+# Every agent's own field for a rewritten input (Claude Code's ``updatedInput`` may stand
+# beside its deny: the deny wins there).
+_REWRITE_KEYS = ("modifiedArgs", "tool_input", "overrideInput", "args")
 _REASON_KEYS = (
     "reason",
     "permissionDecisionReason",
@@ -141,8 +144,44 @@ def test_a_block_reaches_the_agent_as_one_in_every_form(adapter: Adapter, spec: 
             assert "null" not in reply.stdout, reply  # no reason, or any field, left null
             # a blocked call is not rewritten: no rewrite in an agent's own dialect beside
             # the block (Claude Code's keeps updatedInput beside a deny, and deny wins)
-            for rewrite in ("modifiedArgs", "tool_input"):
-                assert rewrite not in reply.stdout, reply
+            for rewrite in _REWRITE_KEYS:
+                assert f'"{rewrite}"' not in reply.stdout, reply
         key = (adapter.name, spec.native)
         if adapter.name in REASON_ALWAYS and key not in NO_REASON | REASON_OPTIONAL:
             assert _reasons(reply), (adapter.name, spec.native, result, reply)
+
+
+# ``continue: false`` alone: on a Stop it lets the agent stop (what it was doing
+# anyway), so it is no block there; Claude Code's own dialect carries it as written;
+# a PermissionRequest left unanswered goes to the user's own prompt, as without hooks.
+_LETS_IT_STOP = {"Stop", "SubagentStop"}
+
+
+def _stop_cases() -> list[tuple[Adapter, EventSpec]]:
+    return [
+        (a, s)
+        for a, s in _cases()
+        if a.name != "claude"
+        and s.canonical not in _LETS_IT_STOP
+        and (a.name, s.canonical) != ("codex", "PermissionRequest")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("adapter", "spec"), _stop_cases(), ids=[f"{a.name}-{s.native}" for a, s in _stop_cases()]
+)
+def test_continue_false_alone_stops_the_agent_on_every_event_it_can_block(
+    adapter: Adapter, spec: EventSpec
+) -> None:
+    """A hook that answers only ``continue: false`` (stop everything), with a reason or
+    without, is obeyed as a block wherever the agent can block: an encoder that reads
+    the decision alone lets the call go ahead."""
+    tool = {"tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}
+    data = {"hook_event_name": spec.canonical, "session_id": "s", "cwd": "/", **tool}
+    event = adapter.agent_event(spec.native, spec, data)
+    for reason in (REASON, None):
+        result = FireResult(event=spec.canonical, continue_=False, stop_reason=reason)
+        reply = adapter.encode(degrade(result, spec), event)
+        assert _obeyed_as_block(reply), (adapter.name, spec.native, reason, reply)
+        if reason and (adapter.name, spec.native) not in NO_REASON:
+            assert REASON in reply.stdout + reply.stderr, (adapter.name, spec.native, reply)

@@ -116,34 +116,47 @@ def _ask(path: Path, message: dict[str, Any]) -> dict[str, Any]:
         return answers[1]
 
 
+EVENT_SOURCES = {s for s in FIELD if s.startswith(("input ", "env "))}
+"""The sources an event carries: refused alike in a session hookd already knows."""
+
 CASES = [
-    pytest.param(source, kind, id=f"{source}-{kind}")
+    pytest.param(source, kind, known, id=f"{source}-{kind}{'-known session' if known else ''}")
     for source in FIELD
     for kind in [*BAD, *(["relative"] if source in ABSOLUTE_ONLY else [])]
+    for known in [False, *([True] if source in EVENT_SOURCES else [])]
 ]
 
 
-@pytest.mark.parametrize(("source", "kind"), CASES)
+@pytest.mark.parametrize(("source", "kind", "known"), CASES)
 async def test_every_path_source_refuses_every_unusable_path(
-    daemon_factory: Any, tmp_path: Path, source: str, kind: str
+    daemon_factory: Any, tmp_path: Path, source: str, kind: str, known: bool
 ) -> None:
+    """``known``: the session had an event already — a path it brings later (a new
+    ``CLAUDE_PROJECT_DIR``, a transcript) passes the same validation as its first."""
     handle = await daemon_factory()
     marks = tmp_path / "ran"
     marks.mkdir()
-    hook = {"type": "command", "command": f"touch {marks}/$PPID-ran"}
+    hook = {"type": "command", "command": f"mktemp {marks}/ran.XXXXXX"}  # a mark per run
     configure(handle, {e: [{"hooks": [hook]}] for e in ("PreToolUse", "SubagentStop")})
+    ran = 0
+    if known:
+        first = _fire(fixture_event("PreToolUse-Bash", session_id="s-paths", cwd=str(marks)))
+        answer = await trio.to_thread.run_sync(_ask, handle.socket, first)
+        assert answer["kind"] == "fire_reply", answer
+        ran = len(list(marks.iterdir()))
+        assert ran == 1
     bad = RELATIVE if kind == "relative" else BAD[kind]
     message = _sources(bad, marks)[source]
     answer = await trio.to_thread.run_sync(_ask, handle.socket, message)
     assert answer["kind"] == "error", (source, kind, answer)
     assert answer["code"] in ("bad_request", "bad_input"), answer
     assert FIELD[source] in answer["message"], answer["message"]
-    assert list(marks.iterdir()) == [], "a hook ran for a refused path"
+    assert len(list(marks.iterdir())) == ran, "a hook ran for a refused path"
     assert all(s.project != bad for s in handle.daemon.sessions.all()), "a session was made"
     good = _fire(fixture_event("PreToolUse-Bash", session_id="s-good", cwd=str(tmp_path)))
     served = await trio.to_thread.run_sync(_ask, handle.socket, good)
     assert served["kind"] == "fire_reply", served
-    assert len(list(marks.iterdir())) == 1
+    assert len(list(marks.iterdir())) == ran + 1
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@
   count of the hooks held back, for an untrusted project with matching hooks; never
   for a trusted one, nor for one whose hooks do not match the event.
 - A one-shot fire (``Fire.once``: ``hookctl fire``, a test harness) leaves no session
-  behind, whether hooks ran for it or not; a normal fire keeps its session.
+  behind, whether hooks ran for it or not, and ends none it did not make; a normal fire
+  keeps its session.
 - A session resumed by another agent process is that process's from its next event
   whose hooks run.
 - The count of held-back hooks is the project's alone: the user's hooks that match
@@ -174,6 +175,8 @@ async def test_a_one_shot_fire_leaves_no_session_behind(daemon_factory: Any) -> 
     for event_name in ("PreToolUse", "UserPromptSubmit"):  # hooks run / none match
         await trio.to_thread.run_sync(fire, f"once-{event_name}", event_name, True)
         await trio.to_thread.run_sync(fire, f"kept-{event_name}", event_name, False)
+        # A one-shot fire into a session hookd already knows leaves it to its agent.
+        await trio.to_thread.run_sync(fire, f"kept-{event_name}", event_name, True)
     sessions = {s.session_id for s in handle.daemon.sessions.all()}
     assert sessions == {"kept-PreToolUse", "kept-UserPromptSubmit"}, sessions
 
