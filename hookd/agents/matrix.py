@@ -31,6 +31,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("continue_stop", "continue stop"),
     ("system_message", "systemMessage"),
     ("matchers", "own matchers"),
+    ("parallel", "hooks at once"),
 )
 _OVERVIEW = (
     "SessionStart",
@@ -142,7 +143,9 @@ def render(adapters: Sequence[Adapter] = ADAPTERS) -> str:
         "Per agent, ✓: hookd's answer for that reaches the agent; –: it cannot, and "
         "`hookd.agents.capabilities.degrade` makes the answer safe (a rewrite becomes a "
         "block, an ask a deny) or records the loss. *own matchers* –: the agent "
-        "ignores matchers; hookd applies them in the daemon either way."
+        "ignores matchers; hookd applies them in the daemon either way. *hooks at once* "
+        "–: natively the agent runs an event's hooks one after another; through hookd "
+        "they run at once, as Claude Code runs them (`hookctl explain` says which)."
     )
     lines.append("")
     lines.extend(

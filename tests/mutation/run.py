@@ -122,6 +122,7 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/async_hooks/test_delivery.py",
             "tests/async_hooks/test_front_doors.py",
             "tests/async_hooks/test_supervision.py",
+            "tests/async_hooks/test_wake_up_layouts.py",
         ],
     ),
     # issue 32: where the risk is now (trust, the doors, the installers, the pipeline)
