@@ -445,6 +445,14 @@ static int not_yours(const char *where, const char *kind, uid_t owner, uid_t uid
     return 1;
 }
 
+/* The index past the slashes and `.` components at s[at]: sockpath._parts drops both. */
+static size_t past_separators(const char *s, size_t at)
+{
+    while (s[at] == '/' || (s[at] == '.' && (s[at + 1] == '/' || !s[at + 1])))
+        at++;
+    return at;
+}
+
 /* Why `path` must not be connected to, appended to `why`; 0 when it may be.
  * sockpath.unsafe_reason's rule, step for step: lstat each component from /,
  * following by hand a symlink the caller or root owns (at most 40); every
@@ -452,31 +460,32 @@ static int not_yours(const char *where, const char *kind, uid_t owner, uid_t uid
  * the socket a socket of the caller's.  Missing on the way: 0 ("not running"). */
 static int unsafe_reason(const char *path)
 {
-    static char rest[2 * PATH_MAX + 2], done[PATH_MAX + 1], target[PATH_MAX + 1];
+    static char done[PATH_MAX + 1], target[PATH_MAX + 1];
+    /* What is left to walk, NUL-terminated; as long as the path (any length, as in
+     * Python), and rebuilt as target + "/" + tail when a link is followed. */
+    struct buf rest = {0};
     uid_t uid = getuid();
-    if (path[0] == '/') {
-        snprintf(rest, sizeof rest, "%s", path);
-    } else {
+    if (path[0] != '/') {
         char cwd[PATH_MAX];
         if (!getcwd(cwd, sizeof cwd)) {
             say_more("cannot check %s: %s", path, strerror(errno));
             return 1;
         }
-        snprintf(rest, sizeof rest, "%s/%s", cwd, path);
+        put(&rest, cwd, strlen(cwd));
+        put_byte(&rest, '/');
     }
+    put(&rest, path, strlen(path) + 1);
     done[0] = 0;
     size_t at = 0; /* the next component starts at rest[at] */
     int hops = 0;
     for (;;) {
-        while (rest[at] == '/')
-            at++;
-        if (!rest[at])
+        const char *walk = (const char *)rest.p;
+        at = past_separators(walk, at);
+        if (!walk[at])
             break;
-        size_t len = strcspn(rest + at, "/");
-        const char *name = rest + at;
+        size_t len = strcspn(walk + at, "/");
+        const char *name = walk + at;
         at += len;
-        if (len == 1 && name[0] == '.')
-            continue;
         if (len == 2 && name[0] == '.' && name[1] == '.') {
             char *slash = strrchr(done, '/');
             if (slash)
@@ -484,16 +493,15 @@ static int unsafe_reason(const char *path)
             continue;
         }
         size_t dlen = strlen(done);
-        if (dlen + 1 + len >= sizeof done) {
-            say_more("cannot check %s: File name too long", path);
+        if (dlen + 1 + len >= sizeof done) { /* as lstat would say, naming the same path */
+            say_more("cannot check %s/%.*s: File name too long", done, (int)len, name);
             return 1;
         }
         done[dlen] = '/';
         memcpy(done + dlen + 1, name, len);
         done[dlen + 1 + len] = 0;
-        while (rest[at] == '/')
-            at++;
-        int last = !rest[at];
+        at = past_separators(walk, at);
+        int last = !walk[at]; /* as in Python, where `a/.` ends at `a` */
         struct stat st;
         if (lstat(done, &st) < 0) {
             if (errno == ENOENT || errno == ENOTDIR)
@@ -513,16 +521,13 @@ static int unsafe_reason(const char *path)
                 say_more("cannot check %s: %s", done, strerror(errno));
                 return 1;
             }
-            target[n] = 0;
             /* the rest of the path now follows the link's target */
-            size_t tail = strlen(rest + at);
-            if ((size_t)n + 1 + tail >= sizeof rest) {
-                say_more("cannot check %s: File name too long", path);
-                return 1;
-            }
-            memmove(rest + n + 1, rest + at, tail + 1);
-            memcpy(rest, target, (size_t)n);
-            rest[n] = '/';
+            struct buf next = {0};
+            put(&next, target, (size_t)n);
+            put_byte(&next, '/');
+            put(&next, walk + at, strlen(walk + at) + 1);
+            free(rest.p);
+            rest = next;
             at = 0;
             char *slash = strrchr(done, '/');
             *slash = 0; /* the link's directory */

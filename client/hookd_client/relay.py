@@ -58,6 +58,10 @@ else:  # the installed hook (relay_bootstrap put this directory on sys.path) or 
 
 _HEADER = 4
 _MAX_REPLY = 64 * 1024 * 1024
+_MAX_DEPTH = 64
+"""How deep a reply value may nest (the frame's map is level 0): hookd's replies are a few
+levels deep; deeper is "malformed reply frame", as hookd-relay.c's mp_read says, where
+Python's own recursion limit would otherwise decide at ~500 levels with another message."""
 
 
 # --- MessagePack, the subset the protocol needs -------------------------------------
@@ -137,8 +141,11 @@ def _frame(d: dict[str, object]) -> bytes:
     return len(body).to_bytes(_HEADER, "big") + body
 
 
-def _decode(buf: bytes, i: int) -> tuple[object, int]:
-    """One value at ``buf[i]``; returns ``(value, next_index)``."""
+def _decode(buf: bytes, i: int, depth: int = 0) -> tuple[object, int]:
+    """One value at ``buf[i]``, ``depth`` levels inside the frame's map; returns
+    ``(value, next_index)``."""
+    if depth > _MAX_DEPTH:
+        raise ValueError("nested too deep")
     t = buf[i]
     i += 1
     if t < 0x80:
@@ -149,9 +156,9 @@ def _decode(buf: bytes, i: int) -> tuple[object, int]:
         n = t & 0x1F
         return buf[i : i + n].decode("utf-8", "replace"), i + n
     if 0x80 <= t <= 0x8F:
-        return _decode_map(buf, i, t & 0x0F)
+        return _decode_map(buf, i, t & 0x0F, depth)
     if 0x90 <= t <= 0x9F:
-        return _decode_array(buf, i, t & 0x0F)
+        return _decode_array(buf, i, t & 0x0F, depth)
     if t == 0xC0:
         return None, i
     if t in (0xC2, 0xC3):
@@ -169,28 +176,32 @@ def _decode(buf: bytes, i: int) -> tuple[object, int]:
         return (raw if t <= 0xC6 else raw.decode("utf-8", "replace")), i + n
     if t in (0xDC, 0xDD):
         w = 2 if t == 0xDC else 4
-        return _decode_array(buf, i + w, int.from_bytes(buf[i : i + w], "big"))
+        return _decode_array(buf, i + w, int.from_bytes(buf[i : i + w], "big"), depth)
     if t in (0xDE, 0xDF):
         w = 2 if t == 0xDE else 4
-        return _decode_map(buf, i + w, int.from_bytes(buf[i : i + w], "big"))
+        return _decode_map(buf, i + w, int.from_bytes(buf[i : i + w], "big"), depth)
     if t in (0xCA, 0xCB):  # floats: not in the replies the relay reads; skip them
         return None, i + (4 if t == 0xCA else 8)
     raise ValueError(f"unsupported MessagePack type 0x{t:02x}")
 
 
-def _decode_map(buf: bytes, i: int, n: int) -> tuple[object, int]:
+def _decode_map(buf: bytes, i: int, n: int, depth: int) -> tuple[object, int]:
+    """A map's ``n`` pairs.  A pair whose key is an array or a map (no field hookd sends;
+    unhashable here) is passed over, as hookd-relay.c passes over every key that is not a
+    string: an unknown field, never a crash."""
     out: dict[object, object] = {}
     for _ in range(n):
-        k, i = _decode(buf, i)
-        v, i = _decode(buf, i)
-        out[k] = v
+        k, i = _decode(buf, i, depth + 1)
+        v, i = _decode(buf, i, depth + 1)
+        if not isinstance(k, (list, dict)):
+            out[k] = v
     return out, i
 
 
-def _decode_array(buf: bytes, i: int, n: int) -> tuple[object, int]:
+def _decode_array(buf: bytes, i: int, n: int, depth: int) -> tuple[object, int]:
     out: list[object] = []
     for _ in range(n):
-        v, i = _decode(buf, i)
+        v, i = _decode(buf, i, depth + 1)
         out.append(v)
     return out, i
 
@@ -569,6 +580,8 @@ def main(argv: list[str] | None = None) -> int:
         if stream is not None:
             stream.write(USAGE if options is not None else USAGE.split("\n\n")[0] + "\n")
         return 0 if options is not None else (2 if closed else 1)
+    if closed:  # anywhere on the line, even taken as a value (`--socket --fail-closed`):
+        options["closed"] = "1"  # fail-closed is never dropped, as hookd-relay.c reads it
     event, agent = options["event"], options.get("agent", "")
     if agent == "claude":
         agent = ""  # Claude Code is the default door: the same request as without --agent

@@ -1463,3 +1463,263 @@ async def test_a_frame_of_every_map_form_is_read_and_passed_over_by_both_relays(
             proc, _ = await _relay_against(reply, cmd, sock, "Stop", stdin=b"{}", env={})
             sock.unlink()
             assert (proc.returncode, proc.stdout, proc.stderr) == (3, b"OUT", b""), (name, who)
+
+
+# --- the command line, the reply's shape and the socket path: every form, both relays ---
+
+
+async def _both_alike(
+    compiled_relay: Path, *args: str, stdin: bytes = b"{}", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run both relays with the same arguments; assert the same code, stdout and stderr
+    (byte for byte) and return the compiled relay's answer."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    want = await _run_relay(python, *args, stdin=stdin, env=env)
+    got = await _run_relay([str(compiled_relay)], *args, stdin=stdin, env=env)
+    assert (got.returncode, got.stdout, got.stderr) == (
+        want.returncode,
+        want.stdout,
+        want.stderr,
+    ), (
+        args,
+        want.stderr[-300:],
+        got.stderr[-300:],
+    )
+    return got
+
+
+_VALUED = ("--socket", "--agent", "--timeout", "--connect-timeout")
+
+
+def _bad_command_lines() -> list[tuple[str, ...]]:
+    """Every way a command line is bad usage: no EVENT, two, an unknown or bare-dash
+    option, and each valued option without its value — alone, after EVENT (last), before
+    --help — each with and without --fail-closed (which makes bad usage block)."""
+    lines: list[tuple[str, ...]] = [
+        (),
+        ("--nope",),
+        ("Stop", "--nope"),
+        ("-x", "Stop"),
+        ("-",),
+        ("Stop", "-"),
+        ("A", "B"),
+        ("A", "--socket=/x", "B"),
+        ("-h", "--nope"),
+        ("--nope", "--help"),
+        ("A", "B", "--help"),
+    ]
+    for flag in _VALUED:
+        lines += [(flag,), ("Stop", flag), (flag, "--help"), (f"{flag}=x",), ("Stop", "-" + flag)]
+    return lines + [("--fail-closed", *line) for line in lines]
+
+
+async def test_every_bad_command_line_is_said_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Bad usage prints the same two usage lines on stderr and exits 1 (2 under
+    --fail-closed) in both relays, whatever the mistake; and a valued option given its
+    value in either form, anywhere on the line, is read as that option's value."""
+    env = {"HOOKD_SOCKET": str(tmp_path / "env.sock")}
+    for line in _bad_command_lines():
+        proc = await _both_alike(compiled_relay, *line, env=env)
+        assert proc.returncode == (2 if "--fail-closed" in line else 1), line
+        assert (proc.stdout, proc.stderr) == (b"", relay.USAGE.split("\n\n")[0].encode() + b"\n")
+    flag_sock = str(tmp_path / "flag.sock")
+    for line in [
+        ("Stop", "--socket", flag_sock, "--connect-timeout", "5", "--timeout", "7"),
+        ("--timeout=7", "--connect-timeout=5", "--socket=" + flag_sock, "Stop"),
+        ("--connect-timeout", "5", "--timeout", "7", "Stop", "--socket", flag_sock),
+        ("--agent", "codex", "--socket", flag_sock, "PreToolUse", "--timeout", "7"),
+        ("--socket", flag_sock, "--agent=gemini", "BeforeTool", "--connect-timeout", "5"),
+    ]:
+        proc = await _both_alike(compiled_relay, *line, env=env)
+        assert proc.returncode == 0, line
+        assert f"(socket {flag_sock})".encode() in proc.stdout + proc.stderr, line
+    for line in [("Stop", "--timeout", "0"), ("--connect-timeout", "-1", "Stop")]:
+        proc = await _both_alike(compiled_relay, *line, env=env)
+        assert b"must be a number of seconds over 0" in proc.stdout, line
+    # --fail-closed anywhere on the line holds, even where an option took it as its value
+    for line in [("Stop", "--socket", "--fail-closed"), ("--agent", "--fail-closed", "Stop")]:
+        proc = await _both_alike(compiled_relay, *line, env=env)
+        assert (proc.returncode, proc.stdout) == (2, b""), line
+
+
+def _enc(value: Any) -> bytes:
+    return msgspec.msgpack.encode(value)
+
+
+# A container's header holding one element (a map's one key is "k"), in each form.
+_ONE = {
+    "fixarray": b"\x91",
+    "array16": b"\xdc\x00\x01",
+    "fixmap": b"\x81\xa1k",
+    "map32": b"\xdf\x00\x00\x00\x01\xa1k",
+}
+_EMPTY = {
+    "fixarray": b"\x90",
+    "array16": b"\xdc\x00\x00",
+    "fixmap": b"\x80",
+    "map32": b"\xdf" + bytes(4),
+}
+
+
+def _nested(levels: int, form: str, inner: str) -> tuple[bytes, int]:
+    """``levels`` containers of ``form``, each inside the one before, the innermost holding
+    a nil (``inner="nil"``) or nothing; returns the bytes and the depth of the deepest value,
+    counting the frame's map as level 0 (the nesting's outermost container is level 1)."""
+    if inner == "nil":
+        return _ONE[form] * levels + b"\xc0", levels + 1
+    return _ONE[form] * (levels - 1) + _EMPTY[form], levels
+
+
+def _reply_around(key: bytes, value: bytes) -> bytes:
+    """A relay_reply frame whose first pair is ``key: value``, then the answer's fields."""
+    body = b"\x85" + key + value + _enc("kind") + _enc("relay_reply") + _enc("id") + b"\x01"
+    body += _enc("stdout") + _enc("OUT") + _enc("exit_code") + b"\x03"
+    return len(body).to_bytes(4, "big") + body
+
+
+def _nesting_cases() -> list[tuple[str, bytes, bool]]:
+    """(id, reply, read): values and keys nested to each side of the 64-level bound, in
+    every container form, and far past it."""
+    cases = []
+    for form, inner in itertools.product(_ONE, ("nil", "empty")):
+        for levels in (63, 64, 65, 66):
+            nested, depth = _nested(levels, form, inner)
+            name = f"{form}-{levels}-{inner}"
+            cases.append((f"value-{name}", _reply_around(_enc("x"), nested), depth <= 64))
+            cases.append((f"key-{name}", _reply_around(nested, _enc("v")), depth <= 64))
+    for levels in (500, 1000, 5000):
+        nested, _ = _nested(levels, "fixarray", "nil")
+        cases.append((f"value-fixarray-{levels}", _reply_around(_enc("x"), nested), False))
+    return cases
+
+
+# A map key of every MessagePack type that is not a str (hookd sends none): the pair is
+# passed over, at the frame's top level or inside a value, and the answer still read.
+_ODD_KEYS = {
+    "int": _enc(5),
+    "negative": _enc(-1),
+    "uint16": _enc(60000),
+    "nil": b"\xc0",
+    "true": b"\xc3",
+    "float": _enc(0.5),
+    "bin-kind": _enc(b"kind"),
+    "array": _enc([1]),
+    "empty-array": b"\x90",
+    "array-of-kind": _enc(["kind"]),
+    "map": _enc({"a": 1}),
+    "empty-map": b"\x80",
+    "map-of-kind": _enc({"kind": "relay_reply"}),
+    "array16-of-maps": b"\xdc\x00\x02" + _enc({"a": [1]}) + _enc({}),
+}
+
+
+async def test_nesting_and_map_keys_of_every_kind_are_read_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """A reply value may nest 64 levels deep (the frame's map is level 0); one level more,
+    in any container form, as a value or as a key, is a malformed reply, in both relays
+    with the same bytes (Python's own recursion limit no longer decides).  A map key of any
+    type but str — an int, nil, a float, bin, an array, a map — is passed over like an
+    unknown field, at the top or inside a value, and the answer is read."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    cases = _nesting_cases()
+    for name, key in _ODD_KEYS.items():
+        cases.append((f"top-key-{name}", _reply_around(key, _enc("NOT-MINE")), True))
+        inside = b"\x82" + key + _enc("NOT-MINE") + _enc("b") + _enc([key.hex()])
+        cases.append((f"inner-key-{name}", _reply_around(_enc("m"), inside), True))
+    for name, reply, read in cases:
+        answers = []
+        for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            sock = tmp_path / f"{who}.sock"
+            proc, _ = await _relay_against(WELCOME + reply, cmd, sock, "Stop", stdin=b"{}", env={})
+            sock.unlink()
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+        assert answers[0] == answers[1], name
+        if read:
+            assert answers[1] == (3, b"OUT", b""), name
+        else:
+            said = _decided(subprocess.CompletedProcess([], *answers[1]), closed=False)
+            assert said == "hookd failed to answer: malformed reply frame", name
+
+
+def _long_paths(tmp_path: Path) -> list[str]:
+    """Paths whose walk reaches a name of 4094–4098 bytes (PATH_MAX is 4096 with its NUL),
+    as the last component or before another one, or jumps past it with one long name; and
+    a path whose rest grows past 8 KiB through links (each target a long run of ``./``).
+    Each is reached through a short link, so that every message stays short."""
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    fd = os.open(deep, os.O_RDONLY | os.O_DIRECTORY)
+    try:  # mkdir relative to a directory descriptor: no call sees the whole long path
+        length = len(str(deep))
+        while length < 3940:
+            name = "d" * min(250, 3940 - length - 1)
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd, length = inner, length + 1 + len(name)
+        (tmp_path / "to-deep").symlink_to(os.readlink(f"/proc/self/fd/{fd}"))
+    finally:
+        os.close(fd)
+    paths = []
+    for total in (4094, 4095, 4096, 4097, 4098):
+        name = "n" * (total - length - 1)  # the deep directory's path + "/" + name
+        paths += [f"{tmp_path}/to-deep/{name}", f"{tmp_path}/to-deep/{name}/x.sock"]
+    paths.append(f"{tmp_path}/to-deep/{'n' * 255}/x.sock")  # from under to over in one name
+    for k in (1, 2, 3):  # l1 -> l2/./././…/x, l2 -> l3/./…, …: the rest outgrows 8 KiB
+        (tmp_path / f"l{k}").symlink_to(f"l{k + 1}/" + "./" * 2000 + "x")
+    (tmp_path / "l4").symlink_to(".")
+    return [*paths, f"{tmp_path}/l1/y.sock"]
+
+
+async def test_every_path_form_is_checked_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """The socket path in every form a user or an agent may give: relative (plain, with
+    ``.``, ``..``, ``//``, a trailing ``/``, through a link, from a working directory that
+    was removed), absolute with ``..`` above ``/``, at the PATH_MAX edge and past it, and
+    grown past 8 KiB by links.  Both relays check it the same way and say so with the same
+    bytes (sockpath.unsafe_reason and hookd-relay.c's unsafe_reason, word for word)."""
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "lax").mkdir()
+    (work / "lax").chmod(0o777)
+    (work / "to-sub").symlink_to("sub")
+    held = _hold(work / "sub" / "held.sock")
+    gone = tmp_path / "gone"
+    relative = [
+        "x.sock", "./x.sock", "sub/x.sock", "sub//x.sock", "sub/./x.sock", "sub/../x.sock",
+        "../work/sub/x.sock", "lax/x.sock", "sub/", "sub", ".", "..", "to-sub/x.sock",
+        "to-sub/../x.sock", "sub/held.sock", "to-sub/held.sock", "sub/held.sock/",
+    ]  # fmt: skip
+    absolute = [
+        f"//{str(work)[1:]}//sub//x.sock", f"/../../..{work}/sub/x.sock", f"{work}/sub/held.sock",
+        f"{work}/to-sub/../lax/x.sock", "/", "/..",
+    ]  # fmt: skip
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+
+    async def both(path: str, cwd: Path, remove_cwd: bool = False) -> None:
+        answers = []
+        for cmd in (python, [str(compiled_relay)]):
+            if remove_cwd:  # the relay starts in `gone`, which is removed under it
+                gone.mkdir()
+                cmd = ["sh", "-c", 'rmdir "$PWD" && exec "$0" "$@"', *cmd]
+            argv = [*cmd, "Stop", "--socket", path, "--connect-timeout", "0.2"]
+            proc = await trio.run_process(
+                argv, stdin=b"{}", cwd=cwd, capture_stdout=True, capture_stderr=True, check=False
+            )
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+        assert answers[0] == answers[1], (path, answers[0][1][-300:], answers[1][1][-300:])
+        assert answers[1][0] == 0 and answers[1][1].startswith(b'{"systemMessage": '), path
+
+    try:
+        for path in relative:
+            await both(path, work)
+        for path in absolute + _long_paths(tmp_path):
+            await both(path, work)
+        await both("x.sock", gone, remove_cwd=True)
+        await both(str(work / "sub" / "x.sock"), gone, remove_cwd=True)
+    finally:
+        held.close()
