@@ -66,7 +66,8 @@ static void die_oom(void)
     _exit(fail_closed ? 2 : 1);
 }
 
-static void put(struct buf *b, const void *data, size_t n)
+/* Room for n more bytes after b->len. */
+static void room(struct buf *b, size_t n)
 {
     if (n > SIZE_MAX - b->len)
         die_oom();
@@ -83,6 +84,11 @@ static void put(struct buf *b, const void *data, size_t n)
         b->p = p;
         b->cap = cap;
     }
+}
+
+static void put(struct buf *b, const void *data, size_t n)
+{
+    room(b, n);
     if (n)
         memcpy(b->p + b->len, data, n);
     b->len += n;
@@ -308,20 +314,26 @@ static void write_all(int fd, const void *data, size_t n)
     }
 }
 
-static char why[8192]; /* the failure message; vsnprintf truncates, never overflows */
+/* The failure message: any length and any bytes (a NUL too), as relay.py's, so that a
+ * long path or a long error from the daemon is said whole, never cut. */
+static struct buf why;
 
-/* Appends to `why` (a long socket path may truncate the message, never more). */
+/* Appends to `why`. */
 __attribute__((format(printf, 1, 2))) static void say_more(const char *fmt, ...)
 {
-    size_t used = strlen(why);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(why + used, sizeof why - used, fmt, ap);
+    size_t n = (size_t)vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
+    room(&why, n + 1); /* vsnprintf ends what it writes with a NUL */
+    va_start(ap, fmt);
+    vsnprintf((char *)why.p + why.len, n + 1, fmt, ap);
+    va_end(ap);
+    why.len += n;
 }
 
 /* Replaces `why`. */
-#define say(...) (why[0] = 0, say_more(__VA_ARGS__))
+#define say(...) (why.len = 0, say_more(__VA_ARGS__))
 
 /* --agent AGENT: whose hook this is (NULL: Claude Code, and then the relay
  * frame has no "agent" key, byte for byte as before agents existed). */
@@ -345,16 +357,17 @@ static int shows_system_message(void)
 static void put_json_why(struct buf *out)
 {
     put_byte(out, '"');
-    for (const unsigned char *c = (const unsigned char *)why; *c; c++) {
-        if (*c == '"' || *c == '\\') {
+    for (size_t k = 0; k < why.len; k++) {
+        unsigned char c = why.p[k];
+        if (c == '"' || c == '\\') {
             put_byte(out, '\\');
-            put_byte(out, *c);
-        } else if (*c < 0x20) {
+            put_byte(out, c);
+        } else if (c < 0x20) {
             char esc[8];
-            snprintf(esc, sizeof esc, "\\u%04x", *c);
+            snprintf(esc, sizeof esc, "\\u%04x", c);
             put(out, esc, 6);
         } else {
-            put_byte(out, *c);
+            put_byte(out, c);
         }
     }
     put_byte(out, '"');
@@ -402,13 +415,13 @@ static int copilot_fail(int fail_closed)
     if (is_one_of(event, permission, sizeof permission / sizeof permission[0])) {
         if (fail_closed)
             return say_json("{\"behavior\": \"deny\", \"message\": ");
-        write_all(2, why, strlen(why));
+        write_all(2, why.p, why.len);
         write_all(2, "\n", 1);
         return 0;
     }
     if (fail_closed && is_one_of(event, blocks, sizeof blocks / sizeof blocks[0]))
         return say_json("{\"decision\": \"block\", \"reason\": ");
-    write_all(2, why, strlen(why));
+    write_all(2, why.p, why.len);
     write_all(2, "\n", 1);
     return 2;
 }
@@ -426,7 +439,7 @@ static int fail(int fail_closed)
     if (fail_closed && agent && strcmp(agent, "cline") == 0)
         return say_json("{\"cancel\": true, \"errorMessage\": ");
     if (fail_closed || !shows_system_message()) {
-        write_all(2, why, strlen(why));
+        write_all(2, why.p, why.len);
         write_all(2, "\n", 1);
         return fail_closed ? 2 : 0;
     }
@@ -758,9 +771,15 @@ static int recv_exact(int fd, unsigned char *p, size_t n)
     return 0;
 }
 
-/* The str value of a field for an error message, "None" as Python would print it. */
-static int shown(const struct val *v) { return v->t == V_STR ? (int)(v->slen > 2048 ? 2048 : v->slen) : 4; }
-static const char *text(const struct val *v) { return v->t == V_STR ? v->s : "None"; }
+/* A field of an error frame, appended to `why`: a str as its bytes, whole; anything else
+ * "None", as relay.py says it. */
+static void say_field(const struct val *v)
+{
+    if (v->t == V_STR)
+        put(&why, v->s, v->slen);
+    else
+        say_more("None");
+}
 
 /* Reads frames until the relay_reply for id 1 (or an error); writes the
  * hook's output and returns its exit code, or -1 with `why` set. */
@@ -829,8 +848,10 @@ static int read_reply(int fd)
         if (KIND("welcome"))
             greeted = 1;
         if (KIND("error")) {
-            say("hookd failed to answer: hookd refused the event (%.*s): %.*s",
-                     shown(&code), text(&code), shown(&msg), text(&msg));
+            say("hookd failed to answer: hookd refused the event (");
+            say_field(&code);
+            say_more("): ");
+            say_field(&msg);
             return -1;
         }
 #undef KIND

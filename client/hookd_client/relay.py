@@ -154,7 +154,7 @@ def _decode(buf: bytes, i: int, depth: int = 0) -> tuple[object, int]:
         return t - 0x100, i
     if 0xA0 <= t <= 0xBF:
         n = t & 0x1F
-        return buf[i : i + n].decode("utf-8", "replace"), i + n
+        return buf[i : i + n].decode("utf-8", "surrogateescape"), i + n
     if 0x80 <= t <= 0x8F:
         return _decode_map(buf, i, t & 0x0F, depth)
     if 0x90 <= t <= 0x9F:
@@ -173,7 +173,7 @@ def _decode(buf: bytes, i: int, depth: int = 0) -> tuple[object, int]:
         n = int.from_bytes(buf[i : i + w], "big")
         i += w
         raw = bytes(buf[i : i + n])
-        return (raw if t <= 0xC6 else raw.decode("utf-8", "replace")), i + n
+        return (raw if t <= 0xC6 else raw.decode("utf-8", "surrogateescape")), i + n
     if t in (0xDC, 0xDD):
         w = 2 if t == 0xDC else 4
         return _decode_array(buf, i + w, int.from_bytes(buf[i : i + w], "big"), depth)
@@ -492,7 +492,8 @@ def _reply(sock: _socket.socket, clock: _Clock) -> tuple[str, str, int]:
                 code if isinstance(code, int) else 0,
             )
         elif kind == "error":
-            code, text = message.get("code"), message.get("message")
+            code, text = (message.get(k) for k in ("code", "message"))
+            code, text = (v if isinstance(v, str) else None for v in (code, text))
             raise RuntimeError(f"hookd refused the event ({code}): {text}")
 
 

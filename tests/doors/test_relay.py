@@ -1723,3 +1723,101 @@ async def test_every_path_form_is_checked_alike_by_both_relays(
         await both(str(work / "sub" / "x.sock"), gone, remove_cwd=True)
     finally:
         held.close()
+
+
+def _str_bytes(raw: bytes) -> bytes:
+    """A MessagePack str of exactly these bytes (valid UTF-8 or not), shortest header."""
+    n = len(raw)
+    if n < 32:
+        return bytes([0xA0 | n]) + raw
+    width, code = (1, 0xD9) if n < 256 else (2, 0xDA) if n < 65536 else (4, 0xDB)
+    return bytes([code]) + n.to_bytes(width, "big") + raw
+
+
+# The bytes a str field may carry: every header width, non-ASCII, a NUL, control
+# characters and JSON's quote and backslash, UTF-8 that is not (a lone continuation byte,
+# a cut sequence, a surrogate, an overlong form).
+_FIELD_BYTES = {
+    "empty": b"",
+    "31": b"x" * 31,
+    "32": b"x" * 32,
+    "256": "é".encode() * 128,
+    "65536": b"y" * 65536,
+    "nul": b"a\x00b",
+    "controls": b'tab\there "quoted" back\\slash\x1f\x7f',
+    "lone-continuation": b"a\x80b",
+    "cut-sequence": b"a\xe2\x82",
+    "surrogate": b"\xed\xa0\x80",
+    "overlong": b"\xc0\xaf",
+    "ff": b"\xff\xfe",
+}
+# A field of another type than str: said as None.
+_FIELD_OTHER = {"int": _enc(5), "nil": b"\xc0", "bin": _enc(b"busy"), "array": _enc(["b"])}
+
+
+def _json_bytes(text: bytes) -> bytes:
+    """``text`` as a JSON string, escaped as both relays escape their own message: a quote,
+    a backslash and a control character; every other byte as it is."""
+    out = b"".join(
+        b"\\" + bytes([c]) if c in b'"\\' else b"\\u%04x" % c if c < 0x20 else bytes([c])
+        for c in text
+    )
+    return b'"' + out + b'"'
+
+
+async def test_an_error_frame_of_every_field_form_is_said_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """An ``error`` frame's code and message are said whole, as the bytes sent (no
+    truncation, no replacement of what is not UTF-8, a NUL escaped in JSON), and as None
+    when not a str or missing: the same bytes from both relays, failing open (JSON) and
+    closed (stderr)."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    forms = {name: (_str_bytes(raw), raw) for name, raw in _FIELD_BYTES.items()}
+    forms |= {name: (value, b"None") for name, value in _FIELD_OTHER.items()}
+    frames = {"missing": (_frame({"kind": "error"}), b"None", b"None")}
+    for name, (value, shown) in forms.items():
+        head = b"\x83" + _enc("kind") + _enc("error")
+        frames[f"code-{name}"] = (
+            _frame_of(head + _enc("code") + value + _enc("message") + _enc("m")),
+            shown,
+            b"m",
+        )
+        frames[f"message-{name}"] = (
+            _frame_of(head + _enc("message") + value + _enc("code") + _enc("c")),
+            b"c",
+            shown,
+        )
+    for name, (reply, code, message) in frames.items():
+        said = b"hookd failed to answer: hookd refused the event (%s): %s" % (code, message)
+        for mode, want in (
+            ((), (0, b'{"systemMessage": ' + _json_bytes(said) + b"}\n", b"")),
+            (("--fail-closed",), (2, b"", said + b"\n")),
+        ):
+            for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+                sock = tmp_path / f"{who}.sock"
+                proc, _ = await _relay_against(
+                    WELCOME + reply, cmd, sock, "Stop", *mode, stdin=b"{}", env={}
+                )
+                sock.unlink()
+                assert (proc.returncode, proc.stdout, proc.stderr) == want, (name, mode, who)
+
+
+def _frame_of(body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + body
+
+
+@pytest.mark.parametrize("name", sorted(_FIELD_BYTES))
+async def test_a_reply_s_stdout_and_stderr_reach_the_agent_as_the_bytes_sent(
+    name: str, any_relay: list[str], tmp_path: Path
+) -> None:
+    """The hook's stdout and stderr in the reply are written as the bytes sent, whatever
+    they are (UTF-8 or not, a NUL, control characters), by every relay."""
+    raw = _FIELD_BYTES[name]
+    body = b"\x85" + _enc("kind") + _enc("relay_reply") + _enc("id") + b"\x01"
+    body += _enc("stdout") + _str_bytes(raw) + _enc("stderr") + _str_bytes(raw[::-1])
+    body += _enc("exit_code") + b"\x03"
+    proc, _ = await _relay_against(
+        WELCOME + _frame_of(body), any_relay, tmp_path / "peer.sock", "Stop", stdin=b"{}", env={}
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, raw, raw[::-1])
