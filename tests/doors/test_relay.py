@@ -1675,13 +1675,14 @@ def _long_paths(tmp_path: Path) -> list[str]:
 
 
 async def test_every_path_form_is_checked_alike_by_both_relays(
-    tmp_path: Path, compiled_relay: Path
+    tmp_path: Path, compiled_relay: Path, sanitized_relay: Path
 ) -> None:
     """The socket path in every form a user or an agent may give: relative (plain, with
     ``.``, ``..``, ``//``, a trailing ``/``, through a link, from a working directory that
     was removed), absolute with ``..`` above ``/``, at the PATH_MAX edge and past it, and
     grown past 8 KiB by links.  Both relays check it the same way and say so with the same
-    bytes (sockpath.unsafe_reason and hookd-relay.c's unsafe_reason, word for word)."""
+    bytes (sockpath.unsafe_reason and hookd-relay.c's unsafe_reason, word for word); the
+    compiled relay under AddressSanitizer too (a name one byte past its buffer aborts it)."""
     work = tmp_path / "work"
     (work / "sub").mkdir(parents=True)
     (work / "lax").mkdir()
@@ -1702,16 +1703,22 @@ async def test_every_path_form_is_checked_alike_by_both_relays(
 
     async def both(path: str, cwd: Path, remove_cwd: bool = False) -> None:
         answers = []
-        for cmd in (python, [str(compiled_relay)]):
+        for cmd in (python, [str(compiled_relay)], [str(sanitized_relay)]):
             if remove_cwd:  # the relay starts in `gone`, which is removed under it
                 gone.mkdir()
                 cmd = ["sh", "-c", 'rmdir "$PWD" && exec "$0" "$@"', *cmd]
             argv = [*cmd, "Stop", "--socket", path, "--connect-timeout", "0.2"]
             proc = await trio.run_process(
-                argv, stdin=b"{}", cwd=cwd, capture_stdout=True, capture_stderr=True, check=False
+                argv,
+                stdin=b"{}",
+                cwd=cwd,
+                env={**os.environ, "ASAN_OPTIONS": "detect_leaks=0"},
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
             )
             answers.append((proc.returncode, proc.stdout, proc.stderr))
-        assert answers[0] == answers[1], (path, answers[0][1][-300:], answers[1][1][-300:])
+        assert answers[0] == answers[1] == answers[2], (path, answers)
         assert answers[1][0] == 0 and answers[1][1].startswith(b'{"systemMessage": '), path
 
     try:
@@ -1821,3 +1828,36 @@ async def test_a_reply_s_stdout_and_stderr_reach_the_agent_as_the_bytes_sent(
         WELCOME + _frame_of(body), any_relay, tmp_path / "peer.sock", "Stop", stdin=b"{}", env={}
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (3, raw, raw[::-1])
+
+
+async def test_the_default_socket_is_found_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """With no ``--socket`` (or an empty one): ``$HOOKD_SOCKET`` unless empty, else
+    ``$XDG_RUNTIME_DIR/hookd/hookd.sock`` when that is a directory (a link to one counts,
+    as ``os.path.isdir`` says), else ``/tmp/hookd-<uid>/hookd.sock`` — when it is missing,
+    empty, a file or a dangling link.  Both relays try the same socket and say it alike."""
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    (tmp_path / "to-runtime").symlink_to(runtime)
+    (tmp_path / "file").write_text("")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    fallback = f"{relay.sockpath.fallback_dir()}/hookd.sock"
+    cases = [
+        ({"HOOKD_SOCKET": str(tmp_path / "env.sock")}, (), str(tmp_path / "env.sock")),
+        ({"HOOKD_SOCKET": str(tmp_path / "env.sock")}, ("--socket=",), str(tmp_path / "env.sock")),
+        ({"HOOKD_SOCKET": "", "XDG_RUNTIME_DIR": str(runtime)}, (), f"{runtime}/hookd/hookd.sock"),
+        ({"XDG_RUNTIME_DIR": str(tmp_path / "to-runtime")}, (), f"{tmp_path}/to-runtime/hookd/hookd.sock"),
+    ]  # fmt: skip
+    if not Path(fallback).parent.exists():  # never send a test's event to a real daemon
+        for base in (
+            "",
+            str(tmp_path / "missing"),
+            str(tmp_path / "file"),
+            str(tmp_path / "dangling"),
+        ):
+            cases.append(({"XDG_RUNTIME_DIR": base}, (), fallback))
+        cases.append(({}, (), fallback))
+    for env, args, tried in cases:
+        proc = await _both_alike(compiled_relay, "Stop", *args, env=env)
+        assert f"(socket {tried})" in json.loads(proc.stdout)["systemMessage"], (env, args)
