@@ -909,12 +909,15 @@ static int seconds(const char *flag, const char *name, const char *env, double *
     const char *text = flag && *flag ? flag : getenv(env);
     if (!text || !*text)
         return 0;
+    /* A decimal number between blanks, as relay.py reads it: strtod alone would also
+     * take hex (0x10), and Python's float `_` and other scripts' digits. */
+    static const char blanks[] = " \t\n\r\v\f";
+    const char *digits = text + strspn(text, blanks);
+    size_t n = strspn(digits, "0123456789+-.eE");
     char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    while (end != text && (*end == ' ' || *end == '\t' || *end == '\n'))
-        end++;
-    if (end == text || *end || !(v > 0 && v < 1e9)) {
+    double v = strtod(digits, &end);
+    if (n == 0 || end != digits + n || digits[n + strspn(digits + n, blanks)] ||
+        !(v > 0 && v < 1e9)) {
         if (flag && *flag)
             say("hookd-relay: --%s must be a number of seconds over 0, not '%s'", name, text);
         else

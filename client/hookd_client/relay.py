@@ -432,7 +432,7 @@ def relay(
     }
     if agent:
         request["agent"] = agent
-    if pid.isdigit():
+    if pid.isascii() and pid.isdigit():  # ASCII digits, as hookd-relay.c reads them
         hello["pid"] = int(pid)
         request["pid"] = int(pid)
     else:
@@ -522,6 +522,8 @@ the way to it (or root's; shared ones sticky): see docs/claude-code.md.
 """
 
 _VALUED = ("--socket", "--agent", "--timeout", "--connect-timeout")
+_BLANKS = " \t\n\r\v\f"
+_DECIMAL = "0123456789+-.eE"
 
 
 def _options(args: list[str]) -> dict[str, str] | None:
@@ -551,24 +553,30 @@ def _seconds(options: dict[str, str], name: str, env: str) -> float | None:
     text = options.get(name) or os.environ.get(env)
     if not text:
         return None
-    try:
-        value = float(text)
+    number = text.strip(_BLANKS)
+    try:  # a decimal number only, as hookd-relay.c reads it (no `_`, hex or other digits)
+        value = float(number) if number and not number.strip(_DECIMAL) else -1.0
     except ValueError:
         value = -1.0
     if not 0 < value < 1e9:
         source = f"--{name}" if options.get(name) else f"${env}"
-        raise ValueError(f"{source} must be a number of seconds over 0, not {text!r}")
+        raise ValueError(f"{source} must be a number of seconds over 0, not '{text}'")
     return value
 
 
 def _write(stdout: str, stderr: str) -> None:
-    # Bytes, not text: the output must be UTF-8 whatever the locale is.
-    if stdout:
-        sys.stdout.buffer.write(stdout.encode("utf-8", "surrogateescape"))
-        sys.stdout.flush()
-    if stderr:
-        sys.stderr.buffer.write(stderr.encode("utf-8", "surrogateescape"))
-        sys.stderr.flush()
+    """Bytes, not text: the output must be UTF-8 whatever the locale is.  A stream that
+    whoever started us closed (None), or that fails, is passed over: nobody is left to
+    tell, and the exit code must still say what the hooks decided (an exit 2 blocks), as
+    hookd-relay.c's write_all does — never turned into a fail-open exit 0."""
+    for text, stream in ((stdout, sys.stdout), (stderr, sys.stderr)):
+        if not text or stream is None:
+            continue
+        try:
+            stream.buffer.write(text.encode("utf-8", "surrogateescape"))
+            stream.flush()
+        except OSError:
+            continue  # the agent closed the pipe
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1843,12 +1843,13 @@ async def test_the_default_socket_is_found_alike_by_both_relays(
     (tmp_path / "file").write_text("")
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
     fallback = f"{relay.sockpath.fallback_dir()}/hookd.sock"
+    env_sock, linked = str(tmp_path / "env.sock"), tmp_path / "to-runtime"
     cases = [
-        ({"HOOKD_SOCKET": str(tmp_path / "env.sock")}, (), str(tmp_path / "env.sock")),
-        ({"HOOKD_SOCKET": str(tmp_path / "env.sock")}, ("--socket=",), str(tmp_path / "env.sock")),
+        ({"HOOKD_SOCKET": env_sock}, (), env_sock),
+        ({"HOOKD_SOCKET": env_sock}, ("--socket=",), env_sock),
         ({"HOOKD_SOCKET": "", "XDG_RUNTIME_DIR": str(runtime)}, (), f"{runtime}/hookd/hookd.sock"),
-        ({"XDG_RUNTIME_DIR": str(tmp_path / "to-runtime")}, (), f"{tmp_path}/to-runtime/hookd/hookd.sock"),
-    ]  # fmt: skip
+        ({"XDG_RUNTIME_DIR": str(linked)}, (), f"{linked}/hookd/hookd.sock"),
+    ]
     if not Path(fallback).parent.exists():  # never send a test's event to a real daemon
         for base in (
             "",
@@ -1861,3 +1862,124 @@ async def test_the_default_socket_is_found_alike_by_both_relays(
     for env, args, tried in cases:
         proc = await _both_alike(compiled_relay, "Stop", *args, env=env)
         assert f"(socket {tried})" in json.loads(proc.stdout)["systemMessage"], (env, args)
+
+
+# Every spelling of a deadline: a decimal number between ASCII blanks is one; hex, `_`,
+# other scripts' digits, inf/nan, anything around it are not (nor 0, negative, ≥ 1e9).
+_SPELLINGS = [
+    "5", " 5", "5 ", "\t5\n", "5\r", "5\x0b", "\x0c5", "+5", "5.", ".5", "5e0", "5E-1", "0.001",
+    "999999999.9", "1e-320", "1e9", "0", "-0", "-5", "1e-400", "1e400", "inf", "nan", "0x10",
+    "0x1p3", "1_0", "\u0665", "5\u00a0", " ", "5 5", "5s", "1,5", "1e", "e1", ".", "+", "--5",
+    "a'b\"c", "\x01",
+]  # fmt: skip
+
+
+async def test_every_spelling_of_a_deadline_is_read_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """``--timeout``, ``--connect-timeout`` and their environment variables, in every
+    spelling: both relays take the same ones and refuse the others with the same words
+    (the text as given, quoted), failing as the mode says."""
+    sock = str(tmp_path / "missing.sock")
+    for text in _SPELLINGS:
+        for how in ("--timeout", "--connect-timeout=", "HOOKD_RELAY_TIMEOUT"):
+            if how.startswith("--"):
+                args = (how + text,) if how.endswith("=") else (how, text)
+                env = {}
+            else:
+                args, env = (), {how: text}
+            proc = await _both_alike(compiled_relay, "Stop", "--socket", sock, *args, env=env)
+            said = json.loads(proc.stdout)["systemMessage"]
+            taken = said.startswith("hookd is not running")
+            assert taken or f"not '{text}'" in said, (text, how, said)
+
+
+# CLAUDE_PID: ASCII digits only are a pid (str.isdigit alone takes other scripts' digits).
+_PIDS = [
+    "0",
+    "7",
+    "0042",
+    "4242",
+    " 42",
+    "42 ",
+    "+42",
+    "-1",
+    "4_2",
+    "\u0661\u0662",
+    "\u00b2",
+    "",
+    "x",
+]
+
+
+async def test_every_spelling_of_claude_pid_is_sent_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """``CLAUDE_PID`` in every spelling: both relays send the same two frames, byte for
+    byte — the pid in hello and relay when it is ASCII digits, else the parent's pid in
+    the relay frame only — and answer alike."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    for pid in _PIDS:
+        answers, sent = [], []
+        for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            sock = tmp_path / f"{who}.sock"
+            proc, got = await _relay_against(
+                _OK, cmd, sock, "Stop", stdin=b"{}", env={"CLAUDE_PID": pid, "LC_CTYPE": "C.UTF-8"}
+            )
+            sock.unlink()
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+            sent.append(got)
+        assert answers[0] == answers[1] == (0, b"ok", b""), pid
+        assert sent[0] == sent[1], pid
+        hello = msgspec.msgpack.decode(_frames(sent[1])[0])
+        assert hello.get("pid") == (int(pid) if pid.isascii() and pid.isdigit() else None), pid
+
+
+def _peer_answers_with_a_block(path: Path, got: list[bytes], listening: trio.Event) -> None:
+    """A peer whose hooks block: stdout, stderr and exit code 2."""
+    reply = WELCOME + _frame(
+        {"kind": "relay_reply", "id": 1, "stdout": "OUT", "stderr": "ERR", "exit_code": 2}
+    )
+    _serve_once(path, reply, got, listening)
+
+
+@pytest.mark.parametrize("closed", [(1,), (2,), (1, 2)], ids=str)
+async def test_a_closed_stdout_or_stderr_never_changes_what_the_hooks_decided(
+    closed: tuple[int, ...], any_relay: list[str], tmp_path: Path
+) -> None:
+    """Started with stdout, stderr or both closed: the relay's socket never takes
+    fd 1 or 2 (the frames reach hookd intact, nothing of our output in them) and the exit
+    code is the hooks' (a block stays exit 2), in every relay."""
+    got: list[bytes] = []
+    sock = tmp_path / "peer.sock"
+    argv = [*any_relay, "Stop", "--socket", str(sock)]
+
+    def run() -> subprocess.CompletedProcess[bytes]:
+        def close() -> None:
+            for fd in closed:
+                os.close(fd)
+
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "ASAN_OPTIONS": "detect_leaks=0"}
+        return subprocess.run(
+            argv,
+            input=b"{}",
+            env=env,
+            timeout=60,
+            preexec_fn=close,
+            check=False,
+        )
+
+    listening = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(
+            trio.to_thread.run_sync, _peer_answers_with_a_block, sock, got, listening
+        )
+        await listening.wait()
+        proc = await trio.to_thread.run_sync(run)
+    assert proc.returncode == 2
+    frames = _frames(got[0])
+    assert len(frames) == 2
+    assert msgspec.msgpack.decode(frames[0])["kind"] == "hello"
+    request = protocol.decode_client(frames[1])
+    assert isinstance(request, protocol.Relay)
+    assert request.input == b"{}"
