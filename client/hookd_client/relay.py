@@ -471,6 +471,12 @@ def _decode_frame(body: bytes) -> dict[object, object]:
     return message
 
 
+def _integer(value: object) -> int | None:
+    """A MessagePack integer, or None: a bool is not one (``True == 1`` in Python, but an
+    ``id`` or ``exit_code`` of ``true`` is no integer to hookd-relay.c, nor to hookd)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _reply(sock: _socket.socket, clock: _Clock) -> tuple[str, str, int]:
     """Read frames (each wait armed with the time left) until the relay reply."""
     while True:
@@ -484,12 +490,12 @@ def _reply(sock: _socket.socket, clock: _Clock) -> tuple[str, str, int]:
         kind = message.get("kind")
         if kind == "welcome":
             clock.greeted = True
-        elif kind == "relay_reply" and message.get("id") == 1:
+        elif kind == "relay_reply" and _integer(message.get("id")) == 1:
             stdout, stderr, code = (message.get(k) for k in ("stdout", "stderr", "exit_code"))
             return (
                 stdout if isinstance(stdout, str) else "",
                 stderr if isinstance(stderr, str) else "",
-                code if isinstance(code, int) else 0,
+                _integer(code) or 0,
             )
         elif kind == "error":
             code, text = (message.get(k) for k in ("code", "message"))

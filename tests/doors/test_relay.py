@@ -1983,3 +1983,76 @@ async def test_a_closed_stdout_or_stderr_never_changes_what_the_hooks_decided(
     request = protocol.decode_client(frames[1])
     assert isinstance(request, protocol.Relay)
     assert request.input == b"{}"
+
+
+# One value of every MessagePack type and header width: the integers at every width hold
+# 1 (what `id` must be), then other numbers, a bool, a float, strs, bin, containers.
+_EVERY_TYPE = {
+    "fixint-1": b"\x01",
+    "uint8-1": b"\xcc\x01",
+    "uint16-1": b"\xcd\x00\x01",
+    "uint32-1": b"\xce\x00\x00\x00\x01",
+    "uint64-1": b"\xcf" + (1).to_bytes(8, "big"),
+    "int8-1": b"\xd0\x01",
+    "int16-1": b"\xd1\x00\x01",
+    "int32-1": b"\xd2\x00\x00\x00\x01",
+    "int64-1": b"\xd3" + (1).to_bytes(8, "big"),
+    "fixint-0": b"\x00",
+    "fixint-127": b"\x7f",
+    "negative-1": b"\xff",
+    "negative-32": b"\xe0",
+    "uint8-200": b"\xcc\xc8",
+    "int8-minus-2": b"\xd0\xfe",
+    "int16-minus-300": b"\xd1\xfe\xd4",
+    "uint64-max": b"\xcf" + b"\xff" * 8,
+    "int64-min": b"\xd3\x80" + bytes(7),
+    "nil": b"\xc0",
+    "false": b"\xc2",
+    "true": b"\xc3",
+    "float32-1": b"\xca\x3f\x80\x00\x00",
+    "float64-1": b"\xcb\x3f\xf0" + bytes(6),
+    "str-1": b"\xa11",
+    "str-empty": b"\xa0",
+    "str8": b"\xd9\x03abc",
+    "bin-1": b"\xc4\x01\x01",
+    "fixarray-empty": b"\x90",
+    "fixarray-1": b"\x91\x01",
+    "array16-1": b"\xdc\x00\x01\x01",
+    "fixmap-empty": b"\x80",
+    "fixmap-1": b"\x81\xa1k\x01",
+    "map16-empty": b"\xde\x00\x00",
+    "map32-empty": b"\xdf" + bytes(4),
+}
+
+
+async def test_each_field_the_relay_reads_of_every_type_is_read_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """``kind``, ``id``, ``stdout``, ``stderr`` and ``exit_code`` of a reply, each given a
+    value of every type and width: an integer 1 of any width is the id, a bool or a float
+    never; an integer of any width is the exit code (its low 8 bits), anything else 0;
+    only a str is output.  Both relays answer with the same bytes."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    fields = {
+        "kind": _enc("relay_reply"),
+        "id": b"\x01",
+        "stdout": _enc("OUT"),
+        "stderr": _enc("ERR"),
+        "exit_code": b"\x03",
+    }
+    for field, (name, value) in itertools.product(fields, _EVERY_TYPE.items()):
+        body = b"\x85" + b"".join(_enc(k) + (value if k == field else v) for k, v in fields.items())
+        answers = []
+        for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            sock = tmp_path / f"{who}.sock"
+            proc, _ = await _relay_against(
+                WELCOME + _frame_of(body), cmd, sock, "Stop", stdin=b"{}", env={}
+            )
+            sock.unlink()
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+        assert answers[0] == answers[1], (field, name, answers)
+        ones = {f"{width}-1" for width in ("fixint", "uint8", "uint16", "uint32", "uint64")}
+        ones |= {f"int{bits}-1" for bits in (8, 16, 32, 64)}
+        taken = field not in ("kind", "id") or (field == "id" and name in ones)
+        answered = not answers[1][1].startswith(b'{"systemMessage": ')
+        assert answered == taken, (field, name, answers[1])
