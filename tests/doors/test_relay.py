@@ -21,7 +21,7 @@ import msgspec
 import pytest
 import trio
 
-from hookd_client import protocol, relay
+from hookd_client import protocol, relay, sockpath
 from support.daemon import configure, configure_text
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -1842,7 +1842,7 @@ async def test_the_default_socket_is_found_alike_by_both_relays(
     (tmp_path / "to-runtime").symlink_to(runtime)
     (tmp_path / "file").write_text("")
     (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
-    fallback = f"{relay.sockpath.fallback_dir()}/hookd.sock"
+    fallback = f"{sockpath.fallback_dir()}/hookd.sock"
     env_sock, linked = str(tmp_path / "env.sock"), tmp_path / "to-runtime"
     cases = [
         ({"HOOKD_SOCKET": env_sock}, (), env_sock),
@@ -1883,11 +1883,12 @@ async def test_every_spelling_of_a_deadline_is_read_alike_by_both_relays(
     sock = str(tmp_path / "missing.sock")
     for text in _SPELLINGS:
         for how in ("--timeout", "--connect-timeout=", "HOOKD_RELAY_TIMEOUT"):
+            args: tuple[str, ...] = ()
+            env: dict[str, str] = {}
             if how.startswith("--"):
                 args = (how + text,) if how.endswith("=") else (how, text)
-                env = {}
             else:
-                args, env = (), {how: text}
+                env = {how: text}
             proc = await _both_alike(compiled_relay, "Stop", "--socket", sock, *args, env=env)
             said = json.loads(proc.stdout)["systemMessage"]
             taken = said.startswith("hookd is not running")
