@@ -495,7 +495,7 @@ def _reply(sock: _socket.socket, clock: _Clock) -> tuple[str, str, int]:
             return (
                 stdout if isinstance(stdout, str) else "",
                 stderr if isinstance(stderr, str) else "",
-                _integer(code) or 0,
+                (_integer(code) or 0) & 0xFF,  # the exit status's 8 bits, as hookd-relay.c
             )
         elif kind == "error":
             code, text = (message.get(k) for k in ("code", "message"))

@@ -2007,6 +2007,13 @@ _EVERY_TYPE = {
     "int16-minus-300": b"\xd1\xfe\xd4",
     "uint64-max": b"\xcf" + b"\xff" * 8,
     "int64-min": b"\xd3\x80" + bytes(7),
+    # negative at each width, the low bits of 1 (never the id) or of 128 (exit 128)
+    "int8-minus-127": b"\xd0\x81",
+    "int8-minus-128": b"\xd0\x80",
+    "int16-minus-32767": b"\xd1\x80\x01",
+    "int32-minus-2147483647": b"\xd2\x80\x00\x00\x01",
+    "int64-minus-max": b"\xd3\x80" + bytes(6) + b"\x01",
+    "uint64-2-63-plus-1": b"\xcf\x80" + bytes(6) + b"\x01",
     "nil": b"\xc0",
     "false": b"\xc2",
     "true": b"\xc3",
