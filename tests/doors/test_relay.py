@@ -820,6 +820,8 @@ async def test_exactly_the_utf8_environment_entries_are_forwarded(
         env[b"V%d" % k] = b"<" + edge + b">"  # in a value
         env[b"E%d" % k] = b"<" + edge  # at the end of one, where a cut-short form ends
         env[b"K%d" % k + edge] = b"key"  # and in a name
+        env[edge + b"S%d" % k] = b"start"  # at the start of a name: the entry's first byte
+        env[b"W%d" % k] = edge + b">"  # at the start of a value
     proc, got = await _relay_against(
         _OK,
         relay_cmd,
