@@ -2066,3 +2066,38 @@ async def test_each_field_the_relay_reads_of_every_type_is_read_alike_by_both_re
         taken = field not in ("kind", "id") or (field == "id" and name in ones)
         answered = not answers[1][1].startswith(b'{"systemMessage": ')
         assert answered == taken, (field, name, answers[1])
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+def test_the_compiled_relay_out_of_memory_says_so_and_exits_as_its_mode_says(
+    compiled_relay: Path, tmp_path: Path, closed: bool
+) -> None:
+    """Run out of memory (an address-space limit of 32 MiB, 40 MiB of hook input): the
+    compiled relay says ``MemoryError: out of memory`` and exits 2 under --fail-closed, 1
+    otherwise — never a crash, never exit 0 (which would let a blocking hook's event go
+    ahead without it), and nothing is sent."""
+    import resource
+
+    argv = [str(compiled_relay), "Stop", "--socket", str(tmp_path / "x.sock")]
+    argv += ["--fail-closed"] if closed else []
+    limit = 32 << 20
+
+    def small() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    block, left = b"i" * (1 << 20), 40 << 20
+    with subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        preexec_fn=small,
+    ) as proc:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # it gave up reading
+            while left:
+                left -= proc.stdin.write(block)
+        out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, out) == (2 if closed else 1, b"")
+    assert err == b"hookd-relay failed: MemoryError: out of memory\n"
