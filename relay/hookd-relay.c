@@ -66,7 +66,8 @@ static void die_oom(void)
     _exit(fail_closed ? 2 : 1);
 }
 
-static void put(struct buf *b, const void *data, size_t n)
+/* Room for n more bytes after b->len. */
+static void room(struct buf *b, size_t n)
 {
     if (n > SIZE_MAX - b->len)
         die_oom();
@@ -83,6 +84,11 @@ static void put(struct buf *b, const void *data, size_t n)
         b->p = p;
         b->cap = cap;
     }
+}
+
+static void put(struct buf *b, const void *data, size_t n)
+{
+    room(b, n);
     if (n)
         memcpy(b->p + b->len, data, n);
     b->len += n;
@@ -308,20 +314,26 @@ static void write_all(int fd, const void *data, size_t n)
     }
 }
 
-static char why[8192]; /* the failure message; vsnprintf truncates, never overflows */
+/* The failure message: any length and any bytes (a NUL too), as relay.py's, so that a
+ * long path or a long error from the daemon is said whole, never cut. */
+static struct buf why;
 
-/* Appends to `why` (a long socket path may truncate the message, never more). */
+/* Appends to `why`. */
 __attribute__((format(printf, 1, 2))) static void say_more(const char *fmt, ...)
 {
-    size_t used = strlen(why);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(why + used, sizeof why - used, fmt, ap);
+    size_t n = (size_t)vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
+    room(&why, n + 1); /* vsnprintf ends what it writes with a NUL */
+    va_start(ap, fmt);
+    vsnprintf((char *)why.p + why.len, n + 1, fmt, ap);
+    va_end(ap);
+    why.len += n;
 }
 
 /* Replaces `why`. */
-#define say(...) (why[0] = 0, say_more(__VA_ARGS__))
+#define say(...) (why.len = 0, say_more(__VA_ARGS__))
 
 /* --agent AGENT: whose hook this is (NULL: Claude Code, and then the relay
  * frame has no "agent" key, byte for byte as before agents existed). */
@@ -345,16 +357,17 @@ static int shows_system_message(void)
 static void put_json_why(struct buf *out)
 {
     put_byte(out, '"');
-    for (const unsigned char *c = (const unsigned char *)why; *c; c++) {
-        if (*c == '"' || *c == '\\') {
+    for (size_t k = 0; k < why.len; k++) {
+        unsigned char c = why.p[k];
+        if (c == '"' || c == '\\') {
             put_byte(out, '\\');
-            put_byte(out, *c);
-        } else if (*c < 0x20) {
+            put_byte(out, c);
+        } else if (c < 0x20) {
             char esc[8];
-            snprintf(esc, sizeof esc, "\\u%04x", *c);
+            snprintf(esc, sizeof esc, "\\u%04x", c);
             put(out, esc, 6);
         } else {
-            put_byte(out, *c);
+            put_byte(out, c);
         }
     }
     put_byte(out, '"');
@@ -402,13 +415,13 @@ static int copilot_fail(int fail_closed)
     if (is_one_of(event, permission, sizeof permission / sizeof permission[0])) {
         if (fail_closed)
             return say_json("{\"behavior\": \"deny\", \"message\": ");
-        write_all(2, why, strlen(why));
+        write_all(2, why.p, why.len);
         write_all(2, "\n", 1);
         return 0;
     }
     if (fail_closed && is_one_of(event, blocks, sizeof blocks / sizeof blocks[0]))
         return say_json("{\"decision\": \"block\", \"reason\": ");
-    write_all(2, why, strlen(why));
+    write_all(2, why.p, why.len);
     write_all(2, "\n", 1);
     return 2;
 }
@@ -426,7 +439,7 @@ static int fail(int fail_closed)
     if (fail_closed && agent && strcmp(agent, "cline") == 0)
         return say_json("{\"cancel\": true, \"errorMessage\": ");
     if (fail_closed || !shows_system_message()) {
-        write_all(2, why, strlen(why));
+        write_all(2, why.p, why.len);
         write_all(2, "\n", 1);
         return fail_closed ? 2 : 0;
     }
@@ -445,6 +458,14 @@ static int not_yours(const char *where, const char *kind, uid_t owner, uid_t uid
     return 1;
 }
 
+/* The index past the slashes and `.` components at s[at]: sockpath._parts drops both. */
+static size_t past_separators(const char *s, size_t at)
+{
+    while (s[at] == '/' || (s[at] == '.' && (s[at + 1] == '/' || !s[at + 1])))
+        at++;
+    return at;
+}
+
 /* Why `path` must not be connected to, appended to `why`; 0 when it may be.
  * sockpath.unsafe_reason's rule, step for step: lstat each component from /,
  * following by hand a symlink the caller or root owns (at most 40); every
@@ -452,31 +473,32 @@ static int not_yours(const char *where, const char *kind, uid_t owner, uid_t uid
  * the socket a socket of the caller's.  Missing on the way: 0 ("not running"). */
 static int unsafe_reason(const char *path)
 {
-    static char rest[2 * PATH_MAX + 2], done[PATH_MAX + 1], target[PATH_MAX + 1];
+    static char done[PATH_MAX + 1], target[PATH_MAX + 1];
+    /* What is left to walk, NUL-terminated; as long as the path (any length, as in
+     * Python), and rebuilt as target + "/" + tail when a link is followed. */
+    struct buf rest = {0};
     uid_t uid = getuid();
-    if (path[0] == '/') {
-        snprintf(rest, sizeof rest, "%s", path);
-    } else {
+    if (path[0] != '/') {
         char cwd[PATH_MAX];
         if (!getcwd(cwd, sizeof cwd)) {
             say_more("cannot check %s: %s", path, strerror(errno));
             return 1;
         }
-        snprintf(rest, sizeof rest, "%s/%s", cwd, path);
+        put(&rest, cwd, strlen(cwd));
+        put_byte(&rest, '/');
     }
+    put(&rest, path, strlen(path) + 1);
     done[0] = 0;
     size_t at = 0; /* the next component starts at rest[at] */
     int hops = 0;
     for (;;) {
-        while (rest[at] == '/')
-            at++;
-        if (!rest[at])
+        const char *walk = (const char *)rest.p;
+        at = past_separators(walk, at);
+        if (!walk[at])
             break;
-        size_t len = strcspn(rest + at, "/");
-        const char *name = rest + at;
+        size_t len = strcspn(walk + at, "/");
+        const char *name = walk + at;
         at += len;
-        if (len == 1 && name[0] == '.')
-            continue;
         if (len == 2 && name[0] == '.' && name[1] == '.') {
             char *slash = strrchr(done, '/');
             if (slash)
@@ -484,16 +506,15 @@ static int unsafe_reason(const char *path)
             continue;
         }
         size_t dlen = strlen(done);
-        if (dlen + 1 + len >= sizeof done) {
-            say_more("cannot check %s: File name too long", path);
+        if (dlen + 1 + len >= sizeof done) { /* as lstat would say, naming the same path */
+            say_more("cannot check %s/%.*s: File name too long", done, (int)len, name);
             return 1;
         }
         done[dlen] = '/';
         memcpy(done + dlen + 1, name, len);
         done[dlen + 1 + len] = 0;
-        while (rest[at] == '/')
-            at++;
-        int last = !rest[at];
+        at = past_separators(walk, at);
+        int last = !walk[at]; /* as in Python, where `a/.` ends at `a` */
         struct stat st;
         if (lstat(done, &st) < 0) {
             if (errno == ENOENT || errno == ENOTDIR)
@@ -513,16 +534,13 @@ static int unsafe_reason(const char *path)
                 say_more("cannot check %s: %s", done, strerror(errno));
                 return 1;
             }
-            target[n] = 0;
             /* the rest of the path now follows the link's target */
-            size_t tail = strlen(rest + at);
-            if ((size_t)n + 1 + tail >= sizeof rest) {
-                say_more("cannot check %s: File name too long", path);
-                return 1;
-            }
-            memmove(rest + n + 1, rest + at, tail + 1);
-            memcpy(rest, target, (size_t)n);
-            rest[n] = '/';
+            struct buf next = {0};
+            put(&next, target, (size_t)n);
+            put_byte(&next, '/');
+            put(&next, walk + at, strlen(walk + at) + 1);
+            free(rest.p);
+            rest = next;
             at = 0;
             char *slash = strrchr(done, '/');
             *slash = 0; /* the link's directory */
@@ -753,9 +771,15 @@ static int recv_exact(int fd, unsigned char *p, size_t n)
     return 0;
 }
 
-/* The str value of a field for an error message, "None" as Python would print it. */
-static int shown(const struct val *v) { return v->t == V_STR ? (int)(v->slen > 2048 ? 2048 : v->slen) : 4; }
-static const char *text(const struct val *v) { return v->t == V_STR ? v->s : "None"; }
+/* A field of an error frame, appended to `why`: a str as its bytes, whole; anything else
+ * "None", as relay.py says it. */
+static void say_field(const struct val *v)
+{
+    if (v->t == V_STR)
+        put(&why, v->s, v->slen);
+    else
+        say_more("None");
+}
 
 /* Reads frames until the relay_reply for id 1 (or an error); writes the
  * hook's output and returns its exit code, or -1 with `why` set. */
@@ -824,8 +848,10 @@ static int read_reply(int fd)
         if (KIND("welcome"))
             greeted = 1;
         if (KIND("error")) {
-            say("hookd failed to answer: hookd refused the event (%.*s): %.*s",
-                     shown(&code), text(&code), shown(&msg), text(&msg));
+            say("hookd failed to answer: hookd refused the event (");
+            say_field(&code);
+            say_more("): ");
+            say_field(&msg);
             return -1;
         }
 #undef KIND
@@ -883,12 +909,15 @@ static int seconds(const char *flag, const char *name, const char *env, double *
     const char *text = flag && *flag ? flag : getenv(env);
     if (!text || !*text)
         return 0;
+    /* A decimal number between blanks, as relay.py reads it: strtod alone would also
+     * take hex (0x10), and Python's float `_` and other scripts' digits. */
+    static const char blanks[] = " \t\n\r\v\f";
+    const char *digits = text + strspn(text, blanks);
+    size_t n = strspn(digits, "0123456789+-.eE");
     char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    while (end != text && (*end == ' ' || *end == '\t' || *end == '\n'))
-        end++;
-    if (end == text || *end || !(v > 0 && v < 1e9)) {
+    double v = strtod(digits, &end);
+    if (n == 0 || end != digits + n || digits[n + strspn(digits + n, blanks)] ||
+        !(v > 0 && v < 1e9)) {
         if (flag && *flag)
             say("hookd-relay: --%s must be a number of seconds over 0, not '%s'", name, text);
         else

@@ -58,6 +58,10 @@ else:  # the installed hook (relay_bootstrap put this directory on sys.path) or 
 
 _HEADER = 4
 _MAX_REPLY = 64 * 1024 * 1024
+_MAX_DEPTH = 64
+"""How deep a reply value may nest (the frame's map is level 0): hookd's replies are a few
+levels deep; deeper is "malformed reply frame", as hookd-relay.c's mp_read says, where
+Python's own recursion limit would otherwise decide at ~500 levels with another message."""
 
 
 # --- MessagePack, the subset the protocol needs -------------------------------------
@@ -137,8 +141,11 @@ def _frame(d: dict[str, object]) -> bytes:
     return len(body).to_bytes(_HEADER, "big") + body
 
 
-def _decode(buf: bytes, i: int) -> tuple[object, int]:
-    """One value at ``buf[i]``; returns ``(value, next_index)``."""
+def _decode(buf: bytes, i: int, depth: int = 0) -> tuple[object, int]:
+    """One value at ``buf[i]``, ``depth`` levels inside the frame's map; returns
+    ``(value, next_index)``."""
+    if depth > _MAX_DEPTH:
+        raise ValueError("nested too deep")
     t = buf[i]
     i += 1
     if t < 0x80:
@@ -147,11 +154,11 @@ def _decode(buf: bytes, i: int) -> tuple[object, int]:
         return t - 0x100, i
     if 0xA0 <= t <= 0xBF:
         n = t & 0x1F
-        return buf[i : i + n].decode("utf-8", "replace"), i + n
+        return buf[i : i + n].decode("utf-8", "surrogateescape"), i + n
     if 0x80 <= t <= 0x8F:
-        return _decode_map(buf, i, t & 0x0F)
+        return _decode_map(buf, i, t & 0x0F, depth)
     if 0x90 <= t <= 0x9F:
-        return _decode_array(buf, i, t & 0x0F)
+        return _decode_array(buf, i, t & 0x0F, depth)
     if t == 0xC0:
         return None, i
     if t in (0xC2, 0xC3):
@@ -166,31 +173,35 @@ def _decode(buf: bytes, i: int) -> tuple[object, int]:
         n = int.from_bytes(buf[i : i + w], "big")
         i += w
         raw = bytes(buf[i : i + n])
-        return (raw if t <= 0xC6 else raw.decode("utf-8", "replace")), i + n
+        return (raw if t <= 0xC6 else raw.decode("utf-8", "surrogateescape")), i + n
     if t in (0xDC, 0xDD):
         w = 2 if t == 0xDC else 4
-        return _decode_array(buf, i + w, int.from_bytes(buf[i : i + w], "big"))
+        return _decode_array(buf, i + w, int.from_bytes(buf[i : i + w], "big"), depth)
     if t in (0xDE, 0xDF):
         w = 2 if t == 0xDE else 4
-        return _decode_map(buf, i + w, int.from_bytes(buf[i : i + w], "big"))
+        return _decode_map(buf, i + w, int.from_bytes(buf[i : i + w], "big"), depth)
     if t in (0xCA, 0xCB):  # floats: not in the replies the relay reads; skip them
         return None, i + (4 if t == 0xCA else 8)
     raise ValueError(f"unsupported MessagePack type 0x{t:02x}")
 
 
-def _decode_map(buf: bytes, i: int, n: int) -> tuple[object, int]:
+def _decode_map(buf: bytes, i: int, n: int, depth: int) -> tuple[object, int]:
+    """A map's ``n`` pairs.  A pair whose key is an array or a map (no field hookd sends;
+    unhashable here) is passed over, as hookd-relay.c passes over every key that is not a
+    string: an unknown field, never a crash."""
     out: dict[object, object] = {}
     for _ in range(n):
-        k, i = _decode(buf, i)
-        v, i = _decode(buf, i)
-        out[k] = v
+        k, i = _decode(buf, i, depth + 1)
+        v, i = _decode(buf, i, depth + 1)
+        if not isinstance(k, (list, dict)):
+            out[k] = v
     return out, i
 
 
-def _decode_array(buf: bytes, i: int, n: int) -> tuple[object, int]:
+def _decode_array(buf: bytes, i: int, n: int, depth: int) -> tuple[object, int]:
     out: list[object] = []
     for _ in range(n):
-        v, i = _decode(buf, i)
+        v, i = _decode(buf, i, depth + 1)
         out.append(v)
     return out, i
 
@@ -421,7 +432,7 @@ def relay(
     }
     if agent:
         request["agent"] = agent
-    if pid.isdigit():
+    if pid.isascii() and pid.isdigit():  # ASCII digits, as hookd-relay.c reads them
         hello["pid"] = int(pid)
         request["pid"] = int(pid)
     else:
@@ -460,6 +471,12 @@ def _decode_frame(body: bytes) -> dict[object, object]:
     return message
 
 
+def _integer(value: object) -> int | None:
+    """A MessagePack integer, or None: a bool is not one (``True == 1`` in Python, but an
+    ``id`` or ``exit_code`` of ``true`` is no integer to hookd-relay.c, nor to hookd)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _reply(sock: _socket.socket, clock: _Clock) -> tuple[str, str, int]:
     """Read frames (each wait armed with the time left) until the relay reply."""
     while True:
@@ -473,15 +490,16 @@ def _reply(sock: _socket.socket, clock: _Clock) -> tuple[str, str, int]:
         kind = message.get("kind")
         if kind == "welcome":
             clock.greeted = True
-        elif kind == "relay_reply" and message.get("id") == 1:
+        elif kind == "relay_reply" and _integer(message.get("id")) == 1:
             stdout, stderr, code = (message.get(k) for k in ("stdout", "stderr", "exit_code"))
             return (
                 stdout if isinstance(stdout, str) else "",
                 stderr if isinstance(stderr, str) else "",
-                code if isinstance(code, int) else 0,
+                (_integer(code) or 0) & 0xFF,  # the exit status's 8 bits, as hookd-relay.c
             )
         elif kind == "error":
-            code, text = message.get("code"), message.get("message")
+            code, text = (message.get(k) for k in ("code", "message"))
+            code, text = (v if isinstance(v, str) else None for v in (code, text))
             raise RuntimeError(f"hookd refused the event ({code}): {text}")
 
 
@@ -510,6 +528,8 @@ the way to it (or root's; shared ones sticky): see docs/claude-code.md.
 """
 
 _VALUED = ("--socket", "--agent", "--timeout", "--connect-timeout")
+_BLANKS = " \t\n\r\v\f"
+_DECIMAL = "0123456789+-.eE"
 
 
 def _options(args: list[str]) -> dict[str, str] | None:
@@ -539,24 +559,30 @@ def _seconds(options: dict[str, str], name: str, env: str) -> float | None:
     text = options.get(name) or os.environ.get(env)
     if not text:
         return None
-    try:
-        value = float(text)
+    number = text.strip(_BLANKS)
+    try:  # a decimal number only, as hookd-relay.c reads it (no `_`, hex or other digits)
+        value = float(number) if number and not number.strip(_DECIMAL) else -1.0
     except ValueError:
         value = -1.0
     if not 0 < value < 1e9:
         source = f"--{name}" if options.get(name) else f"${env}"
-        raise ValueError(f"{source} must be a number of seconds over 0, not {text!r}")
+        raise ValueError(f"{source} must be a number of seconds over 0, not '{text}'")
     return value
 
 
 def _write(stdout: str, stderr: str) -> None:
-    # Bytes, not text: the output must be UTF-8 whatever the locale is.
-    if stdout:
-        sys.stdout.buffer.write(stdout.encode("utf-8", "surrogateescape"))
-        sys.stdout.flush()
-    if stderr:
-        sys.stderr.buffer.write(stderr.encode("utf-8", "surrogateescape"))
-        sys.stderr.flush()
+    """Bytes, not text: the output must be UTF-8 whatever the locale is.  A stream that
+    whoever started us closed (None), or that fails, is passed over: nobody is left to
+    tell, and the exit code must still say what the hooks decided (an exit 2 blocks), as
+    hookd-relay.c's write_all does — never turned into a fail-open exit 0."""
+    for text, stream in ((stdout, sys.stdout), (stderr, sys.stderr)):
+        if not text or stream is None:
+            continue
+        try:
+            stream.buffer.write(text.encode("utf-8", "surrogateescape"))
+            stream.flush()
+        except OSError:
+            continue  # the agent closed the pipe
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -569,6 +595,8 @@ def main(argv: list[str] | None = None) -> int:
         if stream is not None:
             stream.write(USAGE if options is not None else USAGE.split("\n\n")[0] + "\n")
         return 0 if options is not None else (2 if closed else 1)
+    if closed:  # anywhere on the line, even taken as a value (`--socket --fail-closed`):
+        options["closed"] = "1"  # fail-closed is never dropped, as hookd-relay.c reads it
     event, agent = options["event"], options.get("agent", "")
     if agent == "claude":
         agent = ""  # Claude Code is the default door: the same request as without --agent

@@ -98,7 +98,7 @@ def _parts(path: str) -> list[str]:
 
 def _walk(path: str, uid: int) -> None:
     """Raise :class:`_Refused` with the reason, or return (safe, or missing on the way)."""
-    parts = _parts(path if path.startswith("/") else os.getcwd() + "/" + path)
+    parts = _parts(path if path.startswith("/") else _cwd(path) + "/" + path)
     done = ""  # the resolved prefix checked so far ("" is "/")
     hops = 0
     while parts:
@@ -126,6 +126,15 @@ def _walk(path: str, uid: int) -> None:
             _check_directory(here, info, uid)
             done = here
     raise _Refused(f"{path} is a directory, not a socket")
+
+
+def _cwd(path: str) -> str:
+    """The directory a relative ``path`` starts from; refused when there is none (the
+    working directory was removed): the path cannot be checked, so it is not connected to."""
+    try:
+        return os.getcwd()
+    except OSError as exc:
+        raise _Refused(f"cannot check {path}: {exc.strerror or exc}") from None
 
 
 def _lstat(here: str) -> os.stat_result | None:

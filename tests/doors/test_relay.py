@@ -21,7 +21,7 @@ import msgspec
 import pytest
 import trio
 
-from hookd_client import protocol, relay
+from hookd_client import protocol, relay, sockpath
 from support.daemon import configure, configure_text
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -820,6 +820,8 @@ async def test_exactly_the_utf8_environment_entries_are_forwarded(
         env[b"V%d" % k] = b"<" + edge + b">"  # in a value
         env[b"E%d" % k] = b"<" + edge  # at the end of one, where a cut-short form ends
         env[b"K%d" % k + edge] = b"key"  # and in a name
+        env[edge + b"S%d" % k] = b"start"  # at the start of a name: the entry's first byte
+        env[b"W%d" % k] = edge + b">"  # at the start of a value
     proc, got = await _relay_against(
         _OK,
         relay_cmd,
@@ -1463,3 +1465,639 @@ async def test_a_frame_of_every_map_form_is_read_and_passed_over_by_both_relays(
             proc, _ = await _relay_against(reply, cmd, sock, "Stop", stdin=b"{}", env={})
             sock.unlink()
             assert (proc.returncode, proc.stdout, proc.stderr) == (3, b"OUT", b""), (name, who)
+
+
+# --- the command line, the reply's shape and the socket path: every form, both relays ---
+
+
+async def _both_alike(
+    compiled_relay: Path, *args: str, stdin: bytes = b"{}", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run both relays with the same arguments; assert the same code, stdout and stderr
+    (byte for byte) and return the compiled relay's answer."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    want = await _run_relay(python, *args, stdin=stdin, env=env)
+    got = await _run_relay([str(compiled_relay)], *args, stdin=stdin, env=env)
+    assert (got.returncode, got.stdout, got.stderr) == (
+        want.returncode,
+        want.stdout,
+        want.stderr,
+    ), (
+        args,
+        want.stderr[-300:],
+        got.stderr[-300:],
+    )
+    return got
+
+
+_VALUED = ("--socket", "--agent", "--timeout", "--connect-timeout")
+
+
+def _bad_command_lines() -> list[tuple[str, ...]]:
+    """Every way a command line is bad usage: no EVENT, two, an unknown or bare-dash
+    option, and each valued option without its value — alone, after EVENT (last), before
+    --help — each with and without --fail-closed (which makes bad usage block)."""
+    lines: list[tuple[str, ...]] = [
+        (),
+        ("--nope",),
+        ("Stop", "--nope"),
+        ("-x", "Stop"),
+        ("-",),
+        ("Stop", "-"),
+        ("A", "B"),
+        ("A", "--socket=/x", "B"),
+        ("-h", "--nope"),
+        ("--nope", "--help"),
+        ("A", "B", "--help"),
+    ]
+    for flag in _VALUED:
+        lines += [(flag,), ("Stop", flag), (flag, "--help"), (f"{flag}=x",), ("Stop", "-" + flag)]
+    return lines + [("--fail-closed", *line) for line in lines]
+
+
+async def test_every_bad_command_line_is_said_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """Bad usage prints the same two usage lines on stderr and exits 1 (2 under
+    --fail-closed) in both relays, whatever the mistake; and a valued option given its
+    value in either form, anywhere on the line, is read as that option's value."""
+    env = {"HOOKD_SOCKET": str(tmp_path / "env.sock")}
+    for line in _bad_command_lines():
+        proc = await _both_alike(compiled_relay, *line, env=env)
+        assert proc.returncode == (2 if "--fail-closed" in line else 1), line
+        assert (proc.stdout, proc.stderr) == (b"", relay.USAGE.split("\n\n")[0].encode() + b"\n")
+    flag_sock = str(tmp_path / "flag.sock")
+    for line in [
+        ("Stop", "--socket", flag_sock, "--connect-timeout", "5", "--timeout", "7"),
+        ("--timeout=7", "--connect-timeout=5", "--socket=" + flag_sock, "Stop"),
+        ("--connect-timeout", "5", "--timeout", "7", "Stop", "--socket", flag_sock),
+        ("--agent", "codex", "--socket", flag_sock, "PreToolUse", "--timeout", "7"),
+        ("--socket", flag_sock, "--agent=gemini", "BeforeTool", "--connect-timeout", "5"),
+    ]:
+        proc = await _both_alike(compiled_relay, *line, env=env)
+        assert proc.returncode == 0, line
+        assert f"(socket {flag_sock})".encode() in proc.stdout + proc.stderr, line
+    for line in [("Stop", "--timeout", "0"), ("--connect-timeout", "-1", "Stop")]:
+        proc = await _both_alike(compiled_relay, *line, env=env)
+        assert b"must be a number of seconds over 0" in proc.stdout, line
+    # --fail-closed anywhere on the line holds, even where an option took it as its value
+    for line in [("Stop", "--socket", "--fail-closed"), ("--agent", "--fail-closed", "Stop")]:
+        proc = await _both_alike(compiled_relay, *line, env=env)
+        assert (proc.returncode, proc.stdout) == (2, b""), line
+
+
+def _enc(value: Any) -> bytes:
+    return msgspec.msgpack.encode(value)
+
+
+# A container's header holding one element (a map's one key is "k"), in each form.
+_ONE = {
+    "fixarray": b"\x91",
+    "array16": b"\xdc\x00\x01",
+    "fixmap": b"\x81\xa1k",
+    "map32": b"\xdf\x00\x00\x00\x01\xa1k",
+}
+_EMPTY = {
+    "fixarray": b"\x90",
+    "array16": b"\xdc\x00\x00",
+    "fixmap": b"\x80",
+    "map32": b"\xdf" + bytes(4),
+}
+
+
+def _nested(levels: int, form: str, inner: str) -> tuple[bytes, int]:
+    """``levels`` containers of ``form``, each inside the one before, the innermost holding
+    a nil (``inner="nil"``) or nothing; returns the bytes and the depth of the deepest value,
+    counting the frame's map as level 0 (the nesting's outermost container is level 1)."""
+    if inner == "nil":
+        return _ONE[form] * levels + b"\xc0", levels + 1
+    return _ONE[form] * (levels - 1) + _EMPTY[form], levels
+
+
+def _reply_around(key: bytes, value: bytes) -> bytes:
+    """A relay_reply frame whose first pair is ``key: value``, then the answer's fields."""
+    body = b"\x85" + key + value + _enc("kind") + _enc("relay_reply") + _enc("id") + b"\x01"
+    body += _enc("stdout") + _enc("OUT") + _enc("exit_code") + b"\x03"
+    return len(body).to_bytes(4, "big") + body
+
+
+def _nesting_cases() -> list[tuple[str, bytes, bool]]:
+    """(id, reply, read): values and keys nested to each side of the 64-level bound, in
+    every container form, and far past it."""
+    cases = []
+    for form, inner in itertools.product(_ONE, ("nil", "empty")):
+        for levels in (63, 64, 65, 66):
+            nested, depth = _nested(levels, form, inner)
+            name = f"{form}-{levels}-{inner}"
+            cases.append((f"value-{name}", _reply_around(_enc("x"), nested), depth <= 64))
+            cases.append((f"key-{name}", _reply_around(nested, _enc("v")), depth <= 64))
+    for levels in (500, 1000, 5000):
+        nested, _ = _nested(levels, "fixarray", "nil")
+        cases.append((f"value-fixarray-{levels}", _reply_around(_enc("x"), nested), False))
+    return cases
+
+
+# A map key of every MessagePack type that is not a str (hookd sends none): the pair is
+# passed over, at the frame's top level or inside a value, and the answer still read.
+_ODD_KEYS = {
+    "int": _enc(5),
+    "negative": _enc(-1),
+    "uint16": _enc(60000),
+    "nil": b"\xc0",
+    "true": b"\xc3",
+    "float": _enc(0.5),
+    "bin-kind": _enc(b"kind"),
+    "array": _enc([1]),
+    "empty-array": b"\x90",
+    "array-of-kind": _enc(["kind"]),
+    "map": _enc({"a": 1}),
+    "empty-map": b"\x80",
+    "map-of-kind": _enc({"kind": "relay_reply"}),
+    "array16-of-maps": b"\xdc\x00\x02" + _enc({"a": [1]}) + _enc({}),
+}
+
+
+async def test_nesting_and_map_keys_of_every_kind_are_read_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """A reply value may nest 64 levels deep (the frame's map is level 0); one level more,
+    in any container form, as a value or as a key, is a malformed reply, in both relays
+    with the same bytes (Python's own recursion limit no longer decides).  A map key of any
+    type but str — an int, nil, a float, bin, an array, a map — is passed over like an
+    unknown field, at the top or inside a value, and the answer is read."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    cases = _nesting_cases()
+    for name, key in _ODD_KEYS.items():
+        cases.append((f"top-key-{name}", _reply_around(key, _enc("NOT-MINE")), True))
+        inside = b"\x82" + key + _enc("NOT-MINE") + _enc("b") + _enc([key.hex()])
+        cases.append((f"inner-key-{name}", _reply_around(_enc("m"), inside), True))
+    for name, reply, read in cases:
+        answers = []
+        for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            sock = tmp_path / f"{who}.sock"
+            proc, _ = await _relay_against(WELCOME + reply, cmd, sock, "Stop", stdin=b"{}", env={})
+            sock.unlink()
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+        assert answers[0] == answers[1], name
+        if read:
+            assert answers[1] == (3, b"OUT", b""), name
+        else:
+            said = _decided(subprocess.CompletedProcess([], *answers[1]), closed=False)
+            assert said == "hookd failed to answer: malformed reply frame", name
+
+
+def _long_paths(tmp_path: Path) -> list[str]:
+    """Paths whose walk reaches a name of 4094–4098 bytes (PATH_MAX is 4096 with its NUL),
+    as the last component or before another one, or jumps past it with one long name; and
+    a path whose rest grows past 8 KiB through links (each target a long run of ``./``).
+    Each is reached through a short link, so that every message stays short."""
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    fd = os.open(deep, os.O_RDONLY | os.O_DIRECTORY)
+    try:  # mkdir relative to a directory descriptor: no call sees the whole long path
+        length = len(str(deep))
+        while length < 3940:
+            name = "d" * min(250, 3940 - length - 1)
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd, length = inner, length + 1 + len(name)
+        (tmp_path / "to-deep").symlink_to(os.readlink(f"/proc/self/fd/{fd}"))
+    finally:
+        os.close(fd)
+    paths = []
+    for total in (4094, 4095, 4096, 4097, 4098):
+        name = "n" * (total - length - 1)  # the deep directory's path + "/" + name
+        paths += [f"{tmp_path}/to-deep/{name}", f"{tmp_path}/to-deep/{name}/x.sock"]
+    paths.append(f"{tmp_path}/to-deep/{'n' * 255}/x.sock")  # from under to over in one name
+    for k in (1, 2, 3):  # l1 -> l2/./././…/x, l2 -> l3/./…, …: the rest outgrows 8 KiB
+        (tmp_path / f"l{k}").symlink_to(f"l{k + 1}/" + "./" * 2000 + "x")
+    (tmp_path / "l4").symlink_to(".")
+    return [*paths, f"{tmp_path}/l1/y.sock"]
+
+
+async def test_every_path_form_is_checked_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path, sanitized_relay: Path
+) -> None:
+    """The socket path in every form a user or an agent may give: relative (plain, with
+    ``.``, ``..``, ``//``, a trailing ``/``, through a link, from a working directory that
+    was removed), absolute with ``..`` above ``/``, at the PATH_MAX edge and past it, and
+    grown past 8 KiB by links.  Both relays check it the same way and say so with the same
+    bytes (sockpath.unsafe_reason and hookd-relay.c's unsafe_reason, word for word); the
+    compiled relay under AddressSanitizer too (a name one byte past its buffer aborts it)."""
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "lax").mkdir()
+    (work / "lax").chmod(0o777)
+    (work / "to-sub").symlink_to("sub")
+    held = _hold(work / "sub" / "held.sock")
+    gone = tmp_path / "gone"
+    relative = [
+        "x.sock", "./x.sock", "sub/x.sock", "sub//x.sock", "sub/./x.sock", "sub/../x.sock",
+        "../work/sub/x.sock", "lax/x.sock", "sub/", "sub", ".", "..", "to-sub/x.sock",
+        "to-sub/../x.sock", "sub/held.sock", "to-sub/held.sock", "sub/held.sock/",
+    ]  # fmt: skip
+    absolute = [
+        f"//{str(work)[1:]}//sub//x.sock", f"/../../..{work}/sub/x.sock", f"{work}/sub/held.sock",
+        f"{work}/to-sub/../lax/x.sock", "/", "/..",
+    ]  # fmt: skip
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+
+    async def both(path: str, cwd: Path, remove_cwd: bool = False) -> None:
+        answers = []
+        for cmd in (python, [str(compiled_relay)], [str(sanitized_relay)]):
+            if remove_cwd:  # the relay starts in `gone`, which is removed under it
+                gone.mkdir()
+                cmd = ["sh", "-c", 'rmdir "$PWD" && exec "$0" "$@"', *cmd]
+            argv = [*cmd, "Stop", "--socket", path, "--connect-timeout", "0.2"]
+            proc = await trio.run_process(
+                argv,
+                stdin=b"{}",
+                cwd=cwd,
+                env={**os.environ, "ASAN_OPTIONS": "detect_leaks=0"},
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+        assert answers[0] == answers[1] == answers[2], (path, answers)
+        assert answers[1][0] == 0 and answers[1][1].startswith(b'{"systemMessage": '), path
+
+    try:
+        for path in relative:
+            await both(path, work)
+        for path in absolute + _long_paths(tmp_path):
+            await both(path, work)
+        await both("x.sock", gone, remove_cwd=True)
+        await both(str(work / "sub" / "x.sock"), gone, remove_cwd=True)
+    finally:
+        held.close()
+
+
+def _str_bytes(raw: bytes) -> bytes:
+    """A MessagePack str of exactly these bytes (valid UTF-8 or not), shortest header."""
+    n = len(raw)
+    if n < 32:
+        return bytes([0xA0 | n]) + raw
+    width, code = (1, 0xD9) if n < 256 else (2, 0xDA) if n < 65536 else (4, 0xDB)
+    return bytes([code]) + n.to_bytes(width, "big") + raw
+
+
+# The bytes a str field may carry: every header width, non-ASCII, a NUL, control
+# characters and JSON's quote and backslash, UTF-8 that is not (a lone continuation byte,
+# a cut sequence, a surrogate, an overlong form).
+_FIELD_BYTES = {
+    "empty": b"",
+    "31": b"x" * 31,
+    "32": b"x" * 32,
+    "256": "é".encode() * 128,
+    "65536": b"y" * 65536,
+    "nul": b"a\x00b",
+    "controls": b'tab\there "quoted" back\\slash\x1f\x7f',
+    "lone-continuation": b"a\x80b",
+    "cut-sequence": b"a\xe2\x82",
+    "surrogate": b"\xed\xa0\x80",
+    "overlong": b"\xc0\xaf",
+    "ff": b"\xff\xfe",
+}
+# A field of another type than str: said as None.
+_FIELD_OTHER = {"int": _enc(5), "nil": b"\xc0", "bin": _enc(b"busy"), "array": _enc(["b"])}
+
+
+def _json_bytes(text: bytes) -> bytes:
+    """``text`` as a JSON string, escaped as both relays escape their own message: a quote,
+    a backslash and a control character; every other byte as it is."""
+    out = b"".join(
+        b"\\" + bytes([c]) if c in b'"\\' else b"\\u%04x" % c if c < 0x20 else bytes([c])
+        for c in text
+    )
+    return b'"' + out + b'"'
+
+
+async def test_an_error_frame_of_every_field_form_is_said_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """An ``error`` frame's code and message are said whole, as the bytes sent (no
+    truncation, no replacement of what is not UTF-8, a NUL escaped in JSON), and as None
+    when not a str or missing: the same bytes from both relays, failing open (JSON) and
+    closed (stderr)."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    forms = {name: (_str_bytes(raw), raw) for name, raw in _FIELD_BYTES.items()}
+    forms |= {name: (value, b"None") for name, value in _FIELD_OTHER.items()}
+    frames = {"missing": (_frame({"kind": "error"}), b"None", b"None")}
+    for name, (value, shown) in forms.items():
+        head = b"\x83" + _enc("kind") + _enc("error")
+        frames[f"code-{name}"] = (
+            _frame_of(head + _enc("code") + value + _enc("message") + _enc("m")),
+            shown,
+            b"m",
+        )
+        frames[f"message-{name}"] = (
+            _frame_of(head + _enc("message") + value + _enc("code") + _enc("c")),
+            b"c",
+            shown,
+        )
+    for name, (reply, code, message) in frames.items():
+        said = b"hookd failed to answer: hookd refused the event (%s): %s" % (code, message)
+        for mode, want in (
+            ((), (0, b'{"systemMessage": ' + _json_bytes(said) + b"}\n", b"")),
+            (("--fail-closed",), (2, b"", said + b"\n")),
+        ):
+            for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+                sock = tmp_path / f"{who}.sock"
+                proc, _ = await _relay_against(
+                    WELCOME + reply, cmd, sock, "Stop", *mode, stdin=b"{}", env={}
+                )
+                sock.unlink()
+                assert (proc.returncode, proc.stdout, proc.stderr) == want, (name, mode, who)
+
+
+def _frame_of(body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + body
+
+
+@pytest.mark.parametrize("name", sorted(_FIELD_BYTES))
+async def test_a_reply_s_stdout_and_stderr_reach_the_agent_as_the_bytes_sent(
+    name: str, any_relay: list[str], tmp_path: Path
+) -> None:
+    """The hook's stdout and stderr in the reply are written as the bytes sent, whatever
+    they are (UTF-8 or not, a NUL, control characters), by every relay."""
+    raw = _FIELD_BYTES[name]
+    body = b"\x85" + _enc("kind") + _enc("relay_reply") + _enc("id") + b"\x01"
+    body += _enc("stdout") + _str_bytes(raw) + _enc("stderr") + _str_bytes(raw[::-1])
+    body += _enc("exit_code") + b"\x03"
+    proc, _ = await _relay_against(
+        WELCOME + _frame_of(body), any_relay, tmp_path / "peer.sock", "Stop", stdin=b"{}", env={}
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, raw, raw[::-1])
+
+
+async def test_the_default_socket_is_found_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """With no ``--socket`` (or an empty one): ``$HOOKD_SOCKET`` unless empty, else
+    ``$XDG_RUNTIME_DIR/hookd/hookd.sock`` when that is a directory (a link to one counts,
+    as ``os.path.isdir`` says), else ``/tmp/hookd-<uid>/hookd.sock`` — when it is missing,
+    empty, a file or a dangling link.  Both relays try the same socket and say it alike."""
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    (tmp_path / "to-runtime").symlink_to(runtime)
+    (tmp_path / "file").write_text("")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    fallback = f"{sockpath.fallback_dir()}/hookd.sock"
+    env_sock, linked = str(tmp_path / "env.sock"), tmp_path / "to-runtime"
+    cases = [
+        ({"HOOKD_SOCKET": env_sock}, (), env_sock),
+        ({"HOOKD_SOCKET": env_sock}, ("--socket=",), env_sock),
+        ({"HOOKD_SOCKET": "", "XDG_RUNTIME_DIR": str(runtime)}, (), f"{runtime}/hookd/hookd.sock"),
+        ({"XDG_RUNTIME_DIR": str(linked)}, (), f"{linked}/hookd/hookd.sock"),
+    ]
+    if not Path(fallback).parent.exists():  # never send a test's event to a real daemon
+        for base in (
+            "",
+            str(tmp_path / "missing"),
+            str(tmp_path / "file"),
+            str(tmp_path / "dangling"),
+        ):
+            cases.append(({"XDG_RUNTIME_DIR": base}, (), fallback))
+        cases.append(({}, (), fallback))
+    for env, args, tried in cases:
+        proc = await _both_alike(compiled_relay, "Stop", *args, env=env)
+        assert f"(socket {tried})" in json.loads(proc.stdout)["systemMessage"], (env, args)
+
+
+# Every spelling of a deadline: a decimal number between ASCII blanks is one; hex, `_`,
+# other scripts' digits, inf/nan, anything around it are not (nor 0, negative, ≥ 1e9).
+_SPELLINGS = [
+    "5", " 5", "5 ", "\t5\n", "5\r", "5\x0b", "\x0c5", "+5", "5.", ".5", "5e0", "5E-1", "0.001",
+    "999999999.9", "1e-320", "1e9", "0", "-0", "-5", "1e-400", "1e400", "inf", "nan", "0x10",
+    "0x1p3", "1_0", "\u0665", "5\u00a0", " ", "5 5", "5s", "1,5", "1e", "e1", ".", "+", "--5",
+    "a'b\"c", "\x01",
+]  # fmt: skip
+
+
+async def test_every_spelling_of_a_deadline_is_read_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """``--timeout``, ``--connect-timeout`` and their environment variables, in every
+    spelling: both relays take the same ones and refuse the others with the same words
+    (the text as given, quoted), failing as the mode says."""
+    sock = str(tmp_path / "missing.sock")
+    for text in _SPELLINGS:
+        for how in ("--timeout", "--connect-timeout=", "HOOKD_RELAY_TIMEOUT"):
+            args: tuple[str, ...] = ()
+            env: dict[str, str] = {}
+            if how.startswith("--"):
+                args = (how + text,) if how.endswith("=") else (how, text)
+            else:
+                env = {how: text}
+            proc = await _both_alike(compiled_relay, "Stop", "--socket", sock, *args, env=env)
+            said = json.loads(proc.stdout)["systemMessage"]
+            taken = said.startswith("hookd is not running")
+            assert taken or f"not '{text}'" in said, (text, how, said)
+
+
+# CLAUDE_PID: ASCII digits only are a pid (str.isdigit alone takes other scripts' digits).
+_PIDS = [
+    "0",
+    "7",
+    "0042",
+    "4242",
+    " 42",
+    "42 ",
+    "+42",
+    "-1",
+    "4_2",
+    "\u0661\u0662",
+    "\u00b2",
+    "",
+    "x",
+]
+
+
+async def test_every_spelling_of_claude_pid_is_sent_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """``CLAUDE_PID`` in every spelling: both relays send the same two frames, byte for
+    byte — the pid in hello and relay when it is ASCII digits, else the parent's pid in
+    the relay frame only — and answer alike."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    for pid in _PIDS:
+        answers, sent = [], []
+        for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            sock = tmp_path / f"{who}.sock"
+            proc, got = await _relay_against(
+                _OK, cmd, sock, "Stop", stdin=b"{}", env={"CLAUDE_PID": pid, "LC_CTYPE": "C.UTF-8"}
+            )
+            sock.unlink()
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+            sent.append(got)
+        assert answers[0] == answers[1] == (0, b"ok", b""), pid
+        assert sent[0] == sent[1], pid
+        hello = msgspec.msgpack.decode(_frames(sent[1])[0])
+        assert hello.get("pid") == (int(pid) if pid.isascii() and pid.isdigit() else None), pid
+
+
+def _peer_answers_with_a_block(path: Path, got: list[bytes], listening: trio.Event) -> None:
+    """A peer whose hooks block: stdout, stderr and exit code 2."""
+    reply = WELCOME + _frame(
+        {"kind": "relay_reply", "id": 1, "stdout": "OUT", "stderr": "ERR", "exit_code": 2}
+    )
+    _serve_once(path, reply, got, listening)
+
+
+@pytest.mark.parametrize("closed", [(1,), (2,), (1, 2)], ids=str)
+async def test_a_closed_stdout_or_stderr_never_changes_what_the_hooks_decided(
+    closed: tuple[int, ...], any_relay: list[str], tmp_path: Path
+) -> None:
+    """Started with stdout, stderr or both closed: the relay's socket never takes
+    fd 1 or 2 (the frames reach hookd intact, nothing of our output in them) and the exit
+    code is the hooks' (a block stays exit 2), in every relay."""
+    got: list[bytes] = []
+    sock = tmp_path / "peer.sock"
+    argv = [*any_relay, "Stop", "--socket", str(sock)]
+
+    def run() -> subprocess.CompletedProcess[bytes]:
+        def close() -> None:
+            for fd in closed:
+                os.close(fd)
+
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "ASAN_OPTIONS": "detect_leaks=0"}
+        return subprocess.run(
+            argv,
+            input=b"{}",
+            env=env,
+            timeout=60,
+            preexec_fn=close,
+            check=False,
+        )
+
+    listening = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(
+            trio.to_thread.run_sync, _peer_answers_with_a_block, sock, got, listening
+        )
+        await listening.wait()
+        proc = await trio.to_thread.run_sync(run)
+    assert proc.returncode == 2
+    frames = _frames(got[0])
+    assert len(frames) == 2
+    assert msgspec.msgpack.decode(frames[0])["kind"] == "hello"
+    request = protocol.decode_client(frames[1])
+    assert isinstance(request, protocol.Relay)
+    assert request.input == b"{}"
+
+
+# One value of every MessagePack type and header width: the integers at every width hold
+# 1 (what `id` must be), then other numbers, a bool, a float, strs, bin, containers.
+_EVERY_TYPE = {
+    "fixint-1": b"\x01",
+    "uint8-1": b"\xcc\x01",
+    "uint16-1": b"\xcd\x00\x01",
+    "uint32-1": b"\xce\x00\x00\x00\x01",
+    "uint64-1": b"\xcf" + (1).to_bytes(8, "big"),
+    "int8-1": b"\xd0\x01",
+    "int16-1": b"\xd1\x00\x01",
+    "int32-1": b"\xd2\x00\x00\x00\x01",
+    "int64-1": b"\xd3" + (1).to_bytes(8, "big"),
+    "fixint-0": b"\x00",
+    "fixint-127": b"\x7f",
+    "negative-1": b"\xff",
+    "negative-32": b"\xe0",
+    "uint8-200": b"\xcc\xc8",
+    "int8-minus-2": b"\xd0\xfe",
+    "int16-minus-300": b"\xd1\xfe\xd4",
+    "uint64-max": b"\xcf" + b"\xff" * 8,
+    "int64-min": b"\xd3\x80" + bytes(7),
+    # negative at each width, the low bits of 1 (never the id) or of 128 (exit 128)
+    "int8-minus-127": b"\xd0\x81",
+    "int8-minus-128": b"\xd0\x80",
+    "int16-minus-32767": b"\xd1\x80\x01",
+    "int32-minus-2147483647": b"\xd2\x80\x00\x00\x01",
+    "int64-minus-max": b"\xd3\x80" + bytes(6) + b"\x01",
+    "uint64-2-63-plus-1": b"\xcf\x80" + bytes(6) + b"\x01",
+    "nil": b"\xc0",
+    "false": b"\xc2",
+    "true": b"\xc3",
+    "float32-1": b"\xca\x3f\x80\x00\x00",
+    "float64-1": b"\xcb\x3f\xf0" + bytes(6),
+    "str-1": b"\xa11",
+    "str-empty": b"\xa0",
+    "str8": b"\xd9\x03abc",
+    "bin-1": b"\xc4\x01\x01",
+    "fixarray-empty": b"\x90",
+    "fixarray-1": b"\x91\x01",
+    "array16-1": b"\xdc\x00\x01\x01",
+    "fixmap-empty": b"\x80",
+    "fixmap-1": b"\x81\xa1k\x01",
+    "map16-empty": b"\xde\x00\x00",
+    "map32-empty": b"\xdf" + bytes(4),
+}
+
+
+async def test_each_field_the_relay_reads_of_every_type_is_read_alike_by_both_relays(
+    tmp_path: Path, compiled_relay: Path
+) -> None:
+    """``kind``, ``id``, ``stdout``, ``stderr`` and ``exit_code`` of a reply, each given a
+    value of every type and width: an integer 1 of any width is the id, a bool or a float
+    never; an integer of any width is the exit code (its low 8 bits), anything else 0;
+    only a str is output.  Both relays answer with the same bytes."""
+    python = [sys.executable, "-I", "-S", str(RELAY)]
+    fields = {
+        "kind": _enc("relay_reply"),
+        "id": b"\x01",
+        "stdout": _enc("OUT"),
+        "stderr": _enc("ERR"),
+        "exit_code": b"\x03",
+    }
+    for field, (name, value) in itertools.product(fields, _EVERY_TYPE.items()):
+        body = b"\x85" + b"".join(_enc(k) + (value if k == field else v) for k, v in fields.items())
+        answers = []
+        for who, cmd in (("p", python), ("c", [str(compiled_relay)])):
+            sock = tmp_path / f"{who}.sock"
+            proc, _ = await _relay_against(
+                WELCOME + _frame_of(body), cmd, sock, "Stop", stdin=b"{}", env={}
+            )
+            sock.unlink()
+            answers.append((proc.returncode, proc.stdout, proc.stderr))
+        assert answers[0] == answers[1], (field, name, answers)
+        ones = {f"{width}-1" for width in ("fixint", "uint8", "uint16", "uint32", "uint64")}
+        ones |= {f"int{bits}-1" for bits in (8, 16, 32, 64)}
+        taken = field not in ("kind", "id") or (field == "id" and name in ones)
+        answered = not answers[1][1].startswith(b'{"systemMessage": ')
+        assert answered == taken, (field, name, answers[1])
+
+
+@pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
+def test_the_compiled_relay_out_of_memory_says_so_and_exits_as_its_mode_says(
+    compiled_relay: Path, tmp_path: Path, closed: bool
+) -> None:
+    """Run out of memory (an address-space limit of 32 MiB, 40 MiB of hook input): the
+    compiled relay says ``MemoryError: out of memory`` and exits 2 under --fail-closed, 1
+    otherwise — never a crash, never exit 0 (which would let a blocking hook's event go
+    ahead without it), and nothing is sent."""
+    import resource
+
+    argv = [str(compiled_relay), "Stop", "--socket", str(tmp_path / "x.sock")]
+    argv += ["--fail-closed"] if closed else []
+    limit = 32 << 20
+
+    def small() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    block, left = b"i" * (1 << 20), 40 << 20
+    with subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        preexec_fn=small,
+    ) as proc:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # it gave up reading
+            while left:
+                left -= proc.stdin.write(block)
+        out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, out) == (2 if closed else 1, b"")
+    assert err == b"hookd-relay failed: MemoryError: out of memory\n"
