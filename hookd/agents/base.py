@@ -236,7 +236,13 @@ class Adapter(abc.ABC):
             data["native_tool_name"] = tool
 
     def agent_event(self, native_event: str, spec: EventSpec, data: dict[str, Any]) -> AgentEvent:
-        """The decoded event: ``data`` (canonical fields) on ``spec``'s canonical event."""
+        """The decoded event: ``data`` (canonical fields) on ``spec``'s canonical event.
+
+        A stop always says whether it is a stop hook's continuation, as Claude Code's does
+        (``stop_hook_active``: a hook that reads it to avoid looping must find it); an agent
+        that has no such notion never continues for a hook, so it is ``False`` there."""
+        if spec.canonical in ("Stop", "SubagentStop"):
+            data.setdefault("stop_hook_active", False)
         return AgentEvent(
             agent=self.name, native_event=native_event, event=spec.canonical, input=data, spec=spec
         )

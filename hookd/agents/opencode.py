@@ -170,6 +170,11 @@ class OpencodeAdapter(Adapter):
         }
         if native_event == "chat.message":
             data["prompt"] = _prompt(hook_out)
+            # opencode 1.18 sends them in the message (`output.message`); the plugin
+            # documentation, in the input: either way they reach the hooks.
+            message = hook_out.get("message")
+            if isinstance(message, dict):
+                _copy(data, message, agent="agent", message_id="id")
             _copy(data, hook_in, agent="agent", message_id="messageID")
         else:
             tool = hook_in.get("tool")

@@ -91,6 +91,24 @@ def test_the_prompt_is_the_user_s_text_parts() -> None:
     assert (event.event, event.input["prompt"]) == ("UserPromptSubmit", '"Please run the command"')
 
 
+def test_the_prompt_s_agent_and_message_reach_the_hooks_as_strings() -> None:
+    """opencode 1.18.33 names them in ``output.message``; its plugin docs, in ``input``
+    (which wins). Only strings are passed on: a hook reads ``agent`` as a name."""
+    event = OPENCODE.decode("chat.message", fixture("chat.message"))
+    assert (event.input["agent"], event.input["message_id"]) == (
+        "build",
+        "msg_21c8bf9bb001Y6A5tuqFPF6v9D",
+    )
+    raw = fixture("chat.message")
+    raw["input"].update(agent="plan", messageID="msg_in")
+    raw["output"]["message"]["agent"] = {"not": "a name"}
+    event = OPENCODE.decode("chat.message", raw)
+    assert (event.input["agent"], event.input["message_id"]) == ("plan", "msg_in")
+    raw = fixture("chat.message")
+    raw["output"]["message"].update(agent=7, id=None)
+    assert "agent" not in OPENCODE.decode("chat.message", raw).input
+
+
 @pytest.mark.parametrize(
     ("tool", "servers", "name", "candidates"),
     [

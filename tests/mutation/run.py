@@ -236,6 +236,7 @@ TARGETS: dict[str, tuple[list[str], list[str]]] = {
             "tests/agents/test_agent_door.py",
             "tests/docs/test_agents_doc.py",  # the capability matrix, every agent x event
             "tests/properties/test_agent_blocks.py",
+            "tests/properties/test_agent_stop_inputs.py",
             "tests/agents/test_wiring_forms.py",
             *sorted(
                 f"tests/agents/{p.name}"

@@ -185,3 +185,34 @@ def test_continue_false_alone_stops_the_agent_on_every_event_it_can_block(
         assert _obeyed_as_block(reply), (adapter.name, spec.native, reason, reply)
         if reason and (adapter.name, spec.native) not in NO_REASON:
             assert REASON in reply.stdout + reply.stderr, (adapter.name, spec.native, reply)
+
+
+def _every_event() -> list[tuple[Adapter, EventSpec]]:
+    return [(a, s) for a in ADAPTERS for s in a.events]
+
+
+@pytest.mark.parametrize(
+    ("adapter", "spec"), _every_event(), ids=[f"{a.name}-{s.native}" for a, s in _every_event()]
+)
+def test_an_allow_reaches_the_agent_as_no_block_on_every_event(
+    adapter: Adapter, spec: EventSpec
+) -> None:
+    """The other side of the guard: when every hook allowed (or none matched), no agent
+    is told to block — with nothing said, with a context, with a reason beside the allow.
+    An encoder that blocks whatever it is given stops every tool call of that agent."""
+    tool = {"tool_name": "Bash", "tool_input": {"command": "ls"}}
+    data = {"hook_event_name": spec.canonical, "session_id": "s", "cwd": "/", **tool}
+    event = adapter.agent_event(spec.native, spec, data)
+    allows = [
+        FireResult(event=spec.canonical),
+        FireResult(event=spec.canonical, additional_context=["ctx"]),
+        FireResult(event=spec.canonical, decision="allow", reason="fine"),
+    ]
+    for result in allows:
+        reply = adapter.encode(degrade(result, spec), event)
+        assert reply.exit_code == 0, (adapter.name, spec.native, result, reply)
+        try:
+            said = json.loads(reply.stdout) if reply.stdout else None
+        except json.JSONDecodeError:
+            said = None  # plain text: a context the agent shows (Kiro's), never a verdict
+        assert not _blocks(said), (adapter.name, spec.native, result, reply)
