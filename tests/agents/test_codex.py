@@ -14,6 +14,7 @@ the model, the rewrite ran, …).
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import pytest
 from agents.codex_harness import CodexRun, codex_available, run_codex
 from agents.fake_responses import Patch, Shell, Text, ToolCall, Turn
 from support.clis import require_cli
+from support.together import together
 
 pytestmark = [pytest.mark.slow, pytest.mark.codex]
 
@@ -65,9 +67,11 @@ async def both(
     turns: list[Turn] | None = None,
     model: str = "gpt-fake",
 ) -> tuple[CodexRun, CodexRun]:
-    native = await run_codex(tmp_path / "native", turns or TURNS, hooks, "native", model=model)
-    hookd = await run_codex(
-        tmp_path / "hookd", turns or TURNS, hooks, "hookd", relay=relay, model=model
+    native, hookd = await together(
+        partial(run_codex, tmp_path / "native", turns or TURNS, hooks, "native", model=model),
+        partial(
+            run_codex, tmp_path / "hookd", turns or TURNS, hooks, "hookd", relay=relay, model=model
+        ),
     )
     want, got = native.comparable(), hookd.comparable()
     assert got == want, (
@@ -214,11 +218,14 @@ async def test_a_claude_code_mcp_matcher_guards_codex_s_mcp_tool(
     }
     hooks = {"PreToolUse": [{"matcher": "mcp__srv__.*", "hooks": [hook(emit("guard", deny))]}]}
     turns: list[Turn] = [ToolCall("^echo$", {"text": "MCP-MARK"}), Text("All done.")]
-    runs = [
-        await run_codex(tmp_path / mode, turns, hooks, mode, relay=compiled_relay, mcp=True)
-        for mode in ("native", "hookd")
-    ]
-    native, hookd = runs
+    native, hookd = await together(
+        partial(
+            run_codex, tmp_path / "native", turns, hooks, "native", relay=compiled_relay, mcp=True
+        ),
+        partial(
+            run_codex, tmp_path / "hookd", turns, hooks, "hookd", relay=compiled_relay, mcp=True
+        ),
+    )
     assert native.records == ["guard"], native.stderr[-2000:]
     assert hookd.comparable() == native.comparable(), hookd.daemon_log[-3000:]
     assert "MCP-DENY no echo" in native.seen()[-1]["tool_outputs"][0]
@@ -238,8 +245,10 @@ async def test_a_rewrite_without_a_decision_is_denied_where_codex_would_ignore_i
         }
     }
     hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [hook(emit("rewrite", rewrite))]}]}
-    native = await run_codex(tmp_path / "native", TURNS, hooks, "native")
-    hookd = await run_codex(tmp_path / "hookd", TURNS, hooks, "hookd", relay=compiled_relay)
+    native, hookd = await together(
+        partial(run_codex, tmp_path / "native", TURNS, hooks, "native"),
+        partial(run_codex, tmp_path / "hookd", TURNS, hooks, "hookd", relay=compiled_relay),
+    )
     assert native.records == hookd.records == ["rewrite"], hookd.daemon_log[-3000:]
     assert "tool_out.txt" in native.files and "rewritten.txt" not in native.files
     assert "tool_out.txt" not in hookd.files and "rewritten.txt" not in hookd.files
@@ -254,8 +263,10 @@ async def test_continue_false_on_pre_tool_use_denies_where_codex_would_ignore_it
     deliberately denies the call (never run after a hook said stop) — documented."""
     stop = {"continue": False, "stopReason": "STOP-MARK halt"}
     hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [hook(emit("stop", stop))]}]}
-    native = await run_codex(tmp_path / "native", TURNS, hooks, "native")
-    hookd = await run_codex(tmp_path / "hookd", TURNS, hooks, "hookd", relay=compiled_relay)
+    native, hookd = await together(
+        partial(run_codex, tmp_path / "native", TURNS, hooks, "native"),
+        partial(run_codex, tmp_path / "hookd", TURNS, hooks, "hookd", relay=compiled_relay),
+    )
     assert native.records == hookd.records == ["stop"], hookd.daemon_log[-3000:]
     assert hookd.commands() == [] and "tool_out.txt" not in hookd.files
     assert "STOP-MARK halt" in hookd.seen()[-1]["tool_outputs"][0]
@@ -275,9 +286,17 @@ async def test_an_interrupt_runs_codex_s_own_interrupt_hooks_and_session_end_thr
         "SessionEnd": [{"hooks": [hook(record("session-end"))]}],
     }
     turns: list[Turn] = [Shell("sleep 60; echo late > late.txt"), Text("All done.")]
-    native = await run_codex(tmp_path / "native", turns, hooks, "native", interrupt=True)
-    hookd = await run_codex(
-        tmp_path / "hookd", turns, hooks, "hookd", relay=compiled_relay, interrupt=True
+    native, hookd = await together(
+        partial(run_codex, tmp_path / "native", turns, hooks, "native", interrupt=True),
+        partial(
+            run_codex,
+            tmp_path / "hookd",
+            turns,
+            hooks,
+            "hookd",
+            relay=compiled_relay,
+            interrupt=True,
+        ),
     )
     assert native.records == ["pre", "interrupt", "session-end"]
     assert hookd.records == native.records, hookd.daemon_log[-3000:]

@@ -16,6 +16,7 @@ the relays' equivalence is proved by the Codex, Gemini and Copilot modules.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ import pytest
 from agents.factory_harness import DroidRun, droid_available, run_droid
 from e2e.fake_api import Turn
 from support.clis import require_cli
+from support.together import together
 
 pytestmark = [pytest.mark.slow, pytest.mark.factory]
 
@@ -69,9 +71,11 @@ async def both(
     *,
     mcp: bool = False,
 ) -> tuple[DroidRun, DroidRun]:
-    native = await run_droid(tmp_path / "native", turns or TURNS, hooks, "native", mcp=mcp)
-    hookd = await run_droid(
-        tmp_path / "hookd", turns or TURNS, hooks, "hookd", relay=relay, mcp=mcp
+    native, hookd = await together(
+        partial(run_droid, tmp_path / "native", turns or TURNS, hooks, "native", mcp=mcp),
+        partial(
+            run_droid, tmp_path / "hookd", turns or TURNS, hooks, "hookd", relay=relay, mcp=mcp
+        ),
     )
     want, got = native.comparable(), hookd.comparable()
     assert got == want, (
@@ -182,20 +186,24 @@ async def test_a_guard_on_an_mcp_tool_fires_for_droid_s_name(
     }
     call = Turn([{"type": "tool_use", "name": "srv___echo", "input": {"text": "hi"}}])
     turns = [call, text("All done.")]
-    native = await run_droid(
-        tmp_path / "native",
-        turns,
-        {"PreToolUse": [{"matcher": "srv___echo", "hooks": [hook(emit("mcp", deny))]}]},
-        "native",
-        mcp=True,
-    )
-    hookd = await run_droid(
-        tmp_path / "hookd",
-        turns,
-        {"PreToolUse": [{"matcher": "mcp__srv__echo", "hooks": [hook(emit("mcp", deny))]}]},
-        "hookd",
-        relay=compiled_relay,
-        mcp=True,
+    native, hookd = await together(
+        partial(
+            run_droid,
+            tmp_path / "native",
+            turns,
+            {"PreToolUse": [{"matcher": "srv___echo", "hooks": [hook(emit("mcp", deny))]}]},
+            "native",
+            mcp=True,
+        ),
+        partial(
+            run_droid,
+            tmp_path / "hookd",
+            turns,
+            {"PreToolUse": [{"matcher": "mcp__srv__echo", "hooks": [hook(emit("mcp", deny))]}]},
+            "hookd",
+            relay=compiled_relay,
+            mcp=True,
+        ),
     )
     assert hookd.comparable() == native.comparable(), hookd.daemon_log[-3000:]
     assert native.records == ["mcp"]  # the tool never ran: no "echo hi" line

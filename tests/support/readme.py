@@ -9,6 +9,7 @@ private runtime directory for the socket.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -35,13 +36,27 @@ def readme_block(heading: str) -> str:
     return match.group(1)
 
 
+PORT_LOCK = Path(tempfile.gettempdir()) / "hookd-tests-readme-port.lock"
+"""Held while a README flow runs: its daemon serves the default http port (47470), which
+only one daemon on the machine can have, and the suite's tests run side by side (pytest-xdist
+workers, other checkouts' runs)."""
+
+
 @contextmanager
 def fresh_home_dir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="hkr", dir="/tmp"))  # short: the socket lives below
+    """A fresh HOME for the README's blocks, and the machine's default http port to itself
+    until the block's daemon is gone: another README run waits (``flock``) rather than fail
+    with "the port is in use by another process"."""
+    lock = os.open(PORT_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        yield path
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        path = Path(tempfile.mkdtemp(prefix="hkr", dir="/tmp"))  # short: the socket lives below
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        os.close(lock)  # releases the lock
 
 
 def readme_env(home: Path) -> dict[str, str]:
