@@ -50,7 +50,10 @@ from typing import Literal
 import msgspec
 import structlog
 import trio
-from trio.testing import wait_all_tasks_blocked
+
+# trio.testing's own name for it imports pytest (~10 MB, ~65 ms) into the daemon: the
+# function itself lives in trio's core, which the daemon has loaded anyway.
+from trio._core._run import wait_all_tasks_blocked
 
 from hookd.config.schema import CommandHandler
 from hookd.handlers.direct_exec import simple_argv
