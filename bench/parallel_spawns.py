@@ -41,6 +41,7 @@ end), and prints the load average next to its numbers: the machine is shared.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -48,8 +49,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import spawn_posix
 
 from hookd_client.client import Client
 
@@ -103,39 +106,27 @@ def start_daemon(base: Path, name: str, pythonpath: str | None) -> subprocess.Po
     return daemon
 
 
+@contextlib.contextmanager
+def cpu_hogs(count: int) -> Iterator[int]:
+    """``count`` processes spinning on a CPU for the block (a loaded phase), then killed."""
+    hog = [sys.executable, "-c", "while True: pass"]
+    hogs = [subprocess.Popen(hog) for _ in range(count)]
+    try:
+        if hogs:
+            time.sleep(1)  # let the scheduler see them before timing
+        yield count
+    finally:
+        for p in hogs:
+            p.kill()
+            p.wait()
+
+
 def native(n: int, payload: bytes) -> Callable[[], None]:
-    argvs = [["/bin/sh", "-c", f"true {k}"] for k in range(1, n + 1)]
+    """The floor in this process: bench/spawn_posix.py's spawns, called in the timing loop."""
+    commands = [f"true {k}" for k in range(1, n + 1)]
 
     def run() -> None:
-        started = []
-        for argv in argvs:
-            in_r, in_w = os.pipe()
-            out_r, out_w = os.pipe()
-            err_r, err_w = os.pipe()
-            pid = os.posix_spawn(
-                argv[0], argv, os.environ,
-                file_actions=[
-                    (os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
-                    (os.POSIX_SPAWN_DUP2, err_w, 2), (os.POSIX_SPAWN_CLOSE, in_w),
-                    (os.POSIX_SPAWN_CLOSE, out_r), (os.POSIX_SPAWN_CLOSE, err_r),
-                ],
-                setsid=True,
-            )  # fmt: skip
-            for fd in (in_r, out_w, err_w):
-                os.close(fd)
-            started.append((pid, in_w, out_r, err_r))
-        for _, in_w, _, _ in started:
-            try:
-                os.write(in_w, payload)
-            except BrokenPipeError:
-                pass
-            os.close(in_w)
-        for pid, _, out_r, err_r in started:
-            for fd in (out_r, err_r):
-                while os.read(fd, 65536):
-                    pass
-                os.close(fd)
-            os.waitpid(pid, 0)
+        spawn_posix.run(commands, payload)
 
     return run
 
@@ -294,21 +285,12 @@ def main() -> int:
             phases = ["quiet", "loaded"] if args.hogs == "both" else [args.hogs]
             print(f"{args.runs} interleaved samples each, pace {args.pace_ms} ms")
             for phase in phases:
-                hogs = []
-                if phase == "loaded":
-                    hog = [sys.executable, "-c", "while True: pass"]
-                    hogs = [subprocess.Popen(hog) for _ in range(2)]
-                    time.sleep(1)
-                try:
+                with cpu_hogs(2 if phase == "loaded" else 0) as hogs:
                     before = os.getloadavg()[0]
                     pids = {name: daemon.pid for name, daemon in daemons.items()}
                     samples, cpu = measure(cases, args.runs, args.pace_ms / 1000, pids)
                     after = os.getloadavg()[0]
-                finally:
-                    for p in hogs:
-                        p.kill()
-                        p.wait()
-                report(f"{phase} ({len(hogs)} CPU hogs)", samples, cpu, (before, after), baselines)
+                report(f"{phase} ({hogs} CPU hogs)", samples, cpu, (before, after), baselines)
         finally:
             for agent in baselines.values():
                 agent.close()

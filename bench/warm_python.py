@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from parallel_spawns import old_tree
+from parallel_spawns import cpu_hogs, old_tree
 
 from hookd_client.client import Client
 
@@ -234,20 +234,11 @@ def main() -> int:
             phases = ["quiet", "loaded"] if args.hogs == "both" else [args.hogs]
             print(f"{args.runs} interleaved samples each, pace {args.pace_ms} ms")
             for phase in phases:
-                hogs = []
-                if phase == "loaded":
-                    hog = [sys.executable, "-c", "while True: pass"]
-                    hogs = [subprocess.Popen(hog) for _ in range(2)]
-                    time.sleep(1)
-                try:
+                with cpu_hogs(2 if phase == "loaded" else 0) as hogs:
                     before = os.getloadavg()[0]
                     samples = measure(cases, args.runs, args.pace_ms / 1000)
                     after = os.getloadavg()[0]
-                finally:
-                    for p in hogs:
-                        p.kill()
-                        p.wait()
-                report(f"{phase} ({len(hogs)} CPU hogs)", samples, commands, warm_names,
+                report(f"{phase} ({hogs} CPU hogs)", samples, commands, warm_names,
                        (before, after))  # fmt: skip
             rss = spare_rss(daemons["warm"])
         finally:
