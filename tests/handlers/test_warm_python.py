@@ -365,12 +365,7 @@ async def test_a_spare_that_died_while_idle_is_replaced(
 ) -> None:
     env = _env(tmp_path)
     await pair.warm_run("python3 hooks/exit3.py", project, env)  # leaves a new spare behind
-    pool = pair.warm_runner.warm
-    assert pool is not None
-    [spare] = pool.spares.values()
-    with trio.fail_after(30):
-        while spare.state() == "starting":
-            await trio.sleep(0.01)
+    spare = await _spare_ready(pair)
     os.kill(spare.process.pid, 9)
     with trio.fail_after(30):
         while spare.state() != "gone":
@@ -644,12 +639,8 @@ async def test_an_idle_spare_holds_no_events_variables(
     only what shapes the interpreter's start-up is in its environment."""
     env = {**_env(tmp_path), "SECRET_TOKEN": "sk-of-the-event-that-started-it"}
     await pair.warm_run("python3 hooks/exit3.py", project, env)
-    pool = pair.warm_runner.warm
-    assert pool is not None
-    [spare] = pool.spares.values()
     # The run's replacement may still be between its fork and its exec (an empty environ).
-    await spare.wait_started(30)
-    assert spare.state() == "ready"
+    spare = await _spare_ready(pair)
     environ = Path(f"/proc/{spare.process.pid}/environ").read_bytes().split(b"\0")
     names = {item.partition(b"=")[0] for item in environ if item}
     assert names == {b"PATH", b"HOME", b"LANG", b"HOOKD_RUN_ID"}
