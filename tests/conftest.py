@@ -40,6 +40,19 @@ def compiled_relay(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
+def private_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """An empty HOME of this test's own (its XDG config and state dirs below it), and a
+    daemon socket that no daemon serves — never the machine's own files or daemon."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
+    return home
+
+
+@pytest.fixture
 def cc_fixtures() -> Path:
     return CC_FIXTURES
 

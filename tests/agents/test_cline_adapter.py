@@ -250,14 +250,10 @@ async def test_a_write_guard_fires_for_cline_s_editor(tmp_path: Path) -> None:
 
 
 def test_explain_says_a_write_guard_runs_for_cline_s_editor(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``hookctl explain`` tests a matcher against the same names the daemon does."""
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
+    home = private_home
     config = home / ".config" / "hookd" / "hooks.json"
     config.parent.mkdir(parents=True)
     hook = {"type": "command", "command": "exit 2"}
@@ -273,15 +269,11 @@ def test_explain_says_a_write_guard_runs_for_cline_s_editor(
 
 
 def test_doctor_says_an_event_install_left_to_the_user_s_own_hook(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    private_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Where the user's own ``PreToolUse`` holds the name, install wires the other events
     only: doctor says hookd's PreToolUse guards never run for Cline there."""
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
+    home = private_home
     folder = home / "Documents" / "Cline" / "Hooks"
     folder.mkdir(parents=True)
     (folder / "PreToolUse").write_text("#!/bin/sh\necho '{}'\n")

@@ -497,16 +497,11 @@ def test_a_moved_matcher_stays_readable_where_it_can() -> None:
     assert canonical_matcher("mcp_fs") == ("(?:mcp_fs)", None)
 
 
-def test_install_then_uninstall_gives_gemini_s_file_back_byte_for_byte(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_install_then_uninstall_gives_gemini_s_file_back_byte_for_byte(private_home: Path) -> None:
     """Through the real command: comments and all come back, the moved hooks leave hookd's
     config, the Gemini-only model hooks never left Gemini's file, and a second install
     changes nothing."""
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
+    home = private_home
     settings = home / ".gemini" / "settings.json"
     settings.parent.mkdir(parents=True)
     settings.write_text(USER_SETTINGS, encoding="utf-8")

@@ -234,13 +234,8 @@ def test_explain_says_which_hooks_never_run_under_opencode(tmp_path: Path) -> No
 
 
 @pytest.fixture
-def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
-    return home
+def home(private_home: Path) -> Path:
+    return private_home
 
 
 def _commands(text: str) -> dict[str, str]:

@@ -15,14 +15,8 @@ from .helpers import serving
 
 
 @pytest.fixture
-def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
-    return home
+def home(private_home: Path) -> Path:
+    return private_home
 
 
 @pytest.fixture

@@ -13,13 +13,12 @@ from hookd.cli.hookctl import main as hookctl
 
 
 def test_explain_says_which_hooks_start_warm(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    private_home: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
+    home = private_home
     python = os.path.realpath(sys.executable)
     monkeypatch.setenv("PATH", f"{os.path.dirname(python)}:/usr/bin:/bin")
     (tmp_path / "check.py").write_text("pass\n")

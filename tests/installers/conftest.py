@@ -8,15 +8,9 @@ import pytest
 
 
 @pytest.fixture
-def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """An empty HOME (and its XDG config dir) for this test, and a daemon socket that no
-    daemon serves — never the machine's own."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
-    return home
+def home(private_home: Path) -> Path:
+    """An empty HOME for this test (tests/conftest.py's ``private_home``)."""
+    return private_home
 
 
 @pytest.fixture

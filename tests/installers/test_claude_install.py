@@ -30,13 +30,9 @@ hooks fail open until hookd serves them (these tests have none: HOOKD_SOCKET poi
 
 
 @pytest.fixture
-def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    (home / ".claude").mkdir(parents=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    # No daemon here (install checks for one): never the machine's own.
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
+def home(private_home: Path) -> Path:
+    home = private_home
+    (home / ".claude").mkdir()
     shutil.copy(DATA / "claude-settings-user.json", home / ".claude" / "settings.json")
     return home
 

@@ -37,14 +37,8 @@ def untouched(victim: Path) -> bool:
 
 
 @pytest.fixture
-def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
-    monkeypatch.setenv("HOOKD_SOCKET", str(tmp_path / "none.sock"))
-    return home
+def home(private_home: Path) -> Path:
+    return private_home
 
 
 def test_the_trust_store_is_not_written_through_a_link_at_its_temporary_name(
