@@ -159,16 +159,23 @@ async def test_only_an_agent_without_its_own_cap_gets_hookds_stop_cap(
     assert for_claude == ["block"] * loops, for_claude
 
 
+def _input(event_name: str, cwd: Path, session: str, **fields: str) -> dict[str, Any]:
+    """A recorded PreToolUse input in ``cwd``; for another event, its fields common to
+    every event, the event's name and ``fields``."""
+    raw: dict[str, Any] = event(cwd=str(cwd), session_id=session)
+    if event_name == "PreToolUse":
+        return raw
+    common = {k: raw[k] for k in ("session_id", "transcript_path", "cwd")}
+    return {**common, "hook_event_name": event_name, **fields}
+
+
 async def test_a_one_shot_fire_leaves_no_session_behind(daemon_factory: Any) -> None:
     handle = await daemon_factory()
     project = _project(handle, "p", "PreToolUse", 1)
     handle.daemon.reload()
 
     def fire(session: str, event_name: str, once: bool) -> None:
-        raw = event(cwd=str(project), session_id=session)
-        if event_name != "PreToolUse":
-            raw = {k: raw[k] for k in ("session_id", "transcript_path", "cwd")}
-            raw.update(hook_event_name=event_name, prompt="hello")
+        raw = _input(event_name, project, session, prompt="hello")
         with Client(handle.socket) as client:
             client.fire(event_name, raw, once=once)
 
@@ -241,12 +248,8 @@ async def test_a_sessions_record_is_the_sum_of_its_events_and_ends_with_it(
     daemon = handle.daemon
 
     def fire(session: str, event_name: str = "PreToolUse") -> Any:
-        raw = event(session_id=session, cwd=str(tmp_path))
-        if event_name != "PreToolUse":
-            raw = {k: raw[k] for k in ("session_id", "transcript_path", "cwd")}
-            raw.update(hook_event_name=event_name, reason="other")
         with Client(handle.socket) as client:
-            return client.fire(event_name, raw)
+            return client.fire(event_name, _input(event_name, tmp_path, session, reason="other"))
 
     replies = [await trio.to_thread.run_sync(fire, "s-acct") for _ in range(3)]
     runs = [run for reply in replies for run in reply.result.hooks]
@@ -373,12 +376,8 @@ async def test_a_sessions_own_paused_hook_stays_paused_when_breakers_are_pruned(
     configure(handle, {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]})
 
     def fire(session: str, event_name: str = "PreToolUse") -> Any:
-        raw = event(session_id=session, cwd=str(tmp_path))
-        if event_name != "PreToolUse":
-            raw = {k: raw[k] for k in ("session_id", "transcript_path", "cwd")}
-            raw.update(hook_event_name=event_name, reason="other")
         with Client(handle.socket) as client:
-            return client.fire(event_name, raw)
+            return client.fire(event_name, _input(event_name, tmp_path, session, reason="other"))
 
     def register() -> int:
         with Client(handle.socket) as client:
