@@ -422,8 +422,17 @@ class Spare:
             log.info("warm python spare went away", pid=self.process.pid, error=str(exc))
             return None
         finally:
-            self.control.close()
+            self.close_control()
         return self.process
+
+    def close_control(self) -> None:
+        """Close the control socket — telling trio first when an event waits on it
+        (:meth:`wait_started`): a socket closed under a waiting task leaves its number
+        registered in trio, and the next descriptor to get that number (a hook's pipes'
+        epoll set) could not be waited on ("another task is already reading")."""
+        if self.waiting:
+            trio.lowlevel.notify_closing(self.control)
+        self.control.close()
 
 
 @dataclass(slots=True)
@@ -623,9 +632,7 @@ class WarmPool:
     def retire(self, spare: Spare) -> None:
         """End a spare — idle, surplus, or taken but unusable — and reap it once it is
         gone: closing its control socket ends a waiting spare (it exits 0, silently)."""
-        if spare.waiting:
-            trio.lowlevel.notify_closing(spare.control)
-        spare.control.close()
+        spare.close_control()
         spare.process.close_pipes()
         self.retired.append(spare.process)
 

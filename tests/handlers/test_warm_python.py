@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import sys
 from collections.abc import AsyncIterator
@@ -644,3 +645,40 @@ async def test_an_idle_spare_holds_no_events_variables(
     environ = Path(f"/proc/{spare.process.pid}/environ").read_bytes().split(b"\0")
     names = {item.partition(b"=")[0] for item in environ if item}
     assert names == {b"PATH", b"HOME", b"LANG", b"HOOKD_RUN_ID"}
+
+
+async def test_a_spare_handed_out_while_another_event_waits_for_it_frees_its_descriptor(
+    tmp_path: Path,
+) -> None:
+    """Two events for one interpreter: the first waits for its starting spare, the second
+    takes that spare the moment it is ready and hands it the run (closing its control
+    socket) before the first is woken.  The waiting event must be told: a socket closed
+    under a waiting task stays registered in trio under its number, and the next
+    descriptor to get that number — the next hook's epoll set — could not be waited on
+    (``BusyResourceError``, a crashed handler; seen once under load in the full suite)."""
+    script = tmp_path / "hook.py"
+    script.write_text("pass\n")
+    target = plan([sys.executable, str(script)], {"PATH": "/usr/bin:/bin"}, str(tmp_path))
+    assert not isinstance(target, str), target
+    ours, theirs = socket.socketpair()
+    ours.setblocking(False)
+    process: Any = object()  # become() hands it back; nothing here runs
+    spare = Spare(process=process, control=ours, marker="m", started=0.0)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(spare.wait_started, 30.0)
+        await trio.testing.wait_all_tasks_blocked()
+        number = ours.fileno()
+        assert spare.become(target, {"PATH": "/bin"}, str(tmp_path)) is process
+        with trio.fail_after(5):  # the waiting event is woken, not left for its 30 s
+            while spare.waiting:
+                await trio.lowlevel.checkpoint()
+        # The next descriptor with that number can be waited on.
+        reused, other = socket.socketpair()
+        if reused.fileno() != number:  # make it the number the spare's socket had
+            os.dup2(reused.fileno(), number)
+            reused.close()
+            reused = socket.socket(fileno=number)
+        with reused, other, theirs:
+            other.send(b"x")
+            with trio.fail_after(5):
+                await trio.lowlevel.wait_readable(reused)
