@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
+import random
 import socket
 import sys
 from collections.abc import AsyncIterator
@@ -56,10 +57,19 @@ class RunningDaemon:
 
 
 def free_port() -> int:
-    """An ephemeral port that was free a moment ago (the daemon binds it right after)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port that was free a moment ago (the daemon binds it right after), chosen below
+    the kernel's ephemeral range: a port from that range (``bind`` to 0) can be taken in
+    between by any outgoing connection on the machine — the suite's other workers make
+    thousands — and the daemon then fails with "the port is in use"."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    while True:
+        port = random.randrange(10000, max(low, 10001))
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # in use: another
+            return port
 
 
 async def _ready(d: RunningDaemon, proc: trio.Process) -> None:
