@@ -108,6 +108,8 @@ class Start:
     registered: by the inodes of the pipes it is given."""
 
     pipes: frozenset[int]
+    born: int
+    """When it was announced, in ticks since boot, one tick early: its child is no older."""
 
 
 @dataclass
@@ -175,6 +177,10 @@ class Subreaper:
         self._starting: list[Start] = []
         """Starts in worker threads whose child is not registered yet (see the module
         docstring, "Starts in worker threads")."""
+        self.hooks_share_session = False
+        """Whether hooks start in this process's session (each in a process group of its
+        own) rather than each in a new session: see "One session for the daemon and its
+        hooks" in the module docstring.  Set once, before anything is spawned."""
 
     # --- switching it on ----------------------------------------------------------
 
@@ -216,7 +222,7 @@ class Subreaper:
     def starting(self, pipe_fds: Iterable[int]) -> Start:
         """A start is about to leave the loop for a worker thread: until :meth:`settled`,
         no sweep reaps a zombie and no kill takes its child for an orphan."""
-        start = Start(frozenset(_inodes(pipe_fds)))
+        start = Start(frozenset(_inodes(pipe_fds)), proctree.boot_ticks_now() - 1)
         self._starting.append(start)
         self._changed = True
         return start
@@ -313,8 +319,7 @@ class Subreaper:
         for proc in table.values():
             if (
                 proc.ppid != me
-                or proc.pid in self.own
-                or proc.sid == my_sid
+                or self._not_an_orphan(proc, my_sid)
                 or proc.state == "Z"
                 or proc.pid in roots
                 or proc.start < run.born
@@ -329,6 +334,26 @@ class Subreaper:
             if ours or not any(pipes & o.pipes or proc.pid in o.seen for o in others):
                 found.add(proc.pid)
         return found
+
+    def _not_an_orphan(self, proc: proctree.ProcInfo, my_sid: int) -> bool:
+        """Whether a child of this process is surely none of the orphans it adopted.
+
+        Registered children are ours.  Where every hook starts a new session, so is
+        anything in this process's session: no descendant of a hook can join it back,
+        and what a library or a test started here stays in it.  Where hooks share the
+        session, it tells nothing, and one more case is ours: a child still in this
+        process's own group, born since a start now in flight was announced — a hook
+        between its ``vfork`` and its ``setpgid``, whose descriptors (the announced
+        pipes) this process cannot read when it is not dumpable.  An orphan that joined
+        the group could pass for one only if it was also born in those microseconds.
+        """
+        if proc.pid in self.own:
+            return True
+        if not self.hooks_share_session:
+            return proc.sid == my_sid
+        if not self._starting or proc.pgid != os.getpgid(0):
+            return False
+        return proc.start >= min(start.born for start in self._starting)
 
     # --- reaping --------------------------------------------------------------------
 
@@ -367,7 +392,7 @@ class Subreaper:
         zombies: set[tuple[int, int]] = set()
         adopted = 0
         for proc in table.values():
-            if proc.ppid != me or proc.pid in self.own or proc.sid == my_sid:
+            if proc.ppid != me or self._not_an_orphan(proc, my_sid):
                 continue
             if proc.state == "Z":
                 zombies.add((proc.pid, proc.start))
@@ -393,7 +418,7 @@ class Subreaper:
         orphans = [
             p
             for p in table.values()
-            if p.ppid == me and p.pid not in self.own and p.sid != my_sid and p.state != "Z"
+            if p.ppid == me and not self._not_an_orphan(p, my_sid) and p.state != "Z"
         ]
         for orphan in orphans if self.killed else []:
             marker = proctree.run_marker(orphan.pid)
