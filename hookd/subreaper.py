@@ -37,10 +37,9 @@ children from /proc and reaps, *by pid* (``waitpid(pid, WNOHANG)``), only a
 zombie that (1) is not registered as the daemon's own (registered
 synchronously at spawn, before any checkpoint, and the reaper runs on the
 same thread, so it never sees an unregistered own child — see "Starts in
-worker threads" below for the one exception), (2) is in another
-session than the daemon's (every hook and worker starts a new session and no
-descendant can rejoin ours, while a process some library or test spawned in
-this process stays in our session), and (3) was already a zombie on the
+worker threads" below for the one exception), (2) is no child this process
+started itself (see "One session for the daemon and its hooks"), and (3) was
+already a zombie on the
 previous sweep — nobody else is waiting for it.  :func:`kill_tree`
 (:mod:`hookd.handlers.process`) also reaps, by pid, the adopted orphans it
 has just killed, so a timeout leaves no zombie behind.
@@ -51,6 +50,17 @@ knew are dead, and for ``KILLED_WATCH`` seconds afterwards every sweep kills
 an adopted orphan that still carries the killed run's marker or holds one of
 its pipes (counted in status as ``late_kills``).  A 5-minute soak under heavy
 load (bench/soak.py) found such a survivor before these two nets existed.
+
+One session for the daemon and its hooks.  Embedded in another program (tests,
+a library user), the daemon cannot know every child its host starts, so each hook
+starts a new session, and a child in *this* process's session is never taken for
+an orphan: no descendant of a hook can join that session back, while what a
+library or a test started here stays in it.  ``hookd serve`` registers every
+child it starts, so there hooks share its session, each in a process group of its
+own (:attr:`Subreaper.hooks_share_session`; a new session is a new scheduling
+group, slow to get a CPU on busy cores: :mod:`hookd.daemon.own_process`), and an
+unregistered child is an orphan whatever its session — but for a starting hook
+still in this process's group (:meth:`Subreaper._not_an_orphan`).
 
 Starts in worker threads.  Hooks that start together call ``Popen`` in worker
 threads (:func:`hookd.handlers.spawn.start_hook`), so a sweep or a kill on the
@@ -67,7 +77,8 @@ every child of ours is registered), and a kill never takes for an adopted orphan
 child that holds an announced pipe (from its ``dup2`` until ``exec``, and after while
 it keeps its stdio); from its ``exec`` on it carries its run's marker, and a marked
 process is never taken for another run's unmarked orphan.  Before its
-``dup2`` the child is still in the daemon's session, which every look skips.  A
+``dup2`` the child is still in the daemon's session and group, which every look
+skips while the start is in flight.  A
 starting hook that, within the microseconds before the thread returns, re-``exec``s
 with a scrubbed environment *and* closes its stdio would be ambiguous; it is
 counted like any other stealthy orphan (see above).
