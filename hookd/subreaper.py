@@ -37,10 +37,9 @@ children from /proc and reaps, *by pid* (``waitpid(pid, WNOHANG)``), only a
 zombie that (1) is not registered as the daemon's own (registered
 synchronously at spawn, before any checkpoint, and the reaper runs on the
 same thread, so it never sees an unregistered own child — see "Starts in
-worker threads" below for the one exception), (2) is in another
-session than the daemon's (every hook and worker starts a new session and no
-descendant can rejoin ours, while a process some library or test spawned in
-this process stays in our session), and (3) was already a zombie on the
+worker threads" below for the one exception), (2) is no child this process
+started itself (see "One session for the daemon and its hooks"), and (3) was
+already a zombie on the
 previous sweep — nobody else is waiting for it.  :func:`kill_tree`
 (:mod:`hookd.handlers.process`) also reaps, by pid, the adopted orphans it
 has just killed, so a timeout leaves no zombie behind.
@@ -51,6 +50,17 @@ knew are dead, and for ``KILLED_WATCH`` seconds afterwards every sweep kills
 an adopted orphan that still carries the killed run's marker or holds one of
 its pipes (counted in status as ``late_kills``).  A 5-minute soak under heavy
 load (bench/soak.py) found such a survivor before these two nets existed.
+
+One session for the daemon and its hooks.  Embedded in another program (tests,
+a library user), the daemon cannot know every child its host starts, so each hook
+starts a new session, and a child in *this* process's session is never taken for
+an orphan: no descendant of a hook can join that session back, while what a
+library or a test started here stays in it.  ``hookd serve`` registers every
+child it starts, so there hooks share its session, each in a process group of its
+own (:attr:`Subreaper.hooks_share_session`; a new session is a new scheduling
+group, slow to get a CPU on busy cores: :mod:`hookd.daemon.own_process`), and an
+unregistered child is an orphan whatever its session — but for a starting hook
+still in this process's group (:meth:`Subreaper._not_an_orphan`).
 
 Starts in worker threads.  Hooks that start together call ``Popen`` in worker
 threads (:func:`hookd.handlers.spawn.start_hook`), so a sweep or a kill on the
@@ -67,7 +77,8 @@ every child of ours is registered), and a kill never takes for an adopted orphan
 child that holds an announced pipe (from its ``dup2`` until ``exec``, and after while
 it keeps its stdio); from its ``exec`` on it carries its run's marker, and a marked
 process is never taken for another run's unmarked orphan.  Before its
-``dup2`` the child is still in the daemon's session, which every look skips.  A
+``dup2`` the child is still in the daemon's session and group, which every look
+skips while the start is in flight.  A
 starting hook that, within the microseconds before the thread returns, re-``exec``s
 with a scrubbed environment *and* closes its stdio would be ambiguous; it is
 counted like any other stealthy orphan (see above).
@@ -108,6 +119,8 @@ class Start:
     registered: by the inodes of the pipes it is given."""
 
     pipes: frozenset[int]
+    born: int
+    """When it was announced, in ticks since boot, one tick early: its child is no older."""
 
 
 @dataclass
@@ -175,6 +188,10 @@ class Subreaper:
         self._starting: list[Start] = []
         """Starts in worker threads whose child is not registered yet (see the module
         docstring, "Starts in worker threads")."""
+        self.hooks_share_session = False
+        """Whether hooks start in this process's session (each in a process group of its
+        own) rather than each in a new session: see "One session for the daemon and its
+        hooks" in the module docstring.  Set once, before anything is spawned."""
 
     # --- switching it on ----------------------------------------------------------
 
@@ -216,7 +233,7 @@ class Subreaper:
     def starting(self, pipe_fds: Iterable[int]) -> Start:
         """A start is about to leave the loop for a worker thread: until :meth:`settled`,
         no sweep reaps a zombie and no kill takes its child for an orphan."""
-        start = Start(frozenset(_inodes(pipe_fds)))
+        start = Start(frozenset(_inodes(pipe_fds)), proctree.boot_ticks_now() - 1)
         self._starting.append(start)
         self._changed = True
         return start
@@ -313,8 +330,7 @@ class Subreaper:
         for proc in table.values():
             if (
                 proc.ppid != me
-                or proc.pid in self.own
-                or proc.sid == my_sid
+                or self._not_an_orphan(proc, my_sid)
                 or proc.state == "Z"
                 or proc.pid in roots
                 or proc.start < run.born
@@ -329,6 +345,26 @@ class Subreaper:
             if ours or not any(pipes & o.pipes or proc.pid in o.seen for o in others):
                 found.add(proc.pid)
         return found
+
+    def _not_an_orphan(self, proc: proctree.ProcInfo, my_sid: int) -> bool:
+        """Whether a child of this process is surely none of the orphans it adopted.
+
+        Registered children are ours.  Where every hook starts a new session, so is
+        anything in this process's session: no descendant of a hook can join it back,
+        and what a library or a test started here stays in it.  Where hooks share the
+        session, it tells nothing, and one more case is ours: a child still in this
+        process's own group, born since a start now in flight was announced — a hook
+        between its ``vfork`` and its ``setpgid``, whose descriptors (the announced
+        pipes) this process cannot read when it is not dumpable.  An orphan that joined
+        the group could pass for one only if it was also born in those microseconds.
+        """
+        if proc.pid in self.own:
+            return True
+        if not self.hooks_share_session:
+            return proc.sid == my_sid
+        if not self._starting or proc.pgid != os.getpgid(0):
+            return False
+        return proc.start >= min(start.born for start in self._starting)
 
     # --- reaping --------------------------------------------------------------------
 
@@ -367,7 +403,7 @@ class Subreaper:
         zombies: set[tuple[int, int]] = set()
         adopted = 0
         for proc in table.values():
-            if proc.ppid != me or proc.pid in self.own or proc.sid == my_sid:
+            if proc.ppid != me or self._not_an_orphan(proc, my_sid):
                 continue
             if proc.state == "Z":
                 zombies.add((proc.pid, proc.start))
@@ -393,7 +429,7 @@ class Subreaper:
         orphans = [
             p
             for p in table.values()
-            if p.ppid == me and p.pid not in self.own and p.sid != my_sid and p.state != "Z"
+            if p.ppid == me and not self._not_an_orphan(p, my_sid) and p.state != "Z"
         ]
         for orphan in orphans if self.killed else []:
             marker = proctree.run_marker(orphan.pid)

@@ -1,4 +1,4 @@
-"""The daemon's own process: closed to its hooks' debuggers, and giving big buffers back.
+"""The daemon's own process: closed to hooks' debuggers, one session with them, big buffers freed.
 
 **Not dumpable.**  Every hook runs as the daemon's user, and the kernel lets
 a process trace another of the same uid: a hostile hook could ``ptrace`` the
@@ -12,6 +12,22 @@ no longer list the daemon's descriptors — ``/proc/<daemon>/status`` (RSS) stil
 reads, and the daemon itself still reads its own entries (the kernel lets a
 process into its own ``/proc``; ``hookctl status`` reports them).  Children are
 not affected: ``execve`` makes every hook dumpable again.
+
+**One session for the daemon and its hooks.**  Embedded in another program (tests,
+a library user), the daemon cannot know every child its host starts, so each hook
+starts a new session: no descendant of a hook can join the host's back, and the
+subreaper tells the host's children from adopted orphans by session
+(:mod:`hookd.subreaper`).  But every new session is also a new scheduling group
+where the kernel groups sessions (``sched_autogroup``, the default on most
+distributions), and on busy cores a new group's first child waits ~3× longer for
+a CPU: 5.9 against 1.9 ms for ``/bin/true`` beside two CPU hogs
+(docs/performance.md, "Parallel spawns").  ``hookd serve`` starts every child of
+its own process itself and registers it, so there the session is not needed to
+tell them apart: each hook gets a process group of its own in the daemon's
+session — as node and Rust agents start theirs, in the agent's.  Except when the
+daemon has a controlling terminal (run in the foreground of a shell): a hook in
+that session could read it or take its foreground, so there each hook keeps a
+session of its own.
 
 **Big buffers go back to the system.**  An 8 MiB event input is a handful of
 8 MiB allocations (the frame, its decoded copy, the JSON each hook reads).
@@ -31,6 +47,8 @@ from collections.abc import Callable
 
 import structlog
 
+from hookd.subreaper import SUBREAPER
+
 __all__ = [
     "MMAP_THRESHOLD",
     "dumpable",
@@ -39,6 +57,7 @@ __all__ = [
     "return_big_buffers",
     "rss_kb",
     "set_up",
+    "share_session_with_hooks",
 ]
 
 log = structlog.get_logger("hookd.process")
@@ -109,7 +128,22 @@ def return_big_buffers() -> bool:
     return True
 
 
+def share_session_with_hooks() -> bool:
+    """Start hooks in this process's session, each in a process group of its own
+    (see the module docstring); False, and a new session per hook as before, where
+    this process has a controlling terminal."""
+    try:
+        terminal = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        SUBREAPER.hooks_share_session = True
+        return True
+    os.close(terminal)
+    log.info("a controlling terminal: every hook starts a session of its own")
+    return False
+
+
 def set_up() -> None:
     """What ``hookd serve`` does to its own process before serving."""
     forbid_tracing()
     return_big_buffers()
+    share_session_with_hooks()

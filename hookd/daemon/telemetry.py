@@ -44,6 +44,7 @@ import trio
 from hookd.daemon.async_store import AsyncEntry
 from hookd.daemon.audit import EventAudit, hook_decision, kill_reason
 from hookd.daemon.settings import TelemetrySettings
+from hookd.subreaper import SUBREAPER
 from hookd_client.results import FireResult, HookRef, HookRun
 
 __all__ = [
@@ -625,9 +626,17 @@ class Telemetry:
         # The exporter gets its configuration resolved on its first line: the SDK's own
         # reading of OTEL_* variables would apply them a second time, differently.
         env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-        process = await trio.lowlevel.open_process(
-            self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
-        )
+        # Announced and registered as the daemon's own child: the subreaper must not take
+        # it for a hook's orphan (it starts in a worker thread, in the daemon's session).
+        announced = SUBREAPER.starting(())
+        pid: int | None = None
+        try:
+            process = await trio.lowlevel.open_process(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+            )
+            pid = process.pid
+        finally:
+            SUBREAPER.settled(announced, pid)
         self.pid = process.pid
         assert process.stdin is not None and process.stdout is not None
         try:
@@ -642,6 +651,7 @@ class Telemetry:
             self.pid = None
             with trio.CancelScope(shield=True):
                 await self._stop(process)
+            SUBREAPER.waited(process.pid)
             # What this process counted carries over (its queue, lost with it, as drops).
             old, past = self.stats, self._past
             past.exported += old.exported

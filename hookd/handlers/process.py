@@ -4,8 +4,9 @@ Claude Code signals only the direct child on timeout, so grandchildren
 survive (its issues #24206, #86578).  hookd uses three nets, each catching
 what the previous one misses:
 
-1. every hook starts in a **new session and process group** (``setsid``), so
-   ``killpg`` reaches the hook and everything it forks (double-forks too);
+1. every hook starts in a **process group of its own** (under ``hookd serve`` in
+   the daemon's session, else in a new session: :func:`hookd.handlers.spawn.session_flags`),
+   so ``killpg`` reaches the hook and everything it forks (double-forks too);
 2. every hook's environment carries a unique ``HOOKD_RUN_ID``; at kill time
    ``/proc/*/environ`` is scanned for it, which finds descendants that called
    ``setsid`` themselves and left the group (the technique of Jenkins'

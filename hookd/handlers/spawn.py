@@ -315,6 +315,7 @@ def _popen(
     pipes, made meanwhile on the loop, out of this child."""
     if _LEAN:
         return _fork_exec(list(argv), cwd, env, pipes, pass_fds)
+    share = SUBREAPER.hooks_share_session
     return subprocess.Popen(
         list(argv),
         stdin=pipes.in_r,
@@ -322,7 +323,8 @@ def _popen(
         stderr=pipes.err_w,
         cwd=cwd,
         env=dict(env),
-        start_new_session=True,
+        start_new_session=not share,
+        process_group=0 if share else None,
         pass_fds=tuple(pass_fds),
     )
 
@@ -334,8 +336,9 @@ _LEAN = (3, 11) <= sys.version_info[:2] <= (3, 13)
 def _fork_exec(
     argv: list[str], cwd: str | None, env: Mapping[str, str], pipes: _Pipes, pass_fds: Sequence[int]
 ) -> _Child:
-    """``Popen(argv, stdin/stdout/stderr=pipes, cwd, env, start_new_session=True,
-    pass_fds, close_fds=True)``, without the rest of ``Popen``: the same
+    """``Popen(argv, stdin/stdout/stderr=pipes, cwd, env, start_new_session=True (or
+    process_group=0: :func:`session_flags`), pass_fds, close_fds=True)``, without the
+    rest of ``Popen``: the same
     ``fork_exec`` call (``vfork``, the GIL let go while the child ``exec``s), the
     program looked up on the hook's own PATH, and a failed ``exec`` raised as the
     same ``OSError``."""
@@ -362,7 +365,7 @@ def _fork_exec(
                 env_list,
                 pipes.in_r, -1, -1, pipes.out_w, -1, pipes.err_w,
                 err_r, err_w,
-                True, True, -1, None, None, None, -1,
+                True, *session_flags(), None, None, None, -1,
                 None,  # type: ignore[arg-type]  # no preexec_fn, as Popen passes it
                 True,
             )  # fmt: skip
@@ -380,6 +383,18 @@ def _fork_exec(
         child.wait()
         raise _exec_error(bytes(report), argv[0], cwd)
     return child
+
+
+def session_flags() -> tuple[bool, int]:
+    """``fork_exec``'s ``call_setsid`` and ``pgid_to_set``: a new session for each hook,
+    or (``hookd serve``, :func:`hookd.daemon.own_process.share_session_with_hooks`) a
+    process group of its own in the daemon's session.  Every new session is a new
+    scheduling group where the kernel groups sessions (``sched_autogroup``), and on busy
+    cores its first child waits ~3× longer for a CPU (docs/performance.md, "Parallel
+    spawns"); a process group alone costs nothing."""
+    if SUBREAPER.hooks_share_session:
+        return False, 0
+    return True, -1
 
 
 def _exec_error(report: bytes, program: str, cwd: str | None) -> BaseException:
@@ -409,7 +424,8 @@ def spawn(
     env: Mapping[str, str],
     pass_fds: Sequence[int] = (),
 ) -> HookProcess:
-    """Start ``argv`` in a new session with piped stdin/stdout/stderr, from the loop.
+    """Start ``argv`` in a process group of its own (a new session, unless hooks share
+    the daemon's: :func:`session_flags`) with piped stdin/stdout/stderr, from the loop.
 
     ``pass_fds``: descriptors the child keeps, at the same numbers (a warm spare's
     control socket). Raises OSError when it cannot start (missing program, bad cwd);

@@ -3,10 +3,11 @@
 This file is not imported by hookd. :mod:`hookd.handlers.warm_python` reads its text and starts
 the *hook's own* interpreter as ``<interpreter> <the hook's flags> -c <this text> 3 <script>``:
 the same binary, path, flags and start-up environment a cold ``python3 hook.py`` would have,
-with the hook's stdin, stdout and stderr pipes already in place, in the hook's own session and
-process group. So everything the interpreter decides at start-up — ``sys.flags``,
-``sys.executable``, ``sys.prefix`` of a virtual environment, ``sys.path``, the stdio objects'
-encodings and buffering, signal dispositions, the hash seed — is what the cold run would decide,
+with the hook's stdin, stdout and stderr pipes already in place, in the hook's own process
+group (and session, where hooks get one: :func:`hookd.handlers.spawn.session_flags`). So
+everything the interpreter decides at start-up — ``sys.flags``, ``sys.executable``,
+``sys.prefix`` of a virtual environment, ``sys.path``, the stdio objects' encodings and
+buffering, signal dispositions, the hash seed — is what the cold run would decide,
 because it *is* a cold start, paid before the event instead of during it.
 
 Then it compiles the script it is likely to run (the one named after the descriptor: its

@@ -1,0 +1,122 @@
+"""Under ``hookd serve`` a hook has a process group of its own in the daemon's session.
+
+A new session per hook is a new scheduling group wherever the kernel groups sessions
+(``sched_autogroup``), and on busy cores its first child waits ~3× longer for a CPU
+(docs/performance.md, "Parallel spawns").  ``hookd serve`` registers every child it
+starts, so it does not need the session to tell them from the orphans it adopts
+(:mod:`hookd.subreaper`); a daemon with a controlling terminal still gives each hook
+a session, so that no hook can read that terminal.  Each case runs a real
+``hookd serve`` with a real command hook that writes down what the kernel says of it;
+the last one is an escape that the shared session makes possible to try — a hook's
+descendant joining the daemon's own process group, with its marker and pipes gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from hookd import proctree
+from hookd_client.client import Client
+from reliability.helpers import bench_module, event
+
+fuzz = bench_module("fuzz")
+
+WHERE = r"""
+import json, os, sys
+me = os.getpid()
+json.dump({"pid": me, "pgid": os.getpgid(0), "sid": os.getsid(0)}, open(sys.argv[1], "w"))
+"""
+
+# The hook's child joins the daemon's process group, drops the run marker, closes its
+# pipes and becomes an orphan (its parent exits at once); the hook then outlives its
+# timeout.  Only the subreaper's adoption can find the child.
+ESCAPE = r"""
+import os, sys, time
+daemon_group = os.getpgid(os.getppid())
+if os.fork() == 0:
+    if os.fork() == 0:
+        os.setpgid(0, daemon_group)
+        for fd in (0, 1, 2):
+            os.close(fd)
+        with open(sys.argv[1], "w") as note:
+            note.write(str(os.getpid()))
+        os.execve("/bin/sleep", ["sleep", "1000"], {})
+    os._exit(0)
+time.sleep(1000)
+"""
+
+
+def _hooks(command: str, timeout: int = 30) -> dict[str, Any]:
+    hook = {"type": "command", "command": command, "timeout": timeout}
+    return {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}
+
+
+def _fire(sock: Path) -> Any:
+    with Client(sock) as client:
+        return client.fire("PreToolUse", event(session_id="sessions"))
+
+
+async def _where_the_hook_ran(
+    tmp_path: Path, preexec_fn: Callable[[], None] | None = None
+) -> tuple[dict[str, int], int]:
+    script = tmp_path / "where.py"
+    script.write_text(WHERE)
+    found = tmp_path / "where.json"
+    with fuzz.daemon_process(
+        _hooks(f"{sys.executable} {script} {found}"), preexec_fn=preexec_fn
+    ) as daemon:
+        with trio.fail_after(60):
+            reply = await trio.to_thread.run_sync(_fire, daemon.socket)
+        assert [run.outcome for run in reply.result.hooks] == ["success"], reply.result
+        return json.loads(found.read_text()), os.getsid(daemon.pid)
+
+
+async def test_a_hook_has_its_own_group_in_the_daemons_session(tmp_path: Path) -> None:
+    seen, daemon_sid = await _where_the_hook_ran(tmp_path)
+    assert seen["pgid"] == seen["pid"], seen  # killpg still reaches the hook and its children
+    assert seen["sid"] == daemon_sid != seen["pid"], seen
+
+
+async def test_with_a_controlling_terminal_each_hook_has_a_session(tmp_path: Path) -> None:
+    controller, terminal = pty.openpty()
+    name = os.ttyname(terminal)
+
+    def take_the_terminal() -> None:  # in the daemon before exec: a session with a terminal
+        os.setsid()
+        os.close(os.open(name, os.O_RDWR))  # a session leader's first tty becomes its own
+
+    try:
+        seen, daemon_sid = await _where_the_hook_ran(tmp_path, take_the_terminal)
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert seen["sid"] == seen["pgid"] == seen["pid"] != daemon_sid, seen
+
+
+async def test_an_orphan_that_joins_the_daemons_group_dies_at_the_timeout(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "escape.py"
+    script.write_text(ESCAPE)
+    note = tmp_path / "escapee"
+    with fuzz.daemon_process(_hooks(f"{sys.executable} {script} {note}", timeout=3)) as daemon:
+        with trio.fail_after(60):
+            reply = await trio.to_thread.run_sync(_fire, daemon.socket)
+        (run,) = reply.result.hooks
+        assert run.outcome == "cancelled" and run.timed_out, run
+        escapee = int(note.read_text())
+        proc = proctree.info(escapee)
+        deadline = time.monotonic() + 30  # the kill is done before the reply; reaping may lag
+        while proc is not None and proc.state != "Z" and time.monotonic() < deadline:
+            await trio.sleep(0.05)
+            proc = proctree.info(escapee)
+        assert proc is None or proc.state == "Z", f"escaped: {proc}"
