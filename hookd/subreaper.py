@@ -91,7 +91,7 @@ import errno
 import os
 import signal
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import structlog
@@ -245,6 +245,20 @@ class Subreaper:
             self.spawned(pid)
         self._starting.remove(start)
         self._changed = True
+
+    async def open_process(self, open_child: Callable[[], Awaitable[trio.Process]]) -> trio.Process:
+        """Start one of this process's own long-lived children (a python worker, the
+        telemetry exporter) with ``trio.lowlevel.open_process``, which starts it in a
+        worker thread: announced before, registered after, so no sweep or kill
+        meanwhile takes it for an orphan."""
+        announced = self.starting(())
+        pid: int | None = None
+        try:
+            child = await open_child()
+            pid = child.pid
+        finally:
+            self.settled(announced, pid)
+        return child
 
     @property
     def starts_in_flight(self) -> int:

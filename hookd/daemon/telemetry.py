@@ -26,6 +26,7 @@ event that started it as parent and is linked from the event that received its r
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import random
@@ -626,17 +627,15 @@ class Telemetry:
         # The exporter gets its configuration resolved on its first line: the SDK's own
         # reading of OTEL_* variables would apply them a second time, differently.
         env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-        # Announced and registered as the daemon's own child: the subreaper must not take
-        # it for a hook's orphan (it starts in a worker thread, in the daemon's session).
-        announced = SUBREAPER.starting(())
-        pid: int | None = None
-        try:
-            process = await trio.lowlevel.open_process(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+        process = await SUBREAPER.open_process(
+            functools.partial(
+                trio.lowlevel.open_process,
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
             )
-            pid = process.pid
-        finally:
-            SUBREAPER.settled(announced, pid)
+        )
         self.pid = process.pid
         assert process.stdin is not None and process.stdout is not None
         try:

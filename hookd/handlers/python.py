@@ -60,6 +60,7 @@ Limits of that choice, on purpose:
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 import subprocess
@@ -80,6 +81,7 @@ from hookd.handlers.base import HandlerResult, Invocation, failed_with
 from hookd.handlers.process import kill_tree
 from hookd.handlers.python_inline import InDaemonPolicies
 from hookd.handlers.pyworker import WorkerReply, WorkerRequest
+from hookd.handlers.spawn import session_options
 from hookd.subreaper import SUBREAPER
 
 __all__ = ["PythonRunner", "PythonWorkerPool", "WorkerDied"]
@@ -273,15 +275,17 @@ class PythonWorkerPool:
         run_id = uuid.uuid4().hex
         env = _worker_env()
         env["HOOKD_RUN_ID"] = run_id
-        proc = await trio.lowlevel.open_process(
-            [self.executable, "-m", "hookd.handlers.pyworker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            start_new_session=True,
+        proc = await SUBREAPER.open_process(
+            functools.partial(
+                trio.lowlevel.open_process,
+                [self.executable, "-m", "hookd.handlers.pyworker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                **session_options(),
+            )
         )
-        SUBREAPER.spawned(proc.pid)
         SUBREAPER.track(run_id, proc.pid)
         worker = _Worker(proc, run_id)
         self._all.add(worker)

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hookd.handlers.spawn import session_options
 from hookd.subreaper import SUBREAPER
 
 __all__ = [
@@ -213,7 +214,7 @@ class LauncherResolver:
                 stderr=subprocess.DEVNULL,
                 cwd=cwd,
                 env={**env, **extra, _PROBE_VARIABLE: output},
-                start_new_session=True,
+                **session_options(),
             )
         except OSError as exc:
             Path(output).unlink(missing_ok=True)

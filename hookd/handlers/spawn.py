@@ -34,14 +34,14 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import trio
 from trio.lowlevel import RunVar
 
 from hookd.subreaper import SUBREAPER
 
-__all__ = ["HookProcess", "spawn", "start_hook"]
+__all__ = ["HookProcess", "session_flags", "session_options", "spawn", "start_hook"]
 
 _POLL_INTERVAL = 0.005
 """Where there is no pidfd (not Linux ≥ 5.3), how often ``wait`` polls."""
@@ -315,7 +315,6 @@ def _popen(
     pipes, made meanwhile on the loop, out of this child."""
     if _LEAN:
         return _fork_exec(list(argv), cwd, env, pipes, pass_fds)
-    share = SUBREAPER.hooks_share_session
     return subprocess.Popen(
         list(argv),
         stdin=pipes.in_r,
@@ -323,9 +322,8 @@ def _popen(
         stderr=pipes.err_w,
         cwd=cwd,
         env=dict(env),
-        start_new_session=not share,
-        process_group=0 if share else None,
         pass_fds=tuple(pass_fds),
+        **session_options(),
     )
 
 
@@ -383,6 +381,13 @@ def _fork_exec(
         child.wait()
         raise _exec_error(bytes(report), argv[0], cwd)
     return child
+
+
+def session_options() -> dict[str, Any]:
+    """:func:`session_flags` as ``Popen``'s keywords, for the daemon's other children
+    (python workers, launcher probes): where hooks share the daemon's session, so do they."""
+    call_setsid, pgid = session_flags()
+    return {"start_new_session": call_setsid, "process_group": None if pgid < 0 else pgid}
 
 
 def session_flags() -> tuple[bool, int]:

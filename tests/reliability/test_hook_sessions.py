@@ -60,6 +60,11 @@ def _hooks(command: str, timeout: int = 30) -> dict[str, Any]:
     return {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}
 
 
+def _python_hook(callable_: str) -> dict[str, Any]:
+    hook = {"type": "python", "callable": callable_}
+    return {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}
+
+
 def _fire(sock: Path) -> Any:
     with Client(sock) as client:
         return client.fire("PreToolUse", event(session_id="sessions"))
@@ -83,6 +88,24 @@ async def _where_the_hook_ran(
 async def test_a_hook_has_its_own_group_in_the_daemons_session(tmp_path: Path) -> None:
     seen, daemon_sid = await _where_the_hook_ran(tmp_path)
     assert seen["pgid"] == seen["pid"], seen  # killpg still reaches the hook and its children
+    assert seen["sid"] == daemon_sid != seen["pid"], seen
+
+
+async def test_a_python_worker_has_its_own_group_in_the_daemons_session(tmp_path: Path) -> None:
+    found = tmp_path / "where.json"
+    module = tmp_path / "where_worker.py"
+    module.write_text(
+        "import json, os\n"
+        "def hook(event):\n"
+        f"    with open({str(found)!r}, 'w') as out:\n"
+        "        json.dump({'pid': os.getpid(), 'pgid': os.getpgid(0), 'sid': os.getsid(0)}, out)\n"
+    )
+    with fuzz.daemon_process(_python_hook(f"{module}:hook")) as daemon:
+        with trio.fail_after(60):
+            reply = await trio.to_thread.run_sync(_fire, daemon.socket)
+        assert [run.outcome for run in reply.result.hooks] == ["success"], reply.result
+        seen, daemon_sid = json.loads(found.read_text()), os.getsid(daemon.pid)
+    assert seen["pgid"] == seen["pid"], seen
     assert seen["sid"] == daemon_sid != seen["pid"], seen
 
 
