@@ -39,7 +39,7 @@ from typing import Protocol
 import trio
 from trio.lowlevel import RunVar
 
-from hookd.subreaper import SUBREAPER
+from hookd.subreaper import SUBREAPER, Start
 
 __all__ = ["HookProcess", "spawn", "start_hook"]
 
@@ -182,12 +182,42 @@ class HookProcess:
             self._pidfd = None
 
 
+class _Start:
+    """One hook's start, asked for in a scheduler pass; carried out by whoever takes the pass."""
+
+    __slots__ = ("argv", "cwd", "env", "error", "process")
+
+    def __init__(self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str]) -> None:
+        self.argv = argv
+        self.cwd = cwd
+        self.env = env
+        self.process: HookProcess | None = None
+        self.error: BaseException | None = None
+
+    def result(self) -> HookProcess:
+        if self.process is not None:
+            return self.process
+        raise self.error if self.error is not None else RuntimeError("the start was not made")
+
+
+class _Pass:
+    """The starts asked for in one scheduler pass (the hooks of an event, as a rule)."""
+
+    __slots__ = ("done", "starts", "taken")
+
+    def __init__(self) -> None:
+        self.starts: list[_Start] = []
+        self.taken = False
+        """Some task took these starts to carry them out (no start leaves the list then)."""
+        self.done = trio.Event()
+
+
 class _Starts:
     def __init__(self) -> None:
         self.off_loop = 0
         """Starts running in worker threads now."""
-        self.arriving = 0
-        """Starts that came in the current scheduler pass and have not chosen yet."""
+        self.forming: _Pass | None = None
+        """The starts of the current scheduler pass, until one of their tasks takes them."""
         self.last_end = -1.0
         self.threads = trio.CapacityLimiter(_THREADS)
 
@@ -196,7 +226,7 @@ _SAME_PASS = 0.0002
 """Two starts closer than this (seconds) are taken to be in one scheduler pass."""
 
 _THREADS = 4
-"""At most this many starts at once off the loop (more do not start sooner on a few cores)."""
+"""At most this many worker-thread calls at once (more do not start sooner on a few cores)."""
 
 _STARTS: RunVar[_Starts] = RunVar("hookd_spawn_starts")
 
@@ -220,58 +250,121 @@ async def start_hook(
     the others wait behind its ``exec``.  Measured in ``bench/parallel_spawns.py``
     (docs/performance.md, "Parallel spawns").
 
-    Off the loop, the thread runs the start (:func:`_popen`) and nothing else: the pipes are made
-    here, the start is announced to the subreaper before it leaves (its sweeps and
-    kills must not take the unregistered child for an orphan), and the child is
-    registered here when the thread is back.  A cancellation meanwhile waits for
-    the thread (``abandon_on_cancel`` stays False): the child is then registered
-    and returned like any other, and the caller's first checkpoint — inside its
-    kill-on-cancel ``finally`` (:func:`hookd.handlers.process.run_process_capped`)
-    — kills its tree; a cancellation before the thread began starts nothing.
+    The starts of one pass are carried out together by the first of their tasks
+    to run again: spread over at most ``_THREADS`` worker-thread calls, each
+    starting its share one after the other (eight hooks: four calls of two).  A
+    trip to a thread and back — the limiter, the thread's wake-up, the result
+    handed back through the loop's wake-up socket, the GIL changing hands — cost
+    ~0.2 ms of the daemon's CPU per hook, more than the start itself; two starts
+    per trip halve it, and on two cores a third or fourth overlapping ``exec``
+    wait gains nothing (docs/performance.md, "Third pass").
+
+    Off the loop, the thread runs the starts (:func:`_popen`) and nothing else: the pipes are made
+    here, each start is announced to the subreaper before it leaves (its sweeps and
+    kills must not take the unregistered child for an orphan), and the children are
+    registered here when the thread is back.  Once its pass is taken, a start is
+    carried out whatever happens to its caller: a cancellation waits for it (as
+    ``abandon_on_cancel=False`` does), the child is registered and returned like
+    any other, and the caller's next checkpoint — inside its kill-on-cancel
+    ``finally`` (:func:`hookd.handlers.process.run_process_capped`) — kills its
+    tree.  A start cancelled before its pass was taken starts nothing.
     """
     try:
         starts = _STARTS.get()
     except LookupError:
         starts = _Starts()
         _STARTS.set(starts)
+    batch = starts.forming
+    if batch is None:
+        batch = starts.forming = _Pass()
+    start = _Start(argv, cwd, env)
+    batch.starts.append(start)
     # One scheduler pass before choosing: the hooks of one event are started in one
     # pass, so by the end of it every one of them has arrived here, and none has to
     # go on the loop (holding the others back for its whole wait) just for being first.
-    starts.arriving += 1
     try:
         await trio.lowlevel.checkpoint()
+    except trio.Cancelled:
+        if not batch.taken:
+            batch.starts.remove(start)
+            raise
+        # Another task took this start with its pass: it is being carried out.
+        # The cancellation stands; the caller meets it at its next checkpoint.
+    if not batch.taken:
+        batch.taken = True
+        if starts.forming is batch:
+            starts.forming = None
+        await _carry_out(batch, starts)
+    else:
+        with trio.CancelScope(shield=True):
+            await batch.done.wait()
+    return start.result()
+
+
+async def _carry_out(batch: _Pass, starts: _Starts) -> None:
+    """Make every start of ``batch``: a lone one on the loop, else in worker threads."""
+    try:
+        jobs = batch.starts
+        if not jobs:
+            return  # every start of the pass was cancelled before it was taken
+        lone = len(jobs) == 1 and not starts.off_loop
+        if lone and trio.current_time() - starts.last_end >= _SAME_PASS:
+            job = jobs[0]
+            try:
+                job.process = spawn(job.argv, cwd=job.cwd, env=job.env)
+            except Exception as exc:
+                job.error = exc
+            finally:
+                starts.last_end = trio.current_time()
+            return
+        share = -(-len(jobs) // _THREADS)
+        with trio.CancelScope(shield=True):  # others' starts: never left half made
+            async with trio.open_nursery() as nursery:
+                for first in range(0, len(jobs), share):
+                    nursery.start_soon(_start_in_thread, jobs[first : first + share], starts)
     finally:
-        starts.arriving -= 1
-    alone = not starts.arriving and not starts.off_loop
-    if alone and trio.current_time() - starts.last_end >= _SAME_PASS:
+        batch.done.set()
+
+
+async def _start_in_thread(jobs: list[_Start], starts: _Starts) -> None:
+    """Start ``jobs`` one after the other in one worker thread; pipes, announcements and
+    registrations on the loop."""
+    made: list[tuple[_Start, _Pipes, Start]] = []
+    for job in jobs:
         try:
-            return spawn(argv, cwd=cwd, env=env)
-        finally:
-            starts.last_end = trio.current_time()
-    starts.off_loop += 1
+            pipes = _Pipes()
+        except Exception as exc:  # out of descriptors: this start fails, the others go on
+            job.error = exc
+            continue
+        made.append((job, pipes, SUBREAPER.starting(pipes.all)))
+    starts.off_loop += len(made)
+    children: list[_Started | Exception] | None = None
     try:
-        return await _start_in_thread(argv, cwd, env, starts.threads)
-    finally:
-        starts.off_loop -= 1
-        starts.last_end = trio.current_time()
-
-
-async def _start_in_thread(
-    argv: Sequence[str], cwd: str | None, env: Mapping[str, str], limiter: trio.CapacityLimiter
-) -> HookProcess:
-    pipes = _Pipes()
-    announced = SUBREAPER.starting(pipes.all)
-    popen: _Started | None = None
-    try:
-        popen = await trio.to_thread.run_sync(
-            lambda: _popen(argv, cwd, env, pipes, ()), limiter=limiter
+        children = await trio.to_thread.run_sync(
+            _start_all, [(job, pipes) for job, pipes, _ in made], limiter=starts.threads
         )
-    except BaseException:
-        pipes.close_all()
-        raise
     finally:
-        SUBREAPER.settled(announced, popen.pid if popen is not None else None)
-    return pipes.process(popen)
+        starts.off_loop -= len(made)
+        starts.last_end = trio.current_time()
+        for index, (job, pipes, announced) in enumerate(made):
+            child = children[index] if children is not None else None
+            SUBREAPER.settled(announced, None if isinstance(child, Exception | None) else child.pid)
+            if child is None or isinstance(child, Exception):
+                pipes.close_all()
+                job.error = child
+            else:
+                job.process = pipes.process(child)
+
+
+def _start_all(jobs: list[tuple[_Start, _Pipes]]) -> list[_Started | Exception]:
+    """In a worker thread: each start in turn, its failure its own."""
+    children: list[_Started | Exception] = []
+    for job, pipes in jobs:
+        try:
+            children.append(_popen(job.argv, job.cwd, job.env, pipes, ()))
+        except Exception as exc:
+            children.append(exc)
+    return children
 
 
 class _Pipes:
