@@ -17,7 +17,9 @@ together (``_SAME_PASS``), so the batch is deterministic however loaded the box 
 - an event's hooks really start off the loop, and another session's event is
   answered while they are held;
 - with the choice left to hookd (no forced ``_SAME_PASS``), every hook of a
-  three-hook event starts off the loop, the first one too, and a lone hook on it.
+  three-hook event starts off the loop, the first one too, and a lone hook on it;
+- the starts of one pass share the worker-thread calls (eight: four calls of two,
+  none waiting for a thread), and one that fails there fails alone.
 """
 
 from __future__ import annotations
@@ -314,3 +316,51 @@ async def test_every_hook_of_an_event_starts_off_the_loop_and_a_lone_hook_on_it(
     (reply,) = replies
     assert [run.outcome for run in reply.result.hooks] == ["success"] * 3
     assert len(gate.on_loop) == 1, "a hook of the three-hook event started on the loop"
+
+
+async def test_the_starts_of_one_pass_share_the_worker_thread_calls(
+    gate: Gate, subreaper: None
+) -> None:
+    """Eight starts asked for in one scheduler pass go out as four worker-thread calls of
+    two: while the first start of each call is held, no start waits for a thread (each
+    trip to a thread and back costs the daemon more CPU than the start itself); every
+    child is still its own hook's, exit status and all."""
+    burst = [f"share-{gate.token}-{k}" for k in range(8)]
+    results: dict[str, ProcessResult] = {}
+    async with trio.open_nursery() as nursery:
+        for k, run_id in enumerate(burst):
+            nursery.start_soon(_run, ["sh", "-c", f"exit {k} # {gate.token}"], run_id, results)
+        try:
+            await gate.until_held(4)
+            threads = spawn_module._STARTS.get().threads.statistics()
+            assert (threads.borrowed_tokens, threads.tasks_waiting) == (4, 0)
+        finally:
+            gate.open.set()
+    assert [results[r].returncode for r in burst] == list(range(8))
+    assert SUBREAPER.starts_in_flight == 0
+
+
+async def test_a_start_that_fails_in_a_shared_call_fails_alone(gate: Gate, subreaper: None) -> None:
+    """A program that cannot be started fails its own hook with the error a lone start
+    gives; the starts made in the same worker-thread calls run as usual, and no
+    descriptor is left behind."""
+    fds_before = _open_fds()
+    results: dict[str, ProcessResult] = {}
+
+    async def run(argv: list[str], run_id: str, cwd: str | None = None) -> None:
+        results[run_id] = await run_process_capped(
+            argv, stdin=b"{}", cwd=cwd, env=dict(os.environ), timeout=WAIT,
+            output_cap=1 << 16, kill_grace=0.2, pipe_grace=0.2, run_id=run_id,
+        )  # fmt: skip
+
+    gate.open.set()  # nothing to hold: only the sharing matters here
+    async with trio.open_nursery() as nursery:
+        for k in range(7):
+            nursery.start_soon(run, ["sh", "-c", f"echo {k} # {gate.token}"], f"ok{k}")
+        nursery.start_soon(run, [f"/nonexistent/{gate.token}"], "missing")
+    assert [results[f"ok{k}"].stdout for k in range(7)] == [f"{k}\n".encode() for k in range(7)]
+    missing = results["missing"]
+    assert missing.pid is None and isinstance(missing.spawn_exc, FileNotFoundError)
+    assert missing.spawn_exc.filename == f"/nonexistent/{gate.token}"
+    assert SUBREAPER.starts_in_flight == 0
+    assert _open_fds() <= fds_before
