@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import _posixsubprocess
 import builtins
+import functools
 import os
 import subprocess
 import sys
@@ -433,16 +434,10 @@ def _fork_exec(
     program looked up on the hook's own PATH, and a failed ``exec`` raised as the
     same ``OSError``."""
     sys.audit("subprocess.Popen", argv[0], argv, cwd, env)
-    env_list = []
-    for key, value in env.items():
-        if "=" in key:
-            raise ValueError("illegal environment variable name")
-        env_list.append(os.fsencode(f"{key}={value}"))
-    program = os.fsencode(argv[0])
-    if os.path.dirname(program):
-        programs: tuple[bytes, ...] = (program,)
-    else:
-        programs = tuple(os.path.join(os.fsencode(d), program) for d in os.get_exec_path(env))
+    if any("=" in key for key in env):
+        raise ValueError("illegal environment variable name")
+    env_list = [f"{key}={value}".encode(_FS_ENCODING, _FS_ERRORS) for key, value in env.items()]
+    programs = _exec_candidates(argv[0], env.get("PATH"))
     err_r, err_w = os.pipe()
     while err_w < 3:  # never one of the child's stdio numbers (Popen does the same)
         low, err_w = err_w, os.dup(err_w)
@@ -473,6 +468,26 @@ def _fork_exec(
         child.wait()
         raise _exec_error(bytes(report), argv[0], cwd)
     return child
+
+
+_FS_ENCODING = sys.getfilesystemencoding()
+_FS_ERRORS = sys.getfilesystemencodeerrors()
+"""``os.fsencode``'s codec, called directly (an environment is ~40 encodes per start)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _exec_candidates(program: str, path: str | None) -> tuple[bytes, ...]:
+    """The files ``exec`` tries for ``program`` on ``path``, as ``Popen`` lists them.
+
+    Once per program and PATH, not per start: ``os.get_exec_path`` sets up a
+    ``warnings.catch_warnings`` block on every call, and the joins are ~10 µs a
+    start for a PATH of ten directories.  Only strings go in, so nothing on disk
+    is remembered: the child still looks at each file when it ``exec``s."""
+    encoded = os.fsencode(program)
+    if os.path.dirname(encoded):
+        return (encoded,)
+    search = os.get_exec_path({} if path is None else {"PATH": path})
+    return tuple(os.path.join(os.fsencode(d), encoded) for d in search)
 
 
 def _exec_error(report: bytes, program: str, cwd: str | None) -> BaseException:
