@@ -12,7 +12,7 @@ together (``_SAME_PASS``), so the batch is deterministic however loaded the box 
   reap a hook that already exited (a reaped pid turns ``exit 7`` into 0: the
   hook's own wait sees ``ECHILD``);
 - a cancellation while the starts are off the loop still kills and reaps every
-  process of those runs, and a start cancelled before its thread began leaves no
+  process of those runs (the starts still queued in a held call too), and leaves no
   descriptor behind;
 - an event's hooks really start off the loop, and another session's event is
   answered while they are held;
@@ -221,8 +221,9 @@ async def test_a_cancellation_during_a_burst_of_starts_leaves_no_process_and_no_
     gate: Gate, subreaper: None
 ) -> None:
     fds_before = _open_fds()
-    # Eight starts: four reach a worker thread (the limiter's four) and are held there
-    # with their child running; four wait for a thread and are cancelled before one.
+    # Eight starts of one pass: four worker-thread calls of two, the first start of each
+    # held with its child running, the second behind it in the same call — carried out
+    # after the cancellation, and then killed like the others.
     burst = [f"cancel-{gate.token}-{k}" for k in range(8)]
     results: dict[str, ProcessResult] = {}
     with trio.CancelScope() as scope:
