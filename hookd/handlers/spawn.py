@@ -255,8 +255,9 @@ async def start_hook(
     (docs/performance.md, "Parallel spawns").
 
     The starts of one pass are carried out together by the first of their tasks
-    to run again: spread over at most ``_THREADS`` worker-thread calls, each
-    starting its share one after the other (eight hooks: four calls of two).  A
+    to run again: dealt out over at most ``_THREADS`` worker-thread calls, each
+    starting its share one after the other (eight hooks: four calls of two; five:
+    one of two and three of one).  A
     trip to a thread and back — the limiter, the thread's wake-up, the result
     handed back through the loop's wake-up socket, the GIL changing hands — cost
     ~0.2 ms of the daemon's CPU per hook, more than the start itself; two starts
@@ -321,11 +322,11 @@ async def _carry_out(batch: _Pass, starts: _Starts) -> None:
             finally:
                 starts.last_end = trio.current_time()
             return
-        share = -(-len(jobs) // _THREADS)
+        calls = min(len(jobs), _THREADS)
         with trio.CancelScope(shield=True):  # others' starts: never left half made
             async with trio.open_nursery() as nursery:
-                for first in range(0, len(jobs), share):
-                    nursery.start_soon(_start_in_thread, jobs[first : first + share], starts)
+                for first in range(calls):
+                    nursery.start_soon(_start_in_thread, jobs[first::calls], starts)
     finally:
         batch.done.set()
 
