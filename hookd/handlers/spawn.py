@@ -368,7 +368,10 @@ async def _in_worker_thread(
     ``prctl`` calls), no cancellation plumbing — the trip measured ~40 µs less of the
     daemon's CPU (docs/performance.md, "Third pass").  The same thread cache, the
     result handed back through the loop's wake-up socket as ``to_thread`` does."""
-    await limiter.acquire()
+    try:
+        limiter.acquire_nowait()  # a free thread: no trip through the scheduler first
+    except trio.WouldBlock:
+        await limiter.acquire()
     try:
         task = trio.lowlevel.current_task()
         token = trio.lowlevel.current_trio_token()
