@@ -14,9 +14,9 @@ status, about half a millisecond sooner (``bench/`` row 4; docs/performance.md).
 ``$NAME`` / ``${NAME}``; the first word is not a shell keyword, builtin or
 assignment.  A ``#`` that begins a word begins a comment to the end of the
 command (``cat # audit copy``), as in the shell, and leaves the argv; a comment
-followed by further lines goes to the shell.  Anything else — single quotes, backslashes, globs, ``~``,
-redirections, pipes, ``;``, ``&``, ``$( )``, unquoted ``$VAR`` (word
-splitting) — goes to ``/bin/sh`` exactly as before.
+followed by further lines goes to the shell.  Anything else — single quotes,
+backslashes, globs, ``~``, redirections, pipes, ``;``, ``&``, ``$( )``, unquoted
+``$VAR`` (word splitting) — goes to ``/bin/sh`` exactly as before.
 
 What the shell would have done, this does too:
 
