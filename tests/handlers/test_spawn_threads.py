@@ -19,7 +19,9 @@ together (``_SAME_PASS``), so the batch is deterministic however loaded the box 
 - with the choice left to hookd (no forced ``_SAME_PASS``), every hook of a
   three-hook event starts off the loop, the first one too, and a lone hook on it;
 - the starts of one pass share the worker-thread calls (eight: four calls of two,
-  none waiting for a thread), and one that fails there fails alone.
+  none waiting for a thread), and one that fails there fails alone;
+- a start cancelled while its pass forms is never made when alone, and made and
+  killed when another task took the pass.
 """
 
 from __future__ import annotations
@@ -365,3 +367,46 @@ async def test_a_start_that_fails_in_a_shared_call_fails_alone(gate: Gate, subre
     assert missing.spawn_exc.filename == f"/nonexistent/{gate.token}"
     assert SUBREAPER.starts_in_flight == 0
     assert _open_fds() <= fds_before
+
+
+async def test_a_start_cancelled_while_its_pass_forms_is_never_made_or_is_killed(
+    subreaper: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A start whose caller is cancelled before its pass is taken: alone in its pass, it is
+    never made; with another start in the pass, that other task takes both (trio delivers
+    the cancellation one pass later), so it is made — and killed at its caller's next
+    checkpoint.  Either way no process of it survives, the other hook runs as usual, no
+    start stays announced and no descriptor is left."""
+    made: list[str] = []
+    real = spawn_module._popen
+
+    def recording(argv: Sequence[str], *args: Any) -> Any:
+        made.append(" ".join(argv))
+        return real(argv, *args)
+
+    monkeypatch.setattr(spawn_module, "_popen", recording)
+    token = uuid.uuid4().hex
+    fds_before = _open_fds()
+    for k, with_other in enumerate([False, True] * 3):
+        victim, other = f"victim-{token}-{k}", f"other-{token}-{k}"
+        results: dict[str, ProcessResult] = {}
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+                argv = ["sh", "-c", f"sleep 60 # {victim}"]
+                nursery.start_soon(_run, argv, victim, {})
+                if with_other:
+                    other_argv = ["sh", "-c", f"exit 3 # {other}"]
+                    nursery.start_soon(_shielded_run, other_argv, other, results)
+                scope.cancel()  # before either task runs: both ask for their start in one pass
+        assert scope.cancelled_caught
+        assert any(victim in argv for argv in made) is with_other
+        assert processes_with(f"HOOKD_RUN_ID={victim}") == []
+        assert SUBREAPER.starts_in_flight == 0 and victim not in SUBREAPER.runs
+        if with_other:
+            assert results[other].returncode == 3
+    assert _open_fds() <= fds_before
+
+
+async def _shielded_run(argv: list[str], run_id: str, results: dict[str, ProcessResult]) -> None:
+    with trio.CancelScope(shield=True):
+        await _run(argv, run_id, results)
