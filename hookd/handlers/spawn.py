@@ -272,7 +272,9 @@ async def start_hook(
     ``abandon_on_cancel=False`` does), the child is registered and returned like
     any other, and the caller's next checkpoint — inside its kill-on-cancel
     ``finally`` (:func:`hookd.handlers.process.run_process_capped`) — kills its
-    tree.  A start cancelled before its pass was taken starts nothing.
+    tree.  A start whose cancellation reaches it before its pass is taken starts
+    nothing (trio delivers a cancellation a pass late: in practice, a start alone in
+    its pass).
     """
     try:
         starts = _STARTS.get()
