@@ -257,12 +257,12 @@ async def start_hook(
     The starts of one pass are carried out together by the first of their tasks
     to run again: dealt out over at most ``_THREADS`` worker-thread calls, each
     starting its share one after the other (eight hooks: four calls of two; five:
-    one of two and three of one).  A
-    trip to a thread and back — the limiter, the thread's wake-up, the result
-    handed back through the loop's wake-up socket, the GIL changing hands — cost
-    ~0.2 ms of the daemon's CPU per hook, more than the start itself; two starts
-    per trip halve it, and on two cores a third or fourth overlapping ``exec``
-    wait gains nothing (docs/performance.md, "Third pass").
+    one of two and three of one).  A trip to a thread and back — the limiter, the
+    thread's wake-up, the result handed back through the loop's wake-up socket,
+    the GIL changing hands — cost ~0.2 ms of the daemon's CPU per hook, more than
+    the start itself; two starts per trip halve it, while fewer calls than four
+    make the ``exec`` waits in a row cost more latency than they save CPU
+    (docs/performance.md, "Third pass").
 
     Off the loop, the thread runs the starts (:func:`_popen`) and nothing else: the pipes are made
     here, each start is announced to the subreaper before it leaves (its sweeps and
