@@ -21,7 +21,8 @@ together (``_SAME_PASS``), so the batch is deterministic however loaded the box 
 - the starts of one pass share the worker-thread calls (eight: four calls of two,
   none waiting for a thread), and one that fails there fails alone;
 - a start cancelled while its pass forms is never made when alone, and made and
-  killed when another task took the pass.
+  killed when another task took the pass;
+- a hook's input is in its pipe, to EOF, while its start is still in the thread.
 """
 
 from __future__ import annotations
@@ -410,3 +411,24 @@ async def test_a_start_cancelled_while_its_pass_forms_is_never_made_or_is_killed
 async def _shielded_run(argv: list[str], run_id: str, results: dict[str, ProcessResult]) -> None:
     with trio.CancelScope(shield=True):
         await _run(argv, run_id, results)
+
+
+async def test_a_hooks_input_is_in_its_pipe_while_its_start_is_still_off_the_loop(
+    gate: Gate, subreaper: None, tmp_path: Path
+) -> None:
+    """The input is written into the hook's stdin while the worker thread makes the start,
+    and our end closed: the hook reads all of it, to EOF, while its start is still held in
+    the thread — it does not wait for the other starts of its pass, nor for the loop."""
+    got = tmp_path / "got"
+    argv = ["sh", "-c", f'cat > "$0.part" && mv "$0.part" "$0" # {gate.token}', str(got)]
+    results: dict[str, ProcessResult] = {}
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_run, argv, "prefilled", results)
+        try:
+            await gate.until_held(1)
+            await _until(got.exists)
+            assert not results, "the start came back before the input was read"
+        finally:
+            gate.open.set()
+    assert got.read_bytes() == b"{}"
+    assert results["prefilled"].returncode == 0
