@@ -12,9 +12,11 @@ status, about half a millisecond sooner (``bench/`` row 4; docs/performance.md).
 *Simple* is decided conservatively, on the text alone: words made of
 ``[A-Za-z0-9_./,:@%+=-]`` and double-quoted strings whose only expansions are
 ``$NAME`` / ``${NAME}``; the first word is not a shell keyword, builtin or
-assignment.  Anything else — single quotes, backslashes, globs, ``~``,
-redirections, pipes, ``;``, ``&``, ``$( )``, unquoted ``$VAR`` (word
-splitting) — goes to ``/bin/sh`` exactly as before.
+assignment.  A ``#`` that begins a word begins a comment to the end of the
+command (``cat # audit copy``), as in the shell, and leaves the argv; a comment
+followed by further lines goes to the shell.  Anything else — single quotes,
+backslashes, globs, ``~``, redirections, pipes, ``;``, ``&``, ``$( )``, unquoted
+``$VAR`` (word splitting) — goes to ``/bin/sh`` exactly as before.
 
 What the shell would have done, this does too:
 
@@ -84,6 +86,10 @@ def simple_argv(command: str, env: Mapping[str, str]) -> list[str] | None:
                 current = None
             i += 1
             continue
+        if char == "#" and current is None:
+            if "\n" in text[i:]:
+                return None  # a comment and more lines: the shell's to read
+            break  # a comment to the end: the shell ignores it, and so does the argv
         plain = _PLAIN.match(text, i)
         if plain is not None:
             piece = plain.group()

@@ -302,16 +302,18 @@ async def _supervise(
     descriptor.  Three tasks each waiting on a descriptor of its own (a nursery,
     two readers, the pidfd) cost ~0.3 ms of the daemon's CPU per hook in tasks,
     cancel scopes and trio registrations — more than the spawn — measured in
-    docs/performance.md ("Parallel spawns").  stdin is written on the spot when
-    the pipe takes it whole (an event is far below the 64 KiB pipe buffer); the
-    rest is written as the pipe drains.  Cancellation lands only in the wait,
-    before a read, so no byte is lost at an ack: the adopter resumes exactly
-    where this stopped.  Where the kernel has no pidfd, :func:`_supervise_tasks`.
+    docs/performance.md ("Parallel spawns").  ``stdin`` (None: the start already
+    wrote it, :func:`hookd.handlers.spawn.spawn`) is written on the spot when the
+    pipe takes it whole (an event is far below the 64 KiB pipe buffer); the rest —
+    here, or what did not fit at the start — is written as the pipe drains.
+    Cancellation lands only in the wait, before a read, so no byte is lost at an
+    ack: the adopter resumes exactly where this stopped.  Where the kernel has no
+    pidfd, :func:`_supervise_tasks`.
     """
     if proc.pidfd is None:
         await _supervise_tasks(proc, stdin, out, err, pipe_grace, watch)
         return
-    rest = _write_now(proc.stdin, stdin) if stdin is not None else None
+    rest = _write_now(proc.stdin, stdin) if stdin is not None else _written_at_start(proc)
     with _Watched(proc, out, err, watch, rest) as watched:
         while not watched.done():
             if watched.deadline == math.inf:
@@ -436,10 +438,9 @@ async def _supervise_tasks(
     """:func:`_supervise` where there is no pidfd: a reader task per pipe, the exit polled."""
     with trio.CancelScope() as handoff_scope:
         async with trio.open_nursery() as nursery:
-            if stdin is not None:
-                rest = _write_now(proc.stdin, stdin)
-                if rest is not None:
-                    nursery.start_soon(_feed, proc.stdin, rest)
+            rest = _write_now(proc.stdin, stdin) if stdin is not None else _written_at_start(proc)
+            if rest is not None:
+                nursery.start_soon(_feed, proc.stdin, rest)
             readers = (trio.CancelScope(), trio.CancelScope())
             nursery.start_soon(_read_in, readers[0], proc.stdout, out, watch, handoff_scope.cancel)
             nursery.start_soon(_read_in, readers[1], proc.stderr, err, None, handoff_scope.cancel)
@@ -458,6 +459,13 @@ async def _read_in(
 ) -> None:
     with scope:
         await _read(stream, capture, watch, on_ack)
+
+
+def _written_at_start(proc: HookProcess) -> memoryview | None:
+    """What of the input the start wrote (:func:`hookd.handlers.spawn.spawn`) is left to
+    write — taken once: a handoff's supervision after this one has nothing more."""
+    rest, proc.stdin_rest = proc.stdin_rest, None
+    return rest
 
 
 def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> memoryview | None:
@@ -541,11 +549,13 @@ async def run_process_capped(
     full_env = dict(env)
     full_env["HOOKD_RUN_ID"] = run_id
     workdir = working_directory(cwd)
+    feed: bytes | None = stdin  # None: written into the pipe by the start itself
     try:
         if started is not None:
             proc = started
         else:
-            proc = await start_hook(argv, cwd=workdir, env=full_env)
+            proc = await start_hook(argv, cwd=workdir, env=full_env, stdin=stdin)
+            feed = None
     except OSError as exc:
         return ProcessResult(
             None, b"", b"", False, False, None, spawn_error=str(exc), spawn_exc=exc
@@ -562,7 +572,7 @@ async def run_process_capped(
     refused: str | None = None
     try:
         with trio.move_on_after(timeout) as deadline:
-            await _supervise(proc, stdin, out, err, pipe_grace, watch)
+            await _supervise(proc, feed, out, err, pipe_grace, watch)
         timed_out = deadline.cancelled_caught
         if watch is not None and watch.ack is not None and on_async_ack is not None:
             handoff = AsyncHandoff(

@@ -30,16 +30,21 @@ from __future__ import annotations
 
 import _posixsubprocess
 import builtins
+import functools
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 from trio.lowlevel import RunVar
 
-from hookd.subreaper import SUBREAPER
+from hookd.fdio import write_nowait
+from hookd.subreaper import SUBREAPER, Start
+
+if TYPE_CHECKING:
+    import outcome  # trio's own dependency: only its type is named here
 
 __all__ = ["HookProcess", "session_flags", "session_options", "spawn", "start_hook"]
 
@@ -98,13 +103,17 @@ class HookProcess:
     def __init__(
         self,
         popen: _Started,
-        stdin: trio.lowlevel.FdStream,
+        stdin: trio.lowlevel.FdStream | None,
         stdout: trio.lowlevel.FdStream,
         stderr: trio.lowlevel.FdStream,
+        stdin_rest: memoryview | None = None,
     ) -> None:
         self._popen = popen
         self.pid = popen.pid
         self.stdin: trio.lowlevel.FdStream | None = stdin
+        """Our end of its stdin; None when all of its input was written before it started."""
+        self.stdin_rest = stdin_rest
+        """What of the input given to the start did not fit in the pipe (still to write)."""
         self.stdout: trio.lowlevel.FdStream | None = stdout
         self.stderr: trio.lowlevel.FdStream | None = stderr
         self._pidfd: int | None = None
@@ -182,12 +191,45 @@ class HookProcess:
             self._pidfd = None
 
 
+class _Start:
+    """One hook's start, asked for in a scheduler pass; carried out by whoever takes the pass."""
+
+    __slots__ = ("argv", "cwd", "env", "error", "process", "stdin")
+
+    def __init__(
+        self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str], stdin: bytes | None
+    ) -> None:
+        self.argv = argv
+        self.cwd = cwd
+        self.env = env
+        self.stdin = stdin
+        self.process: HookProcess | None = None
+        self.error: BaseException | None = None
+
+    def result(self) -> HookProcess:
+        if self.process is not None:
+            return self.process
+        raise self.error if self.error is not None else RuntimeError("the start was not made")
+
+
+class _Pass:
+    """The starts asked for in one scheduler pass (the hooks of an event, as a rule)."""
+
+    __slots__ = ("done", "starts", "taken")
+
+    def __init__(self) -> None:
+        self.starts: list[_Start] = []
+        self.taken = False
+        """Some task took these starts to carry them out (no start leaves the list then)."""
+        self.done = trio.Event()
+
+
 class _Starts:
     def __init__(self) -> None:
         self.off_loop = 0
         """Starts running in worker threads now."""
-        self.arriving = 0
-        """Starts that came in the current scheduler pass and have not chosen yet."""
+        self.forming: _Pass | None = None
+        """The starts of the current scheduler pass, until one of their tasks takes them."""
         self.last_end = -1.0
         self.threads = trio.CapacityLimiter(_THREADS)
 
@@ -196,15 +238,17 @@ _SAME_PASS = 0.0002
 """Two starts closer than this (seconds) are taken to be in one scheduler pass."""
 
 _THREADS = 4
-"""At most this many starts at once off the loop (more do not start sooner on a few cores)."""
+"""At most this many worker-thread calls at once (more do not start sooner on a few cores)."""
 
 _STARTS: RunVar[_Starts] = RunVar("hookd_spawn_starts")
 
 
 async def start_hook(
-    argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str]
+    argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str], stdin: bytes | None = None
 ) -> HookProcess:
     """:func:`spawn`, on the loop when it is the only start, else in a worker thread.
+
+    ``stdin``: the hook's input, written into its pipe before it starts (see :func:`spawn`).
 
     ``spawn`` waits for the child's ``exec`` (``vfork``): a few hundred µs on a
     quiet box, and 1–3 ms once the cores are busy, the time the new child waits
@@ -220,58 +264,164 @@ async def start_hook(
     the others wait behind its ``exec``.  Measured in ``bench/parallel_spawns.py``
     (docs/performance.md, "Parallel spawns").
 
-    Off the loop, the thread runs the start (:func:`_popen`) and nothing else: the pipes are made
-    here, the start is announced to the subreaper before it leaves (its sweeps and
-    kills must not take the unregistered child for an orphan), and the child is
-    registered here when the thread is back.  A cancellation meanwhile waits for
-    the thread (``abandon_on_cancel`` stays False): the child is then registered
-    and returned like any other, and the caller's first checkpoint — inside its
-    kill-on-cancel ``finally`` (:func:`hookd.handlers.process.run_process_capped`)
-    — kills its tree; a cancellation before the thread began starts nothing.
+    The starts of one pass are carried out together by the first of their tasks
+    to run again: dealt out over at most ``_THREADS`` worker-thread calls, each
+    starting its share one after the other (eight hooks: four calls of two; five:
+    one of two and three of one).  A trip to a thread and back — the limiter, the
+    thread's wake-up, the result handed back through the loop's wake-up socket,
+    the GIL changing hands — cost ~0.2 ms of the daemon's CPU per hook, more than
+    the start itself; two starts per trip halve it, while fewer calls than four
+    make the ``exec`` waits in a row cost more latency than they save CPU
+    (docs/performance.md, "Third pass").
+
+    Off the loop, the thread runs the starts (:func:`_popen`) and nothing else: the pipes are made
+    here, each start is announced to the subreaper before it leaves (its sweeps and
+    kills must not take the unregistered child for an orphan), and the children are
+    registered here when the thread is back.  Once its pass is taken, a start is
+    carried out whatever happens to its caller: a cancellation waits for it (as
+    ``abandon_on_cancel=False`` does), the child is registered and returned like
+    any other, and the caller's next checkpoint — inside its kill-on-cancel
+    ``finally`` (:func:`hookd.handlers.process.run_process_capped`) — kills its
+    tree.  A start whose cancellation reaches it before its pass is taken starts
+    nothing (trio delivers a cancellation a pass late: in practice, a start alone in
+    its pass).
     """
     try:
         starts = _STARTS.get()
     except LookupError:
         starts = _Starts()
         _STARTS.set(starts)
+    batch = starts.forming
+    if batch is None:
+        batch = starts.forming = _Pass()
+    start = _Start(argv, cwd, env, stdin)
+    batch.starts.append(start)
     # One scheduler pass before choosing: the hooks of one event are started in one
     # pass, so by the end of it every one of them has arrived here, and none has to
     # go on the loop (holding the others back for its whole wait) just for being first.
-    starts.arriving += 1
     try:
         await trio.lowlevel.checkpoint()
+    except trio.Cancelled:
+        if not batch.taken:
+            batch.starts.remove(start)
+            raise
+        # Another task took this start with its pass: it is being carried out.
+        # The cancellation stands; the caller meets it at its next checkpoint.
+    if not batch.taken:
+        batch.taken = True
+        if starts.forming is batch:
+            starts.forming = None
+        await _carry_out(batch, starts)
+    else:
+        with trio.CancelScope(shield=True):
+            await batch.done.wait()
+    return start.result()
+
+
+async def _carry_out(batch: _Pass, starts: _Starts) -> None:
+    """Make every start of ``batch``: a lone one on the loop, else in worker threads."""
+    try:
+        jobs = batch.starts
+        if not jobs:
+            return  # every start of the pass was cancelled before it was taken
+        lone = len(jobs) == 1 and not starts.off_loop
+        if lone and trio.current_time() - starts.last_end >= _SAME_PASS:
+            job = jobs[0]
+            try:
+                job.process = spawn(job.argv, cwd=job.cwd, env=job.env, stdin=job.stdin)
+            except Exception as exc:
+                job.error = exc
+            finally:
+                starts.last_end = trio.current_time()
+            return
+        calls = min(len(jobs), _THREADS)
+        with trio.CancelScope(shield=True):  # others' starts: never left half made
+            async with trio.open_nursery() as nursery:
+                for first in range(calls):
+                    nursery.start_soon(_start_in_thread, jobs[first::calls], starts)
     finally:
-        starts.arriving -= 1
-    alone = not starts.arriving and not starts.off_loop
-    if alone and trio.current_time() - starts.last_end >= _SAME_PASS:
+        batch.done.set()
+
+
+async def _start_in_thread(jobs: list[_Start], starts: _Starts) -> None:
+    """Start ``jobs`` one after the other in one worker thread; pipes, announcements and
+    registrations on the loop."""
+    made: list[tuple[_Start, _Pipes, Start]] = []
+    for job in jobs:
         try:
-            return spawn(argv, cwd=cwd, env=env)
-        finally:
-            starts.last_end = trio.current_time()
-    starts.off_loop += 1
+            pipes = _Pipes()
+        except Exception as exc:  # out of descriptors: this start fails, the others go on
+            job.error = exc
+            continue
+        made.append((job, pipes, SUBREAPER.starting(pipes.all)))
+    starts.off_loop += len(made)
+    children: list[_Started | Exception] | None = None
     try:
-        return await _start_in_thread(argv, cwd, env, starts.threads)
-    finally:
-        starts.off_loop -= 1
-        starts.last_end = trio.current_time()
+        jobs_made = [(job, pipes) for job, pipes, _ in made]
 
+        def prefill() -> None:
+            # While the thread starts them (announced before: a closed end has no inode).
+            for job, pipes in jobs_made:
+                pipes.prefill(job.stdin)
 
-async def _start_in_thread(
-    argv: Sequence[str], cwd: str | None, env: Mapping[str, str], limiter: trio.CapacityLimiter
-) -> HookProcess:
-    pipes = _Pipes()
-    announced = SUBREAPER.starting(pipes.all)
-    popen: _Started | None = None
-    try:
-        popen = await trio.to_thread.run_sync(
-            lambda: _popen(argv, cwd, env, pipes, ()), limiter=limiter
+        children = await _in_worker_thread(
+            lambda: _start_all(jobs_made), starts.threads, meanwhile=prefill
         )
-    except BaseException:
-        pipes.close_all()
-        raise
     finally:
-        SUBREAPER.settled(announced, popen.pid if popen is not None else None)
-    return pipes.process(popen)
+        starts.off_loop -= len(made)
+        starts.last_end = trio.current_time()
+        for index, (job, pipes, announced) in enumerate(made):
+            child = children[index] if children is not None else None
+            SUBREAPER.settled(announced, None if isinstance(child, Exception | None) else child.pid)
+            if child is None or isinstance(child, Exception):
+                pipes.close_all()
+                job.error = child
+            else:
+                job.process = pipes.process(child)
+
+
+async def _in_worker_thread(
+    fn: Callable[[], list[_Started | Exception]],
+    limiter: trio.CapacityLimiter,
+    *,
+    meanwhile: Callable[[], None],
+) -> list[_Started | Exception]:
+    """``trio.to_thread.run_sync(fn, limiter=limiter)`` where nothing may cancel it, with
+    the rest left out: no context copy, no renaming of the OS thread around the call (two
+    ``prctl`` calls), no cancellation plumbing: 4.13 → 3.87 ms of the daemon's CPU per
+    8-hook event, four trips (docs/performance.md, "Third pass").  The same thread cache, the
+    result handed back through the loop's wake-up socket as ``to_thread`` does.
+    ``meanwhile`` runs on the loop once the thread has its work (it must not raise)."""
+    try:
+        limiter.acquire_nowait()  # a free thread: no trip through the scheduler first
+    except trio.WouldBlock:
+        await limiter.acquire()
+    try:
+        task = trio.lowlevel.current_task()
+        token = trio.lowlevel.current_trio_token()
+
+        def deliver(result: outcome.Outcome[list[_Started | Exception]]) -> None:
+            token.run_sync_soon(trio.lowlevel.reschedule, task, result)
+
+        trio.lowlevel.start_thread_soon(fn, deliver)
+        meanwhile()
+        children: list[_Started | Exception] = await trio.lowlevel.wait_task_rescheduled(
+            lambda _: trio.lowlevel.Abort.FAILED
+        )
+    finally:
+        limiter.release()
+    return children
+
+
+def _start_all(jobs: list[tuple[_Start, _Pipes]]) -> list[_Started | Exception]:
+    """In a worker thread: each start in turn, its failure its own."""
+    children: list[_Started | Exception] = []
+    for job, pipes in jobs:
+        try:
+            children.append(_popen(job.argv, job.cwd, job.env, pipes, ()))
+        except Exception as exc:
+            children.append(exc)
+    return children
 
 
 class _Pipes:
@@ -286,6 +436,29 @@ class _Pipes:
             self.close_all()
             raise
         self.in_r, self.in_w, self.out_r, self.out_w, self.err_r, self.err_w = self.all
+        self.stdin_rest: memoryview | None = None
+
+    def prefill(self, data: bytes | None) -> None:
+        """Write the child's input into its stdin pipe before it starts, closing our end
+        when all of it fits (an event is far below the pipe's 64 KiB); what does not fit
+        is kept in ``stdin_rest``, written as the child reads.  Nobody reads the pipe
+        yet (or the child has only just started), so the write rarely wakes anybody, and
+        the child finds its input ready, however long the other starts of its pass keep
+        its task waiting: 7.46 → 7.31, 8.42 → 8.08, 10.17 → 8.86 ms p50 for eight `cat`
+        hooks (docs/performance.md, "Third pass")."""
+        if data is None:
+            return
+        try:
+            os.set_blocking(self.in_w, False)
+            sent = write_nowait(self.in_w, data) if data else 0
+        except OSError:  # not expected (we hold the read end): written later, as before
+            sent = 0
+        if sent < len(data):
+            self.stdin_rest = memoryview(data)[sent:]
+            return
+        os.close(self.in_w)
+        self.all.remove(self.in_w)
+        self.in_w = -1
 
     def close_all(self) -> None:
         for fd in self.all:
@@ -298,9 +471,10 @@ class _Pipes:
             os.close(fd)
         return HookProcess(
             popen,
-            trio.lowlevel.FdStream(self.in_w),
+            trio.lowlevel.FdStream(self.in_w) if self.in_w >= 0 else None,
             trio.lowlevel.FdStream(self.out_r),
             trio.lowlevel.FdStream(self.err_r),
+            self.stdin_rest,
         )
 
 
@@ -341,16 +515,10 @@ def _fork_exec(
     program looked up on the hook's own PATH, and a failed ``exec`` raised as the
     same ``OSError``."""
     sys.audit("subprocess.Popen", argv[0], argv, cwd, env)
-    env_list = []
-    for key, value in env.items():
-        if "=" in key:
-            raise ValueError("illegal environment variable name")
-        env_list.append(os.fsencode(f"{key}={value}"))
-    program = os.fsencode(argv[0])
-    if os.path.dirname(program):
-        programs: tuple[bytes, ...] = (program,)
-    else:
-        programs = tuple(os.path.join(os.fsencode(d), program) for d in os.get_exec_path(env))
+    if any("=" in key for key in env):
+        raise ValueError("illegal environment variable name")
+    env_list = [f"{key}={value}".encode(_FS_ENCODING, _FS_ERRORS) for key, value in env.items()]
+    programs = _exec_candidates(argv[0], env.get("PATH"))
     err_r, err_w = os.pipe()
     while err_w < 3:  # never one of the child's stdio numbers (Popen does the same)
         low, err_w = err_w, os.dup(err_w)
@@ -381,6 +549,26 @@ def _fork_exec(
         child.wait()
         raise _exec_error(bytes(report), argv[0], cwd)
     return child
+
+
+_FS_ENCODING = sys.getfilesystemencoding()
+_FS_ERRORS = sys.getfilesystemencodeerrors()
+"""``os.fsencode``'s codec, called directly (an environment is ~40 encodes per start)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _exec_candidates(program: str, path: str | None) -> tuple[bytes, ...]:
+    """The files ``exec`` tries for ``program`` on ``path``, as ``Popen`` lists them.
+
+    Once per program and PATH, not per start: ``os.get_exec_path`` sets up a
+    ``warnings.catch_warnings`` block on every call, and the joins are ~10 µs a
+    start for a PATH of ten directories.  Only strings go in, so nothing on disk
+    is remembered: the child still looks at each file when it ``exec``s."""
+    encoded = os.fsencode(program)
+    if os.path.dirname(encoded):
+        return (encoded,)
+    search = os.get_exec_path({} if path is None else {"PATH": path})
+    return tuple(os.path.join(os.fsencode(d), encoded) for d in search)
 
 
 def session_options() -> dict[str, Any]:
@@ -428,16 +616,20 @@ def spawn(
     cwd: str | None,
     env: Mapping[str, str],
     pass_fds: Sequence[int] = (),
+    stdin: bytes | None = None,
 ) -> HookProcess:
     """Start ``argv`` in a process group of its own (a new session, unless hooks share
     the daemon's: :func:`session_flags`) with piped stdin/stdout/stderr, from the loop.
 
     ``pass_fds``: descriptors the child keeps, at the same numbers (a warm spare's
-    control socket). Raises OSError when it cannot start (missing program, bad cwd);
+    control socket). ``stdin``: its whole input, written before it starts (our end of
+    the pipe is then closed, or ``stdin_rest`` holds what did not fit); None: the
+    caller writes it. Raises OSError when it cannot start (missing program, bad cwd);
     no descriptor is left open then.
     """
     pipes = _Pipes()
     try:
+        pipes.prefill(stdin)
         popen = _popen(argv, cwd, env, pipes, pass_fds)
     except BaseException:
         pipes.close_all()

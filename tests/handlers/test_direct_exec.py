@@ -66,6 +66,12 @@ ENV = {"CLAUDE_PROJECT_DIR": "/srv/my project", "X": "1", "EMPTY": "", "PATH": "
         ('""', None),
         ("", None),
         ("# comment", None),
+        ("cat # 3", ["cat"]),  # a comment from a word's start to the end: not an argument
+        ('/bin/echo -n "a # b"  #  x y ;| *', ["/bin/echo", "-n", "a # b"]),
+        ("cat #", ["cat"]),
+        ("cat a#b", None),  # inside a word, # is no comment: left to the shell
+        ("cat # x\necho y", None),  # more lines after the comment: the shell's
+        ("A=1 cat # x", None),
     ],
 )
 def test_what_counts_as_simple(command: str, argv: list[str] | None) -> None:
@@ -134,6 +140,8 @@ COMMANDS = [
     "cat",
     "show-args a 'b c'",  # quotes: through the shell, both times
     "show-args a --b=c ,:@%+",
+    "show-args a # b 'c' $(d) ; e",  # a comment: the shell skips it, and so does the argv
+    "exit3 #",
     'show-args "$HOOK_EVENT" "${HOOK_TOOL_NAME}x" "$NOT_SET" end',
     '"$SPACED"/hook.sh one two',
     "exit3",

@@ -86,6 +86,38 @@ async def test_a_hook_exit_code_and_environment_come_through_the_start(tmp_path:
     assert result.stdout == f"arg one|é|{tmp_path}|the event".encode()
 
 
+async def test_the_program_is_looked_up_on_each_starts_own_path_and_disk(tmp_path: Path) -> None:
+    """The list of files ``exec`` tries is kept per program name and PATH, never what is
+    on disk: the same name on another PATH is another program, a program that appears
+    after a failed start is found by the next one, and with no PATH the default path
+    is searched, as ``Popen`` does."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for directory, word in ((first, "one"), (second, "two")):
+        directory.mkdir()
+        script = directory / "hookd-which"
+        script.write_text(f"#!/bin/sh\necho {word}\n")
+        script.chmod(0o755)
+
+    async def output(path: str) -> str:
+        result = await run_process_capped(
+            ["hookd-which"], stdin=b"", cwd=None, env={"PATH": path}, timeout=WAIT,
+            output_cap=1 << 16, kill_grace=1.0, pipe_grace=1.0,
+        )  # fmt: skip
+        assert result.returncode == 0, result
+        return result.stdout.decode().strip()
+
+    assert await output(f"{first}:/bin") == "one"
+    assert await output(f"{second}:/bin") == "two"
+    late = tmp_path / "late"
+    late.mkdir()
+    with pytest.raises(FileNotFoundError):
+        spawn(["hookd-which"], cwd=None, env={"PATH": str(late)})
+    (late / "hookd-which").symlink_to(second / "hookd-which")
+    assert await output(str(late)) == "two"
+    with pytest.raises(FileNotFoundError):
+        spawn(["hookd-which"], cwd=None, env={})  # os.defpath: /bin:/usr/bin
+
+
 async def test_an_unread_stdin_held_by_a_background_process_ends_with_the_grace(
     tmp_path: Path,
 ) -> None:

@@ -12,12 +12,17 @@ together (``_SAME_PASS``), so the batch is deterministic however loaded the box 
   reap a hook that already exited (a reaped pid turns ``exit 7`` into 0: the
   hook's own wait sees ``ECHILD``);
 - a cancellation while the starts are off the loop still kills and reaps every
-  process of those runs, and a start cancelled before its thread began leaves no
+  process of those runs (the starts still queued in a held call too), and leaves no
   descriptor behind;
 - an event's hooks really start off the loop, and another session's event is
   answered while they are held;
 - with the choice left to hookd (no forced ``_SAME_PASS``), every hook of a
-  three-hook event starts off the loop, the first one too, and a lone hook on it.
+  three-hook event starts off the loop, the first one too, and a lone hook on it;
+- the starts of one pass share the worker-thread calls (eight: four calls of two,
+  none waiting for a thread), and one that fails there fails alone;
+- a start cancelled while its pass forms is never made when alone, and made and
+  killed when another task took the pass;
+- a hook's input is in its pipe, to EOF, while its start is still in the thread.
 """
 
 from __future__ import annotations
@@ -219,8 +224,9 @@ async def test_a_cancellation_during_a_burst_of_starts_leaves_no_process_and_no_
     gate: Gate, subreaper: None
 ) -> None:
     fds_before = _open_fds()
-    # Eight starts: four reach a worker thread (the limiter's four) and are held there
-    # with their child running; four wait for a thread and are cancelled before one.
+    # Eight starts of one pass: four worker-thread calls of two, the first start of each
+    # held with its child running, the second behind it in the same call — carried out
+    # after the cancellation, and then killed like the others.
     burst = [f"cancel-{gate.token}-{k}" for k in range(8)]
     results: dict[str, ProcessResult] = {}
     with trio.CancelScope() as scope:
@@ -314,3 +320,115 @@ async def test_every_hook_of_an_event_starts_off_the_loop_and_a_lone_hook_on_it(
     (reply,) = replies
     assert [run.outcome for run in reply.result.hooks] == ["success"] * 3
     assert len(gate.on_loop) == 1, "a hook of the three-hook event started on the loop"
+
+
+async def test_the_starts_of_one_pass_share_the_worker_thread_calls(
+    gate: Gate, subreaper: None
+) -> None:
+    """Eight starts asked for in one scheduler pass go out as four worker-thread calls of
+    two: while the first start of each call is held, no start waits for a thread (each
+    trip to a thread and back costs the daemon more CPU than the start itself); every
+    child is still its own hook's, exit status and all."""
+    burst = [f"share-{gate.token}-{k}" for k in range(8)]
+    results: dict[str, ProcessResult] = {}
+    async with trio.open_nursery() as nursery:
+        for k, run_id in enumerate(burst):
+            nursery.start_soon(_run, ["sh", "-c", f"exit {k} # {gate.token}"], run_id, results)
+        try:
+            await gate.until_held(4)
+            threads = spawn_module._STARTS.get().threads.statistics()
+            assert (threads.borrowed_tokens, threads.tasks_waiting) == (4, 0)
+        finally:
+            gate.open.set()
+    assert [results[r].returncode for r in burst] == list(range(8))
+    assert SUBREAPER.starts_in_flight == 0
+
+
+async def test_a_start_that_fails_in_a_shared_call_fails_alone(gate: Gate, subreaper: None) -> None:
+    """A program that cannot be started fails its own hook with the error a lone start
+    gives; the starts made in the same worker-thread calls run as usual, and no
+    descriptor is left behind."""
+    fds_before = _open_fds()
+    results: dict[str, ProcessResult] = {}
+
+    async def run(argv: list[str], run_id: str, cwd: str | None = None) -> None:
+        results[run_id] = await run_process_capped(
+            argv, stdin=b"{}", cwd=cwd, env=dict(os.environ), timeout=WAIT,
+            output_cap=1 << 16, kill_grace=0.2, pipe_grace=0.2, run_id=run_id,
+        )  # fmt: skip
+
+    gate.open.set()  # nothing to hold: only the sharing matters here
+    async with trio.open_nursery() as nursery:
+        for k in range(7):
+            nursery.start_soon(run, ["sh", "-c", f"echo {k} # {gate.token}"], f"ok{k}")
+        nursery.start_soon(run, [f"/nonexistent/{gate.token}"], "missing")
+    assert [results[f"ok{k}"].stdout for k in range(7)] == [f"{k}\n".encode() for k in range(7)]
+    missing = results["missing"]
+    assert missing.pid is None and isinstance(missing.spawn_exc, FileNotFoundError)
+    assert missing.spawn_exc.filename == f"/nonexistent/{gate.token}"
+    assert SUBREAPER.starts_in_flight == 0
+    assert _open_fds() <= fds_before
+
+
+async def test_a_start_cancelled_while_its_pass_forms_is_never_made_or_is_killed(
+    subreaper: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A start whose caller is cancelled before its pass is taken: alone in its pass, it is
+    never made; with another start in the pass, that other task takes both (trio delivers
+    the cancellation one pass later), so it is made — and killed at its caller's next
+    checkpoint.  Either way no process of it survives, the other hook runs as usual, no
+    start stays announced and no descriptor is left."""
+    made: list[str] = []
+    real = spawn_module._popen
+
+    def recording(argv: Sequence[str], *args: Any) -> Any:
+        made.append(" ".join(argv))
+        return real(argv, *args)
+
+    monkeypatch.setattr(spawn_module, "_popen", recording)
+    token = uuid.uuid4().hex
+    fds_before = _open_fds()
+    for k, with_other in enumerate([False, True] * 3):
+        victim, other = f"victim-{token}-{k}", f"other-{token}-{k}"
+        results: dict[str, ProcessResult] = {}
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+                argv = ["sh", "-c", f"sleep 60 # {victim}"]
+                nursery.start_soon(_run, argv, victim, {})
+                if with_other:
+                    other_argv = ["sh", "-c", f"exit 3 # {other}"]
+                    nursery.start_soon(_shielded_run, other_argv, other, results)
+                scope.cancel()  # before either task runs: both ask for their start in one pass
+        assert scope.cancelled_caught
+        assert any(victim in argv for argv in made) is with_other
+        assert processes_with(f"HOOKD_RUN_ID={victim}") == []
+        assert SUBREAPER.starts_in_flight == 0 and victim not in SUBREAPER.runs
+        if with_other:
+            assert results[other].returncode == 3
+    assert _open_fds() <= fds_before
+
+
+async def _shielded_run(argv: list[str], run_id: str, results: dict[str, ProcessResult]) -> None:
+    with trio.CancelScope(shield=True):
+        await _run(argv, run_id, results)
+
+
+async def test_a_hooks_input_is_in_its_pipe_while_its_start_is_still_off_the_loop(
+    gate: Gate, subreaper: None, tmp_path: Path
+) -> None:
+    """The input is written into the hook's stdin while the worker thread makes the start,
+    and our end closed: the hook reads all of it, to EOF, while its start is still held in
+    the thread — it does not wait for the other starts of its pass, nor for the loop."""
+    got = tmp_path / "got"
+    argv = ["sh", "-c", f'cat > "$0.part" && mv "$0.part" "$0" # {gate.token}', str(got)]
+    results: dict[str, ProcessResult] = {}
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_run, argv, "prefilled", results)
+        try:
+            await gate.until_held(1)
+            await _until(got.exists)
+            assert not results, "the start came back before the input was read"
+        finally:
+            gate.open.set()
+    assert got.read_bytes() == b"{}"
+    assert results["prefilled"].returncode == 0
