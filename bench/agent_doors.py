@@ -420,7 +420,7 @@ def main() -> int:
     for g in checked:
         verdict = "met" if g["met"] else "MISSED"
         print(
-            f"{g["hookd"]:<50} {g['hookd_p50_ms']:6.2f} / {g['yardstick']:<24} "
+            f"{g['hookd']:<50} {g['hookd_p50_ms']:6.2f} / {g['yardstick']:<24} "
             f"{g['yardstick_p50_ms']:6.2f} = {g['ratio']:.2f}x (<= {g['limit']}x) {verdict}"
         )
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
