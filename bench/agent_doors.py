@@ -29,7 +29,8 @@ all of them alike):
 
 * native: N = 1, 3, 5 ``true`` command hooks (``true 1`` … ``true N``: distinct
   texts, since both agents and hookd run identical handlers once), and one
-  ``python3 policy.py 1`` hook (row 6's small regex policy);
+  ``python3 policy.py 1`` hook (row 6's small regex policy; with ``--warm-counts
+  1,3``, also ``policy.py 1`` … ``policy.py N`` at once, the yardstick of N);
 * hookd: one compiled relay process to a daemon that runs the same N ``true``
   command hooks, or N = 1, 3, 5 copies of the policy as in-daemon ``type:
   "python"`` hooks (worker pool, the default), and N = 0 (no hook: the door
@@ -50,7 +51,7 @@ average before and after.  The goals checked (issue 19, same run):
   ``python3`` hook for the policy rows);
 * the compiled relay with no hook ≤ 2x the agent's ``bash -c true``;
 * (issue 29) the unchanged ``python3 policy.py`` hook through hookd ≤ 1/5 of the
-  agent's own spawn of it.
+  agent's own spawn of it (N of them: of the agent's N at once).
 
 ``--pace-ms`` idles before each sample, as an agent does between tool calls; by
 default none: one event of each configuration per iteration already leaves the
@@ -270,6 +271,7 @@ def build_configs(
     running: dict[tuple[str, int], DaemonProc],
     fixtures: Path,
     python: str,
+    warm_counts: tuple[int, ...],
 ) -> dict[str, Config]:
     python3 = python
     native_policy = base / "policy.py"
@@ -298,6 +300,16 @@ def build_configs(
         configs[f"{agent.name} native python3 x1"] = Config(
             agent, (native_python(python3, native_policy, 1),), stdin, env, some.root / "project"
         )
+        # N of them only as the yardstick of N unchanged hooks through hookd (--warm-counts).
+        for n in warm_counts:
+            if n > 1:
+                configs[f"{agent.name} native python3 x{n}"] = Config(
+                    agent,
+                    tuple(native_python(python3, native_policy, i) for i in range(1, n + 1)),
+                    stdin,
+                    env,
+                    some.root / "project",
+                )
         for relay, command in relays.items():
             for (kind, n), daemon in running.items():
                 if relay == "python" and (n not in (0, 1) or kind == "python3"):
@@ -362,9 +374,9 @@ def goals(
         if "compiled" in relays:
             for n in warm_counts:
                 row(
-                    f"{n} unchanged python3 command hooks via hookd <= 1/5 native python3",
+                    f"{n} unchanged python3 command hooks via hookd <= 1/5 of the same natively",
                     f"{a} compiled relay, python3 command x{n} (warm)",
-                    f"{a} native python3 x1",
+                    f"{a} native python3 x{n}",
                     0.2,
                 )
     return rows
@@ -393,7 +405,9 @@ def main() -> int:
         # N distinct callables (hookd runs identical handlers once per event).
         policy.write_text(POLICY_HOOK + "".join(f"\ncheck{i} = check\n" for i in range(1, 6)))
         with daemons(policy, base / "policy.py", args.python, warm_counts) as running:
-            configs = build_configs(agents, base, compiled, running, args.fixtures, args.python)
+            configs = build_configs(
+                agents, base, compiled, running, args.fixtures, args.python, warm_counts
+            )
             pace = args.pace_ms / 1000
             interleaved(configs, 5, pace)  # warm the page cache, the daemons and their workers
             warm = {n: running[("python3", n)] for n in warm_counts}
