@@ -32,7 +32,9 @@ Not warm, and why is recorded on the run (``hookctl tail``, the audit log): ``-c
 and combined flags, launcher scripts (a pyenv shim is a shell script, not an interpreter),
 other interpreters, a script that is not a regular file. The first run of each interpreter
 and working directory is cold (it starts the spare), as is a run that finds its spare still
-starting. What a warm run cannot reproduce is listed in docs/configuration.md.
+starting, its spares all running its other hooks of the same event, or its used spare's
+replacement not started yet. What a warm run cannot reproduce is listed in
+docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -460,6 +462,10 @@ class WarmPool:
     environment, working directory."""
     _wake: trio.Event | None = None
     """Set when :attr:`pending` has work; None while no :meth:`refill_when_idle` runs."""
+    running: dict[_Key, int] = field(default_factory=dict)
+    """Spares handed out whose run has not ended yet (:meth:`refill` ends it), per key: a
+    run that finds no spare while its interpreter's others run (several of its hooks on one
+    event) is told so, not that it is the interpreter's first run."""
 
     async def take_when_started(
         self, target: WarmTarget, env: Mapping[str, str], cwd: str
@@ -516,11 +522,20 @@ class WarmPool:
             self.unusable.add(key)
             return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
         if spare is not None and state == "ready":
+            self.running[key] = self.running.get(key, 0) + 1
             return spare, ""
         self._start(key, target, env, cwd)
-        if spare is None:
-            return None, "first run of this interpreter here: its warm spare is starting"
-        return None, "its warm spare had exited: a new one is starting"
+        if spare is not None:
+            return None, "its warm spare had exited: a new one is starting"
+        return None, self._why_none(key)
+
+    def _why_none(self, key: _Key) -> str:
+        """Why there was no spare at all for ``key`` (one is starting now)."""
+        if self.running.get(key):
+            return "its warm spares are running its other hooks: another is starting"
+        if any(_key(t, dict(e), c) == key for t, e, c in self.pending):
+            return "its warm spare's replacement had not started yet: it is starting now"
+        return "first run of this interpreter here: its warm spare is starting"
 
     def refill(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
         """Start the spare that replaces one :meth:`take` handed out, once that run has
@@ -530,6 +545,11 @@ class WarmPool:
         Not while the run runs: a new interpreter's start-up is ~15 ms of CPU, and on a
         machine of two cores it took one from the hook it was replacing, and its spawn
         held the event loop (measured: docs/performance.md, "Where a warm run's time goes")."""
+        key = _key(target, env, cwd)
+        if self.running.get(key, 0) > 1:
+            self.running[key] -= 1
+        else:
+            self.running.pop(key, None)
         if self._wake is None:
             self._refill_now(target, env, cwd)
             return

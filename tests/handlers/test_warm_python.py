@@ -30,6 +30,7 @@ from hookd.config.sources import SourceSpec
 from hookd.daemon.options import command_runner, engine_settings
 from hookd.daemon.settings import DaemonSettings
 from hookd.engine.engine import Engine
+from hookd.handlers import warm_python
 from hookd.handlers.registry import handler_table
 from hookd.handlers.warm_python import Spare, plan
 from hookd_client.events import decode_event
@@ -162,9 +163,21 @@ class Pair:
     async def fire(
         self, engine: Engine, command: str, cwd: Path, env: dict[str, str], timeout: int = 30
     ) -> HookRun:
+        [run] = await self.fire_all(engine, [command], cwd, env, timeout)
+        return run
+
+    async def fire_all(
+        self,
+        engine: Engine,
+        commands: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        timeout: int = 30,
+    ) -> list[HookRun]:
+        """One event whose hooks are these commands (started together, as every event's)."""
         settings = self.tmp / "hooks.json"
-        hook = {"type": "command", "command": command, "timeout": timeout}
-        settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [hook]}]}}))
+        hooks = [{"type": "command", "command": c, "timeout": timeout} for c in commands]
+        settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": hooks}]}}))
         config = build_config([load_source(SourceSpec(settings, Scope.USER))])
         event = decode_event(
             {
@@ -177,8 +190,7 @@ class Pair:
             }
         )
         result = await engine.fire(config, event, env=env)
-        [run] = result.hooks
-        return run
+        return list(result.hooks)
 
     async def warm_run(self, command: str, cwd: Path, env: dict[str, str]) -> HookRun:
         """Fire until a spare was ready (the first run starts it): the warm run."""
@@ -451,6 +463,74 @@ async def test_a_spares_replacement_starts_after_the_run_not_during_it(
                 await trio.sleep(0.01)
         nursery.cancel_scope.cancel()
     assert runs[0].launch == "warm" and runs[0].stdout == "through\n"
+
+
+async def test_a_hook_whose_interpreters_spares_all_run_its_other_hooks_says_so(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """Three hooks of one interpreter on one event, all running at once: the spares serve
+    what they can; a hook that finds none is told that they are busy, not that it is its
+    interpreter's first run here (the bench's Codex/Gemini rows saw that on every event)."""
+    gate = tmp_path / "gate"
+    (project / "hooks" / "gated3.py").write_text(
+        "import os, sys, time\n"
+        f"open(os.path.join({str(tmp_path)!r}, 'started-' + sys.argv[1]), 'w').close()\n"
+        f"while not os.path.exists({str(gate)!r}):\n"
+        "    time.sleep(0.005)\n"
+    )
+    commands = [f"python3 hooks/gated3.py {i}" for i in (1, 2, 3)]
+    env = _env(tmp_path)
+    gate.touch()
+    await pair.warm_run(commands[0], project, env)
+    await _spare_ready(pair)
+    gate.unlink()
+    runs: list[HookRun] = []
+
+    async def fire() -> None:
+        runs.extend(await pair.fire_all(pair.warm, commands, project, env))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(fire)
+        with trio.fail_after(30):  # every hook has started before any ends
+            while not all((tmp_path / f"started-{i}").exists() for i in (1, 2, 3)):
+                await trio.sleep(0.01)
+        gate.touch()
+    launches = [run.launch for run in runs]
+    assert all(run.exit_code == 0 for run in runs), runs
+    assert "warm" in launches
+    assert "cold: its warm spares are running its other hooks: another is starting" in launches
+    assert not any("first run" in str(launch) for launch in launches), launches
+
+
+async def test_a_hook_that_comes_before_its_spares_replacement_started_says_so(
+    pair: Pair, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon starts a used spare's replacement once it is idle; an event that comes
+    before that finds no spare, and is told so, not that it is its interpreter's first run."""
+    monkeypatch.setattr(warm_python, "_IDLE_WAIT", 60.0)  # idle only when the spinner stops
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    env = _env(tmp_path)
+    await pair.warm_run("python3 hooks/exit3.py", project, env)
+    await _spare_ready(pair)
+    launches: list[str | None] = []
+
+    async def busy() -> None:
+        while True:  # never blocked: the daemon is never idle, replacements wait
+            await trio.lowlevel.checkpoint()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pool.refill_when_idle)
+        nursery.start_soon(busy)
+        with trio.fail_after(30):
+            while not launches or launches[-1] == "warm":  # until the spares are used up
+                run = await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
+                launches.append(run.launch)
+        assert pool.pending
+        nursery.cancel_scope.cancel()
+    assert launches[-1] == (
+        "cold: its warm spare's replacement had not started yet: it is starting now"
+    ), launches
 
 
 SLOW_START = """\
