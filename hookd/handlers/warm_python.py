@@ -457,6 +457,13 @@ class WarmPool:
     """A second spare, for an interpreter whose events come faster than a spare starts (one
     of them had to wait for its spare: :attr:`hurried`); counted in ``limit``."""
     hurried: set[_Key] = field(default_factory=set)
+    crowd: dict[_Key, list[Spare]] = field(default_factory=dict)
+    """More spares, for an interpreter with more hooks on one event than its first and second
+    spare (they start together, each wants a spare): up to :attr:`width`; counted in
+    ``limit``."""
+    width: dict[_Key, int] = field(default_factory=dict)
+    """How many of an interpreter's runs one of its events had going at once, where that was
+    more than two: how many spares it keeps."""
     pending: list[tuple[WarmTarget, tuple[tuple[str, str], ...], str]] = field(default_factory=list)
     """Spares to start once the daemon is idle (:meth:`refill`): target, start-up
     environment, working directory."""
@@ -477,7 +484,7 @@ class WarmPool:
         spare = self.spares.get(key)
         if spare is not None and not spare.waited and spare.state() == "starting":
             self.hurried.add(key)
-            if not self._second_ready(key):
+            if not self._second_ready(key) and not self._crowd_ready(key):
                 await spare.wait_started(_START_WAIT)
         return self.take(target, env, cwd)
 
@@ -513,21 +520,46 @@ class WarmPool:
             self._second_ready(key)
         spare = self.spares.pop(key, None)
         state = spare.state() if spare is not None else "gone"
-        if spare is not None and state == "starting":
-            self.spares[key] = spare
-            return None, "its warm spare is still starting"
         if spare is not None and state != "ready":
-            self.retire(spare)
+            if state == "starting":
+                self.spares[key] = spare
+            else:
+                self.retire(spare)
         if state == "unsupported":
             self.unusable.add(key)
             return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
+        if state != "ready":
+            crowded = self._from_crowd(key)
+            spare, state = (spare, state) if crowded is None else (crowded, "ready")
         if spare is not None and state == "ready":
             self.running[key] = self.running.get(key, 0) + 1
             return spare, ""
+        if state == "starting":
+            return None, "its warm spare is still starting"
         self._start(key, target, env, cwd)
         if spare is not None:
             return None, "its warm spare had exited: a new one is starting"
+        if self.running.get(key):
+            # Its other hooks of this event run in its spares: keep one more from now on.
+            self.width[key] = min(self.limit, max(self.width.get(key, 2), self.running[key] + 1))
         return None, self._why_none(key)
+
+    def _crowd_ready(self, key: _Key) -> bool:
+        return any(spare.state() == "ready" for spare in self.crowd.get(key, []))
+
+    def _from_crowd(self, key: _Key) -> Spare | None:
+        """A ready spare of :attr:`crowd` for ``key`` (those gone are retired; those still
+        starting stay)."""
+        crowd = self.crowd.get(key, [])
+        for spare in list(crowd):
+            state = spare.state()
+            if state == "ready":
+                crowd.remove(spare)
+                return spare
+            if state != "starting":
+                crowd.remove(spare)
+                self.retire(spare)
+        return None
 
     def _why_none(self, key: _Key) -> str:
         """Why there was no spare at all for ``key`` (one is starting now)."""
@@ -576,8 +608,19 @@ class WarmPool:
         key = _key(target, env, cwd)
         if key not in self.spares:
             self._start(key, target, env, cwd)
-        if key in self.hurried and key not in self.seconds:
+        if (key in self.hurried or key in self.width) and key not in self.seconds:
             self._start(key, target, env, cwd, self.seconds)
+        crowd = self.crowd.setdefault(key, [])
+        while 2 + len(crowd) < self.width.get(key, 0):
+            spare = self._start(key, target, env, cwd, {})
+            if spare is None:
+                break
+            crowd.append(spare)
+        if not crowd:
+            del self.crowd[key]
+
+    def _count(self) -> int:
+        return len(self.spares) + len(self.seconds) + sum(map(len, self.crowd.values()))
 
     def _start(
         self,
@@ -586,9 +629,11 @@ class WarmPool:
         env: Mapping[str, str],
         cwd: str,
         into: dict[_Key, Spare] | None = None,
-    ) -> None:
+    ) -> Spare | None:
+        """Start a spare for ``key`` into ``into`` (the first spares by default); it, or
+        None when it could not start."""
         into = self.spares if into is None else into
-        while len(self.spares) + len(self.seconds) >= self.limit:
+        while self._count() >= self.limit:
             self._retire_oldest()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         marker = os.urandom(16).hex()
@@ -616,13 +661,21 @@ class WarmPool:
         except OSError as exc:
             ours.close()
             log.info("warm python spare did not start", argv0=target.interpreter, error=str(exc))
-            return
+            return None
         finally:
             theirs.close()
-        into[key] = Spare(process, ours, marker, time.monotonic())
+        spare = into[key] = Spare(process, ours, marker, time.monotonic())
+        return spare
 
     def _retire_oldest(self) -> None:
-        """Make room: the oldest second spare, else the oldest spare."""
+        """Make room: the oldest spare of a crowd, else the oldest second spare, else the
+        oldest spare."""
+        crowds = [key for key, spares in self.crowd.items() if spares]
+        if crowds:
+            key = min(crowds, key=lambda k: self.crowd[k][0].started)
+            self.retire(self.crowd[key].pop(0))
+            self.width.pop(key, None)  # not room for all: it keeps what it has
+            return
         pool = self.seconds or self.spares
         oldest = min(pool, key=lambda k: pool[k].started)
         self.retire(pool.pop(oldest))
@@ -634,6 +687,13 @@ class WarmPool:
         for key in stale:
             self.retire(self.spares.pop(key))
             self.hurried.discard(key)
+            self.width.pop(key, None)
+        for key, crowd in list(self.crowd.items()):
+            for spare in [s for s in crowd if now - s.started >= self.idle]:
+                crowd.remove(spare)
+                self.retire(spare)
+            if not crowd:
+                del self.crowd[key]
         for key in [k for k, s in self.seconds.items() if now - s.started >= self.idle]:
             self.retire(self.seconds.pop(key))
         self._reap_retired()
@@ -641,10 +701,12 @@ class WarmPool:
 
     def close(self) -> None:
         self.launchers.close()
-        for spare in [*self.spares.values(), *self.seconds.values()]:
+        crowds = [spare for crowd in self.crowd.values() for spare in crowd]
+        for spare in [*self.spares.values(), *self.seconds.values(), *crowds]:
             self.retire(spare)
         self.spares.clear()
         self.seconds.clear()
+        self.crowd.clear()
         for process in self.retired:
             process.kill_now()
         self._reap_retired()
