@@ -11,7 +11,9 @@ waits on a control socket (:mod:`hookd.handlers.warm_bootstrap`); an event that 
 starting waits for it (:meth:`WarmPool.take_when_started`). When the hook's event comes, the
 spare is handed the hook's argv, environment and script and becomes the cold run; a new spare is
 started once that run has ended and the daemon is idle (:meth:`WarmPool.refill`), handed the
-script's path so that it compiles the script ahead.
+script's path so that it compiles the script ahead. An interpreter whose events come faster
+than a spare starts keeps a second, and one with several hooks on one event (they start
+together) a spare for each (:attr:`WarmPool.crowd`), all within the pool's bound.
 
 Why spares and not a fork server: a forked child would inherit one interpreter's hash seed,
 its ``/proc`` identity and its parent, and hookd's process nets (process group, run marker,
