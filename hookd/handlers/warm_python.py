@@ -464,8 +464,8 @@ class WarmPool:
     spare (they start together, each wants a spare): up to :attr:`width`; counted in
     ``limit``."""
     width: dict[_Key, int] = field(default_factory=dict)
-    """How many of an interpreter's runs one of its events had going at once, where that was
-    more than two: how many spares it keeps."""
+    """How many spares an interpreter keeps (two or more) once one of its events found all
+    its spares running its other hooks: as many as that event had going at once."""
     pending: list[tuple[WarmTarget, tuple[tuple[str, str], ...], str]] = field(default_factory=list)
     """Spares to start once the daemon is idle (:meth:`refill`): target, start-up
     environment, working directory."""
