@@ -11,7 +11,9 @@ waits on a control socket (:mod:`hookd.handlers.warm_bootstrap`); an event that 
 starting waits for it (:meth:`WarmPool.take_when_started`). When the hook's event comes, the
 spare is handed the hook's argv, environment and script and becomes the cold run; a new spare is
 started once that run has ended and the daemon is idle (:meth:`WarmPool.refill`), handed the
-script's path so that it compiles the script ahead.
+script's path so that it compiles the script ahead. An interpreter whose events come faster
+than a spare starts keeps a second, and one with several hooks on one event (they start
+together) a spare for each (:attr:`WarmPool.crowd`), all within the pool's bound.
 
 Why spares and not a fork server: a forked child would inherit one interpreter's hash seed,
 its ``/proc`` identity and its parent, and hookd's process nets (process group, run marker,
@@ -32,7 +34,9 @@ Not warm, and why is recorded on the run (``hookctl tail``, the audit log): ``-c
 and combined flags, launcher scripts (a pyenv shim is a shell script, not an interpreter),
 other interpreters, a script that is not a regular file. The first run of each interpreter
 and working directory is cold (it starts the spare), as is a run that finds its spare still
-starting. What a warm run cannot reproduce is listed in docs/configuration.md.
+starting, its spares all running its other hooks of the same event, or its used spare's
+replacement not started yet. What a warm run cannot reproduce is listed in
+docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -455,11 +459,22 @@ class WarmPool:
     """A second spare, for an interpreter whose events come faster than a spare starts (one
     of them had to wait for its spare: :attr:`hurried`); counted in ``limit``."""
     hurried: set[_Key] = field(default_factory=set)
+    crowd: dict[_Key, list[Spare]] = field(default_factory=dict)
+    """More spares, for an interpreter with more hooks on one event than its first and second
+    spare (they start together, each wants a spare): up to :attr:`width`; counted in
+    ``limit``."""
+    width: dict[_Key, int] = field(default_factory=dict)
+    """How many spares an interpreter keeps (two or more) once one of its events found all
+    its spares running its other hooks: as many as that event had going at once."""
     pending: list[tuple[WarmTarget, tuple[tuple[str, str], ...], str]] = field(default_factory=list)
     """Spares to start once the daemon is idle (:meth:`refill`): target, start-up
     environment, working directory."""
     _wake: trio.Event | None = None
     """Set when :attr:`pending` has work; None while no :meth:`refill_when_idle` runs."""
+    running: dict[_Key, int] = field(default_factory=dict)
+    """Spares handed out whose run has not ended yet (:meth:`refill` ends it), per key: a
+    run that finds no spare while its interpreter's others run (several of its hooks on one
+    event) is told so, not that it is the interpreter's first run."""
 
     async def take_when_started(
         self, target: WarmTarget, env: Mapping[str, str], cwd: str
@@ -471,7 +486,7 @@ class WarmPool:
         spare = self.spares.get(key)
         if spare is not None and not spare.waited and spare.state() == "starting":
             self.hurried.add(key)
-            if not self._second_ready(key):
+            if not self._second_ready(key) and not self._crowd_ready(key):
                 await spare.wait_started(_START_WAIT)
         return self.take(target, env, cwd)
 
@@ -507,20 +522,54 @@ class WarmPool:
             self._second_ready(key)
         spare = self.spares.pop(key, None)
         state = spare.state() if spare is not None else "gone"
-        if spare is not None and state == "starting":
-            self.spares[key] = spare
-            return None, "its warm spare is still starting"
         if spare is not None and state != "ready":
-            self.retire(spare)
+            if state == "starting":
+                self.spares[key] = spare
+            else:
+                self.retire(spare)
         if state == "unsupported":
             self.unusable.add(key)
             return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
+        if state != "ready":
+            crowded = self._from_crowd(key)
+            spare, state = (spare, state) if crowded is None else (crowded, "ready")
         if spare is not None and state == "ready":
+            self.running[key] = self.running.get(key, 0) + 1
             return spare, ""
+        if state == "starting":
+            return None, "its warm spare is still starting"
         self._start(key, target, env, cwd)
-        if spare is None:
-            return None, "first run of this interpreter here: its warm spare is starting"
-        return None, "its warm spare had exited: a new one is starting"
+        if spare is not None:
+            return None, "its warm spare had exited: a new one is starting"
+        if self.running.get(key):
+            # Its other hooks of this event run in its spares: keep one more from now on.
+            self.width[key] = min(self.limit, max(self.width.get(key, 2), self.running[key] + 1))
+        return None, self._why_none(key)
+
+    def _crowd_ready(self, key: _Key) -> bool:
+        return any(spare.state() == "ready" for spare in self.crowd.get(key, []))
+
+    def _from_crowd(self, key: _Key) -> Spare | None:
+        """A ready spare of :attr:`crowd` for ``key`` (those gone are retired; those still
+        starting stay)."""
+        crowd = self.crowd.get(key, [])
+        for spare in list(crowd):
+            state = spare.state()
+            if state == "ready":
+                crowd.remove(spare)
+                return spare
+            if state != "starting":
+                crowd.remove(spare)
+                self.retire(spare)
+        return None
+
+    def _why_none(self, key: _Key) -> str:
+        """Why there was no spare at all for ``key`` (one is starting now)."""
+        if self.running.get(key):
+            return "its warm spares are running its other hooks: another is starting"
+        if any(_key(t, dict(e), c) == key for t, e, c in self.pending):
+            return "its warm spare's replacement had not started yet: it is starting now"
+        return "first run of this interpreter here: its warm spare is starting"
 
     def refill(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
         """Start the spare that replaces one :meth:`take` handed out, once that run has
@@ -530,6 +579,11 @@ class WarmPool:
         Not while the run runs: a new interpreter's start-up is ~15 ms of CPU, and on a
         machine of two cores it took one from the hook it was replacing, and its spawn
         held the event loop (measured: docs/performance.md, "Where a warm run's time goes")."""
+        key = _key(target, env, cwd)
+        if self.running.get(key, 0) > 1:
+            self.running[key] -= 1
+        else:
+            self.running.pop(key, None)
         if self._wake is None:
             self._refill_now(target, env, cwd)
             return
@@ -556,8 +610,19 @@ class WarmPool:
         key = _key(target, env, cwd)
         if key not in self.spares:
             self._start(key, target, env, cwd)
-        if key in self.hurried and key not in self.seconds:
+        if (key in self.hurried or key in self.width) and key not in self.seconds:
             self._start(key, target, env, cwd, self.seconds)
+        crowd = self.crowd.setdefault(key, [])
+        while 2 + len(crowd) < self.width.get(key, 0):
+            spare = self._start(key, target, env, cwd, {})
+            if spare is None:
+                break
+            crowd.append(spare)
+        if not crowd:
+            del self.crowd[key]
+
+    def _count(self) -> int:
+        return len(self.spares) + len(self.seconds) + sum(map(len, self.crowd.values()))
 
     def _start(
         self,
@@ -566,9 +631,11 @@ class WarmPool:
         env: Mapping[str, str],
         cwd: str,
         into: dict[_Key, Spare] | None = None,
-    ) -> None:
+    ) -> Spare | None:
+        """Start a spare for ``key`` into ``into`` (the first spares by default); it, or
+        None when it could not start."""
         into = self.spares if into is None else into
-        while len(self.spares) + len(self.seconds) >= self.limit:
+        while self._count() >= self.limit:
             self._retire_oldest()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         marker = os.urandom(16).hex()
@@ -596,13 +663,21 @@ class WarmPool:
         except OSError as exc:
             ours.close()
             log.info("warm python spare did not start", argv0=target.interpreter, error=str(exc))
-            return
+            return None
         finally:
             theirs.close()
-        into[key] = Spare(process, ours, marker, time.monotonic())
+        spare = into[key] = Spare(process, ours, marker, time.monotonic())
+        return spare
 
     def _retire_oldest(self) -> None:
-        """Make room: the oldest second spare, else the oldest spare."""
+        """Make room: the oldest spare of a crowd, else the oldest second spare, else the
+        oldest spare."""
+        crowds = [key for key, spares in self.crowd.items() if spares]
+        if crowds:
+            key = min(crowds, key=lambda k: self.crowd[k][0].started)
+            self.retire(self.crowd[key].pop(0))
+            self.width.pop(key, None)  # not room for all: it keeps what it has
+            return
         pool = self.seconds or self.spares
         oldest = min(pool, key=lambda k: pool[k].started)
         self.retire(pool.pop(oldest))
@@ -614,6 +689,13 @@ class WarmPool:
         for key in stale:
             self.retire(self.spares.pop(key))
             self.hurried.discard(key)
+            self.width.pop(key, None)
+        for key, crowd in list(self.crowd.items()):
+            for spare in [s for s in crowd if now - s.started >= self.idle]:
+                crowd.remove(spare)
+                self.retire(spare)
+            if not crowd:
+                del self.crowd[key]
         for key in [k for k, s in self.seconds.items() if now - s.started >= self.idle]:
             self.retire(self.seconds.pop(key))
         self._reap_retired()
@@ -621,10 +703,12 @@ class WarmPool:
 
     def close(self) -> None:
         self.launchers.close()
-        for spare in [*self.spares.values(), *self.seconds.values()]:
+        crowds = [spare for crowd in self.crowd.values() for spare in crowd]
+        for spare in [*self.spares.values(), *self.seconds.values(), *crowds]:
             self.retire(spare)
         self.spares.clear()
         self.seconds.clear()
+        self.crowd.clear()
         for process in self.retired:
             process.kill_now()
         self._reap_retired()

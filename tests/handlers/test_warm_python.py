@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import stat
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from hookd.config.sources import SourceSpec
 from hookd.daemon.options import command_runner, engine_settings
 from hookd.daemon.settings import DaemonSettings
 from hookd.engine.engine import Engine
+from hookd.handlers import warm_python
 from hookd.handlers.registry import handler_table
 from hookd.handlers.warm_python import Spare, plan
 from hookd_client.events import decode_event
@@ -162,9 +165,21 @@ class Pair:
     async def fire(
         self, engine: Engine, command: str, cwd: Path, env: dict[str, str], timeout: int = 30
     ) -> HookRun:
+        [run] = await self.fire_all(engine, [command], cwd, env, timeout)
+        return run
+
+    async def fire_all(
+        self,
+        engine: Engine,
+        commands: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        timeout: int = 30,
+    ) -> list[HookRun]:
+        """One event whose hooks are these commands (started together, as every event's)."""
         settings = self.tmp / "hooks.json"
-        hook = {"type": "command", "command": command, "timeout": timeout}
-        settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [hook]}]}}))
+        hooks = [{"type": "command", "command": c, "timeout": timeout} for c in commands]
+        settings.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": hooks}]}}))
         config = build_config([load_source(SourceSpec(settings, Scope.USER))])
         event = decode_event(
             {
@@ -177,8 +192,7 @@ class Pair:
             }
         )
         result = await engine.fire(config, event, env=env)
-        [run] = result.hooks
-        return run
+        return list(result.hooks)
 
     async def warm_run(self, command: str, cwd: Path, env: dict[str, str]) -> HookRun:
         """Fire until a spare was ready (the first run starts it): the warm run."""
@@ -451,6 +465,134 @@ async def test_a_spares_replacement_starts_after_the_run_not_during_it(
                 await trio.sleep(0.01)
         nursery.cancel_scope.cancel()
     assert runs[0].launch == "warm" and runs[0].stdout == "through\n"
+
+
+GATED = """\
+import os, sys, time
+open(os.path.join(os.environ["STARTED"], "started-" + sys.argv[1]), "w").close()
+while not os.path.exists(os.environ["GATE"]):
+    time.sleep(0.005)
+"""
+
+
+async def _gated_event(pair: Pair, commands: list[str], cwd: Path, tmp: Path) -> list[HookRun]:
+    """One event whose hooks (``hooks/gated.py <n>``) all have started before any ends."""
+    gate, started = tmp / "gate", tmp / "started"
+    gate.unlink(missing_ok=True)
+    shutil.rmtree(started, ignore_errors=True)
+    started.mkdir()
+    env = {**_env(tmp), "STARTED": str(started), "GATE": str(gate)}
+    runs: list[HookRun] = []
+
+    async def fire() -> None:
+        runs.extend(await pair.fire_all(pair.warm, commands, cwd, env))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(fire)
+        with trio.fail_after(30):
+            while len(os.listdir(started)) < len(commands):
+                await trio.sleep(0.01)
+        gate.touch()
+    assert all(run.exit_code == 0 for run in runs), runs
+    return runs
+
+
+async def _all_spares_ready(pool: warm_python.WarmPool) -> None:
+    spares = [*pool.spares.values(), *pool.seconds.values()]
+    spares += [spare for crowd in pool.crowd.values() for spare in crowd]
+    with trio.fail_after(30):
+        while any(spare.state() == "starting" for spare in spares):
+            await trio.sleep(0.01)
+
+
+async def test_a_hook_whose_interpreters_spares_all_run_its_other_hooks_says_so(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """Three hooks of one interpreter on one event, all running at once: the spares serve
+    what they can; a hook that finds none is told that they are busy, not that it is its
+    interpreter's first run here (the bench's Codex/Gemini rows saw that on every event)."""
+    (project / "hooks" / "gated.py").write_text(GATED)
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    await _gated_event(pair, ["python3 hooks/gated.py 1"], project, tmp_path)
+    await _all_spares_ready(pool)
+    commands = [f"python3 hooks/gated.py {i}" for i in (1, 2, 3)]
+    launches = [run.launch for run in await _gated_event(pair, commands, project, tmp_path)]
+    assert "warm" in launches
+    assert "cold: its warm spares are running its other hooks: another is starting" in launches
+    assert not any("first run" in str(launch) for launch in launches), launches
+
+
+async def test_an_interpreter_with_more_hooks_on_one_event_keeps_a_spare_for_each(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """Its N hooks of one event start together and each wants a spare: once an event has
+    shown that, it keeps N (within ``warm_python_spares``), and the next event runs all N
+    warm — not two warm and the rest cold beside a spare starting."""
+    (project / "hooks" / "gated.py").write_text(GATED)
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    commands = [f"python3 hooks/gated.py {i}" for i in (1, 2, 3, 4)]
+    for _ in range(6):  # the first events start and size its spares
+        runs = await _gated_event(pair, commands, project, tmp_path)
+        await _all_spares_ready(pool)
+        if all(run.launch == "warm" for run in runs):
+            break
+    assert [run.launch for run in runs] == ["warm"] * 4
+    assert len({run.pid for run in runs}) == 4
+    [key] = pool.crowd
+    assert len(pool.crowd[key]) == 2 and key in pool.spares and key in pool.seconds
+    # Unused, they retire with the rest of its spares.
+    assert pool.retire_idle(now=time.monotonic() + pool.idle + 1) == 1
+    assert pool.crowd == {} and pool.width == {} and pool.spares == {} and pool.seconds == {}
+
+
+async def test_a_hook_that_comes_before_its_spares_replacement_started_says_so(
+    pair: Pair, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon starts a used spare's replacement once it is idle; an event that comes
+    before that finds no spare, and is told so, not that it is its interpreter's first run."""
+    monkeypatch.setattr(warm_python, "_IDLE_WAIT", 60.0)  # idle only when the spinner stops
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    env = _env(tmp_path)
+    await pair.warm_run("python3 hooks/exit3.py", project, env)
+    await _spare_ready(pair)
+    launches: list[str | None] = []
+
+    async def busy() -> None:
+        while True:  # never blocked: the daemon is never idle, replacements wait
+            await trio.lowlevel.checkpoint()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pool.refill_when_idle)
+        nursery.start_soon(busy)
+        with trio.fail_after(30):
+            while not launches or launches[-1] == "warm":  # until the spares are used up
+                run = await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
+                launches.append(run.launch)
+        assert pool.pending
+        nursery.cancel_scope.cancel()
+    assert launches[-1] == (
+        "cold: its warm spare's replacement had not started yet: it is starting now"
+    ), launches
+
+
+async def test_the_spares_kept_for_an_interpreters_hooks_stay_within_the_bound(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """``warm_python_spares`` bounds them all, however many hooks one event has."""
+    (project / "hooks" / "gated.py").write_text(GATED)
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    pool.limit = 3
+    commands = [f"python3 hooks/gated.py {i}" for i in (1, 2, 3, 4, 5)]
+    for _ in range(4):
+        runs = await _gated_event(pair, commands, project, tmp_path)
+        await _all_spares_ready(pool)
+        crowds = sum(len(crowd) for crowd in pool.crowd.values())
+        assert len(pool.spares) + len(pool.seconds) + crowds <= 3
+    assert sum(run.launch == "warm" for run in runs) >= 2
 
 
 SLOW_START = """\
