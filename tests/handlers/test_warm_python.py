@@ -380,10 +380,17 @@ async def test_a_spare_that_died_while_idle_is_replaced(
 ) -> None:
     env = _env(tmp_path)
     await pair.warm_run("python3 hooks/exit3.py", project, env)  # leaves a new spare behind
-    spare = await _spare_ready(pair)
-    os.kill(spare.process.pid, 9)
+    await _spare_ready(pair)
+    # Every spare of the pool: on a busy machine the first run may have found its spare
+    # still starting, and the interpreter then keeps a second one.
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    spares = [*pool.spares.values(), *pool.seconds.values()]
+    spares += [spare for crowd in pool.crowd.values() for spare in crowd]
+    for spare in spares:
+        os.kill(spare.process.pid, 9)
     with trio.fail_after(30):
-        while spare.state() != "gone":
+        while any(spare.state() != "gone" for spare in spares):
             await trio.sleep(0.01)
     run = await pair.fire(pair.warm, "python3 hooks/exit3.py", project, env)
     assert run.launch == "cold: its warm spare had exited: a new one is starting"
