@@ -102,6 +102,10 @@ for _name in ("re", "pathlib", "shlex", "subprocess", "datetime", "typing", "fnm
     except Exception:  # a preload is an optimisation; the script imports its own
         pass
 
+# What a sibling file could shadow, computed while nobody waits (nothing is imported from
+# here until the script runs).
+_preloaded = {_name.partition(".")[0] for _name in sys.modules if _name not in _baseline}
+
 
 def _read_request() -> "dict[str, Any]":
     chunks = []
@@ -127,19 +131,41 @@ _report_to = _request.get("report")
 
 def _shadowed(directory: str) -> bool:
     """Whether ``directory`` holds a module that one this interpreter preloaded would hide."""
-    preloaded = {name.partition(".")[0] for name in sys.modules if name not in _baseline}
     try:
         entries = os.listdir(directory)
     except OSError:
         return False
-    return any(entry.partition(".")[0] in preloaded for entry in entries)
+    return any(entry.partition(".")[0] in _preloaded for entry in entries)
+
+
+def _set_environment(env: "dict[str, str]") -> None:
+    """``os.environ.clear()`` then ``os.environ.update(env)`` — the same ``unsetenv`` and
+    ``putenv`` calls in the same order, so the C ``environ`` a child inherits is in the
+    cold run's order too, and the same mapping — without ``MutableMapping``'s ``popitem``
+    and ``__setitem__`` round trips per variable: ~40 µs for 60 variables where those took
+    ~150, on the path of every event."""
+    data = getattr(os.environ, "_data", None)
+    if not isinstance(data, dict):
+        os.environ.clear()
+        os.environ.update(env)
+        return
+    for key in list(data):
+        os.unsetenv(key)
+    data.clear()
+    encoding = sys.getfilesystemencoding()
+    for name, value in env.items():
+        key, encoded = (
+            name.encode(encoding, "surrogateescape"),
+            value.encode(encoding, "surrogateescape"),
+        )
+        os.putenv(key, encoded)
+        data[key] = encoded
 
 
 def _become(request: "dict[str, Any]") -> "tuple[str, dict[str, Any]]":
     """What a cold ``python [flags] script args`` has before the script's first line."""
     os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
+    _set_environment(request["env"])
     script = request["script"]
     file = os.path.join(os.getcwd(), script)
     sys.argv[:] = request["argv"]
@@ -238,13 +264,16 @@ def _report_exit(code: int) -> None:
     to learn the status from the exit, as before."""
     if not _report_to:
         return
-    for fd in (1, 2):
+    try:
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM)
+    except OSError:
+        return
+    for fd in (1, 2):  # then the EOFs and the report come together: one wake-up of the daemon
         try:
             os.close(fd)
         except OSError:
             pass
     try:
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM)
         sock.sendto(b"%d" % (code & 0xFF), _socket.MSG_DONTWAIT, b"\0" + _report_to.encode())
     except OSError:
         pass

@@ -558,7 +558,7 @@ class WarmPool:
             self.hurried.add(key)
             if not self._second_ready(key):
                 await spare.wait_started(_START_WAIT)
-        return self.take(target, env, cwd)
+        return self.take(target, env, cwd, key)
 
     def _second_ready(self, key: _Key) -> bool:
         """Make a ready second spare the first one (the first, still starting, becomes the
@@ -578,12 +578,13 @@ class WarmPool:
         return True
 
     def take(
-        self, target: WarmTarget, env: Mapping[str, str], cwd: str
+        self, target: WarmTarget, env: Mapping[str, str], cwd: str, key: _Key | None = None
     ) -> tuple[Spare | None, str]:
         """A ready spare for ``target``, or why not (then a new one is started for the next
         event).  A spare handed out is replaced by :meth:`refill` once its run has ended:
-        the new interpreter then starts after the run instead of competing with it."""
-        key = _key(target, env, cwd)
+        the new interpreter then starts after the run instead of competing with it.
+        ``key``: :func:`_key` of the three, when the caller has it already."""
+        key = _key(target, env, cwd) if key is None else key
         self._reap_retired()
         if key in self.unusable:
             return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
