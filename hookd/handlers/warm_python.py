@@ -677,10 +677,7 @@ class WarmPool:
                 await process.wait()
             if process.returncode is None:
                 log.warning("warm python run still alive after its exit report", pid=process.pid)
-                try:
-                    os.killpg(process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+                _kill_group(process)
                 await process.wait()
             self.ending.pop(0)
 
@@ -768,6 +765,10 @@ class WarmPool:
             self.retire(spare)
         self.spares.clear()
         self.seconds.clear()
+        for process, _ in self.ending:  # said their end: what is left of the group goes too
+            _kill_group(process)
+        self.retired += [process for process, _ in self.ending]
+        self.ending.clear()
         for process in self.retired:
             process.kill_now()
         self._reap_retired()
@@ -783,6 +784,15 @@ class WarmPool:
 
     def _reap_retired(self) -> None:
         self.retired = [p for p in self.retired if not p.reap_now()]
+
+
+def _kill_group(process: HookProcess) -> None:
+    """SIGKILL a run's process group (its own: every hook starts a session)."""
+    if process.returncode is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _key(target: WarmTarget, env: Mapping[str, str], cwd: str) -> _Key:
