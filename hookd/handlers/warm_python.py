@@ -651,7 +651,8 @@ class WarmPool:
 
     async def refill_when_idle(self) -> None:
         """Start the spares :meth:`refill` queued, each time every other task of the daemon
-        is blocked (its replies written), or after ``_IDLE_WAIT`` on a daemon never idle."""
+        is blocked (its replies written), or after ``_IDLE_WAIT`` on a daemon never idle —
+        once the runs that said their end (:meth:`ended`) have exited and are reaped."""
         self._wake = trio.Event()
         try:
             while True:
@@ -659,10 +660,13 @@ class WarmPool:
                 with trio.move_on_after(_IDLE_WAIT):
                     await wait_all_tasks_blocked()
                 self._wake = trio.Event()
+                # The runs that said their end first: their teardown takes a core for
+                # ~0.5 ms, a new interpreter's start the other — and the client woken by
+                # the reply just sent needs one (measured: docs/performance.md).
+                await self._reap_ending()
                 pending, self.pending = self.pending, []
                 for target, env, cwd in pending:
                     self._refill_now(target, dict(env), cwd)
-                await self._reap_ending()
         finally:
             self._wake = None
             self.retired += [process for process, _ in self.ending]
