@@ -719,6 +719,7 @@ class WarmPool:
         # the one it will serve, and its variables (another session's, secrets among
         # them) must not sit in an idle process's /proc/<pid>/environ.
         startup = dict(startup_environment(env))
+        report = self._report(marker)  # bound before the marker exists anywhere else
         try:
             process = spawn(
                 argv,
@@ -728,11 +729,13 @@ class WarmPool:
             )
         except OSError as exc:
             ours.close()
+            if report is not None:
+                report.close()
             log.info("warm python spare did not start", argv0=target.interpreter, error=str(exc))
             return
         finally:
             theirs.close()
-        into[key] = Spare(process, ours, marker, time.monotonic(), report=self._report(marker))
+        into[key] = Spare(process, ours, marker, time.monotonic(), report=report)
 
     def _report(self, marker: str) -> ExitReport | None:
         """A spare's :class:`ExitReport`, where :meth:`refill_when_idle` runs to reap the
