@@ -97,6 +97,7 @@ _END_GRACE = 1.0
 """How long a run that reported its exit status may take to exit before its group is killed."""
 _CREDENTIALS = struct.Struct("iII")
 """``struct ucred``: pid, uid, gid."""
+_REPORT_READS = 16
 _SIMPLE_FLAGS = frozenset(
     {"-u", "-I", "-E", "-s", "-S", "-B", "-O", "-OO", "-P", "-b", "-bb", "-q", "-R"}
 )
@@ -405,9 +406,11 @@ class ExitReport:
         return self.socket.fileno()
 
     def read(self, pid: int) -> int | None:
-        """The status ``pid`` reported; every datagram waiting is read (None: none from it)."""
+        """The status ``pid`` reported (None: none from it), reading what waits — at most
+        ``_REPORT_READS`` datagrams a call, so that another user's flood costs the daemon a
+        few reads per wake-up, not the loop."""
         code: int | None = None
-        while True:
+        for _ in range(_REPORT_READS):
             try:
                 data, ancillary, _flags, _address = self.socket.recvmsg(
                     16, socket.CMSG_SPACE(_CREDENTIALS.size)
@@ -421,6 +424,7 @@ class ExitReport:
             if sender == (pid, os.getuid()) and data.isdigit() and len(data) <= 3:
                 code = int(data)
                 self.said = True
+        return code
 
     def close(self) -> None:
         self.socket.close()

@@ -773,3 +773,29 @@ time.sleep(300)
     with trio.fail_after(30):
         while pool.ending or os.path.exists(f"/proc/{pid}"):
             await trio.sleep(0.01)
+
+
+async def test_an_exit_report_from_another_process_does_not_count(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """Only the run's own process can say its status: a datagram from any other process
+    (here the hook's child, same user) is read and dropped."""
+    (project / "hooks" / "forger.py").write_text(
+        """\
+import os, subprocess, sys
+forge = (
+    "import os, socket\\n"
+    "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\\n"
+    "address = b'\\\\0hookd-exit-' + os.environ['HOOKD_RUN_ID'].encode()\\n"
+    "try:\\n"
+    "    s.sendto(b'7', address)\\n"
+    "    print('sent', flush=True)\\n"
+    "except OSError as error:\\n"
+    "    print('not sent', error.errno, flush=True)\\n"
+)
+subprocess.run([sys.executable, "-c", forge], check=True)
+sys.exit(3)
+"""
+    )
+    run = await pair.warm_run("python3 hooks/forger.py", project, _env(tmp_path))
+    assert (run.exit_code, run.stdout) == (3, "sent\n")
