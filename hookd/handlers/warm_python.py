@@ -372,8 +372,8 @@ class ExitReport:
     """Where a warm run says its exit status before its interpreter is torn down.
 
     An interpreter's exit unmaps its ~13 MB, and only then does the kernel say it has
-    exited (pidfd, EOF on its pipes): ~0.5 ms here (docs/performance.md, "Where a warm run's
-    time goes"), the largest single part of a warm run's fixed cost. So a spare, after its
+    exited (pidfd, EOF on its pipes): ~0.5 ms here (docs/performance.md, "Cutting the quiet
+    floor"), the largest single part of a warm run's fixed cost. So a spare, after its
     final flush, closes its stdout and stderr and sends its status as one datagram to this
     socket, then calls ``_exit``; the run ends on the datagram (the pipes' EOF has come
     already) and the pool reaps the process when it is gone (:meth:`WarmPool.ended`).
@@ -633,11 +633,11 @@ class WarmPool:
         report.close()
         if not report.said or process.returncode is not None:
             return  # ended on its exit (reaped), or went on as an async hook (adopted)
-        self.ending.append((process, trio.current_time() + _END_GRACE))
-        if self._wake is not None:
-            self._wake.set()
-        else:
+        if self._wake is None:  # the pool's task is gone (shutdown): reaped with the retired
             self.retired.append(process)
+            return
+        self.ending.append((process, trio.current_time() + _END_GRACE))
+        self._wake.set()
 
     def refill(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
         """Start the spare that replaces one :meth:`take` handed out, once that run has
