@@ -22,6 +22,12 @@ deny for ``rm -rf``. It is timed, interleaved in one run (order rotated per iter
 Each phase runs quiet, then with two CPU hogs (``python3 -c 'while True: pass'``), and prints
 the load average: the machine is shared.
 
+On a machine others are using, ``chrt -f 5 .venv/bin/python bench/warm_python.py --hogs quiet``
+runs every process of the bench at one real-time priority, so that theirs cannot interleave
+(never with ``loaded`` or ``both``: the hogs would inherit it). It flatters every warm row — a
+woken process finds a core already awake, where on an idle VM its vCPU had halted — so compare
+rows of one run, and say which way it ran (docs/performance.md, "Cutting the quiet floor").
+
 ``--pace-ms`` idles between iterations, as an agent does between tool calls (a warm spare is
 started after each use and needs ~15 ms to be ready; an event that comes sooner waits for it;
 the report counts cold and warm runs from the audit log). Also reported: each warm spare's RSS.

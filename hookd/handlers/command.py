@@ -29,7 +29,7 @@ from hookd.handlers.process import (
     working_directory,
 )
 from hookd.handlers.spawn import HookProcess
-from hookd.handlers.warm_python import WarmPool, plan
+from hookd.handlers.warm_python import ExitReport, WarmPool, plan
 from hookd.safe_names import file_name_for
 
 __all__ = ["ENV_FILE_EVENTS", "CommandRunner", "substitute_placeholders"]
@@ -156,7 +156,10 @@ class CommandRunner:
         have looked the program up and started it (:mod:`hookd.handlers.direct_exec`)."""
 
         async def run(
-            argv: list[str], env: dict[str, str], started: HookProcess | None = None
+            argv: list[str],
+            env: dict[str, str],
+            started: HookProcess | None = None,
+            report: ExitReport | None = None,
         ) -> ProcessResult:
             return await run_process_capped(
                 argv,
@@ -172,6 +175,7 @@ class CommandRunner:
                 run_id=inv.run_id,
                 started=started,
                 output_budget=inv.output_budget,
+                exit_report=report,
             )
 
         shell = argv[:2] == _SH_C
@@ -187,11 +191,11 @@ class CommandRunner:
         if warm is None:
             result = await run(program, program_env)
         else:
-            run_env, process, refill = warm
+            run_env, process, report, after = warm
             try:
-                result = await run(program, run_env, process)
+                result = await run(program, run_env, process, report)
             finally:
-                refill()  # its replacement starts after it: not competing for the CPU
+                after()  # reaped once gone; its replacement starts after it, not beside it
         if direct is None:
             return result
         if result.spawn_error is not None:
@@ -203,9 +207,10 @@ class CommandRunner:
 
     async def _warm_start(
         self, argv: list[str], env: dict[str, str], cwd: str, inv: Invocation
-    ) -> tuple[dict[str, str], HookProcess, Callable[[], None]] | None:
-        """A warm Python spare become ``argv``'s run, with the environment it was given
-        and what starts its replacement, when it is a Python hook one is ready for
+    ) -> tuple[dict[str, str], HookProcess, ExitReport | None, Callable[[], None]] | None:
+        """A warm Python spare become ``argv``'s run, with the environment it was given,
+        where it reports its exit status, and what to call when the run is over (reaps it,
+        starts its replacement), when it is a Python hook one is ready for
         (:mod:`hookd.handlers.warm_python`); None: run it cold.  ``inv.launch`` says
         which, and why."""
         if self.warm is None:
@@ -230,7 +235,8 @@ class CommandRunner:
             return None
         inv.launch = "warm"
         inv.run_id = spare.marker  # the marker its processes carry (async journal, kills)
-        return run_env, process, refill
+        after = functools.partial(self.warm.after_run, target, env, cwd, process, spare.report)
+        return run_env, process, spare.report, after
 
     async def run(self, handler: CommandHandler, inv: Invocation) -> HandlerResult:
         values = {"CLAUDE_PROJECT_DIR": inv.project_dir}

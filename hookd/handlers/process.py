@@ -56,6 +56,7 @@ from hookd.subreaper import SUBREAPER
 __all__ = [
     "AsyncAdopter",
     "AsyncHandoff",
+    "ExitReport",
     "OutputBudget",
     "ProcessResult",
     "kill_tree",
@@ -130,6 +131,17 @@ class _Capture:
 
     def value(self) -> bytes:
         return b"".join(self.parts)
+
+
+class ExitReport(Protocol):
+    """Where a process says its exit status before it has exited (a warm Python run,
+    :mod:`hookd.handlers.warm_python`): its pipes are closed, only its teardown is left."""
+
+    def fileno(self) -> int: ...
+
+    def read(self, pid: int) -> int | None:
+        """The status ``pid`` reported (None: nothing from it yet)."""
+        ...
 
 
 _FIRST_LINE_LIMIT = 8192
@@ -294,8 +306,10 @@ async def _supervise(
     err: _Capture,
     pipe_grace: float,
     watch: _FirstLine | None,
-) -> None:
+    report: ExitReport | None = None,
+) -> int | None:
     """Feed stdin, read both pipes, wait for exit; return early when ``watch`` sees an ack.
+    The exit status ``report`` gave, when the process said it before it was reaped.
 
     One task and one wait per wake-up: the hook's pipes and its pidfd go into an
     epoll set of its own (:class:`_Watched`), and trio waits on that one
@@ -312,9 +326,9 @@ async def _supervise(
     """
     if proc.pidfd is None:
         await _supervise_tasks(proc, stdin, out, err, pipe_grace, watch)
-        return
+        return None
     rest = _write_now(proc.stdin, stdin) if stdin is not None else _written_at_start(proc)
-    with _Watched(proc, out, err, watch, rest) as watched:
+    with _Watched(proc, out, err, watch, rest, report) as watched:
         while not watched.done():
             if watched.deadline == math.inf:
                 await trio.lowlevel.wait_readable(watched.fileno())
@@ -322,9 +336,10 @@ async def _supervise(
                 with trio.move_on_at(watched.deadline):
                     await trio.lowlevel.wait_readable(watched.fileno())
             if watched.handle_events(pipe_grace):
-                return  # an async ack: the rest is the adopter's
+                break  # an async ack: the rest is the adopter's
             if trio.current_time() >= watched.deadline:
-                return  # exited, and the pipe grace is over (a background holder)
+                break  # exited, and the pipe grace is over (a background holder)
+        return watched.reported if proc.returncode is None else None
 
 
 class _Watched:
@@ -337,6 +352,7 @@ class _Watched:
         err: _Capture,
         watch: _FirstLine | None,
         stdin_rest: memoryview | None,
+        report: ExitReport | None = None,
     ) -> None:
         self.proc = proc
         self.poller = select.epoll()
@@ -355,6 +371,11 @@ class _Watched:
         assert proc.pidfd is not None
         self.pidfd = proc.pidfd
         self._add(self.pidfd, select.EPOLLIN)
+        self.report = report
+        self.reported: int | None = None
+        """The exit status the process reported (it is ending; reaped by its owner)."""
+        if report is not None:
+            self._add(report.fileno(), select.EPOLLIN)
 
     def _add(self, fd: int, events: int) -> None:
         try:
@@ -386,11 +407,28 @@ class _Watched:
                 self.pidfd = -1
                 self.proc.reap_exited()
                 self.deadline = trio.current_time() + pipe_grace
+            elif self.report is not None and fd == self.report.fileno():
+                self._take_report(pipe_grace)
             elif fd == self.stdin_fd:
                 self._feed()
             elif fd in self.readers and self._read(fd):
                 return True
         return False
+
+    def _take_report(self, pipe_grace: float) -> None:
+        """The process said its exit status: it has closed its pipes and is being torn
+        down, which takes ~0.5 ms for an interpreter (the pidfd says so only after);
+        from here on it is treated as exited, and its owner reaps it."""
+        assert self.report is not None
+        code = self.report.read(self.proc.pid)
+        if code is None or self.pidfd < 0:
+            return  # nothing from it (yet), or reaped already
+        self.poller.unregister(self.report.fileno())
+        self.poller.unregister(self.pidfd)
+        self.report = None
+        self.pidfd = -1
+        self.reported = code
+        self.deadline = trio.current_time() + pipe_grace
 
     def _read(self, fd: int) -> bool:
         capture, first = self.readers[fd]
@@ -523,6 +561,7 @@ async def run_process_capped(
     run_id: str | None = None,
     started: HookProcess | None = None,
     output_budget: OutputBudget | None = None,
+    exit_report: ExitReport | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion or ``timeout``; on timeout or cancellation kill its tree.
 
@@ -534,6 +573,9 @@ async def run_process_capped(
 
     ``output_budget``: where output kept past 64 KiB a stream is charged (no room:
     the rest is dropped, ``truncated``).
+
+    ``exit_report``: where ``started`` says its exit status before its teardown; the run
+    ends there, and the caller reaps the process (it may still be exiting).
 
     ``pipe_grace``: once the hook itself has exited, how long to keep reading
     from pipes that a background grandchild may still hold open.  Claude Code
@@ -570,9 +612,10 @@ async def run_process_capped(
     killed = 0
     handed_over = False
     refused: str | None = None
+    reported: int | None = None
     try:
         with trio.move_on_after(timeout) as deadline:
-            await _supervise(proc, feed, out, err, pipe_grace, watch)
+            reported = await _supervise(proc, feed, out, err, pipe_grace, watch, exit_report)
         timed_out = deadline.cancelled_caught
         if watch is not None and watch.ack is not None and on_async_ack is not None:
             handoff = AsyncHandoff(
@@ -594,12 +637,13 @@ async def run_process_capped(
     finally:
         if not handed_over:
             with trio.CancelScope(shield=True):
-                if proc.returncode is None or timed_out:
+                if (proc.returncode is None and reported is None) or timed_out:
                     killed = await kill_tree(proc, run_id, kill_grace)
                 await _close_pipes(proc)
             SUBREAPER.untrack(run_id)
+    returncode = proc.returncode if proc.returncode is not None else reported
     return ProcessResult(
-        returncode=proc.returncode if not timed_out and refused is None else None,
+        returncode=returncode if not timed_out and refused is None else None,
         stdout=out.value(),
         stderr=err.value(),
         truncated=out.truncated or err.truncated,

@@ -43,8 +43,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import stat
+import struct
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +79,7 @@ from hookd.handlers.spawn import HookProcess, spawn
 
 __all__ = [
     "BOOTSTRAP",
+    "ExitReport",
     "Spare",
     "WarmPool",
     "WarmTarget",
@@ -94,6 +97,11 @@ _START_WAIT = 1.0
 """How long an event waits for its spare to finish starting before it runs cold instead."""
 _IDLE_WAIT = 0.05
 """How long a replacement spare waits for an idle daemon before it starts regardless."""
+_END_GRACE = 1.0
+"""How long a run that reported its exit status may take to exit before its group is killed."""
+_CREDENTIALS = struct.Struct("iII")
+"""``struct ucred``: pid, uid, gid."""
+_REPORT_READS = 16
 _SIMPLE_FLAGS = frozenset(
     {"-u", "-I", "-E", "-s", "-S", "-B", "-O", "-OO", "-P", "-b", "-bb", "-q", "-R"}
 )
@@ -360,6 +368,80 @@ class _Request(msgspec.Struct):
     script: str
     argv: list[str]
     orig_argv: list[str]
+    report: str | None = None
+    """The abstract socket to say the exit status on (:class:`ExitReport`), or None."""
+
+
+class ExitReport:
+    """Where a warm run says its exit status before its interpreter is torn down.
+
+    An interpreter's exit unmaps its ~13 MB, and only then does the kernel say it has
+    exited (pidfd, EOF on its pipes): ~0.5 ms here (docs/performance.md, "Cutting the quiet
+    floor"), the largest single part of a warm run's fixed cost. So a spare, after its
+    final flush, closes its stdout and stderr and sends its status as one datagram to this
+    socket, then calls ``_exit``; the run ends on the datagram (the pipes' EOF has come
+    already) and the pool reaps the process when it is gone (:meth:`WarmPool.ended`).
+
+    No descriptor of the hook's run holds it: the spare opens its end only after the
+    hook's last line, atexit and the final flush, so a hook sees nothing a cold run would
+    not have. The socket has an abstract name (``hookd-exit-<marker>``), which anyone on
+    the machine may send to, so a datagram counts only when the kernel's credentials on it
+    (``SO_PASSCRED``) name the run's own process and the daemon's user. A hook can of
+    course send one itself and keep running: its run then ends with the status it chose,
+    as an early ``_exit`` would end it, and its process group is killed if it has not
+    exited ``_END_GRACE`` later.
+    """
+
+    def __init__(self, marker: str) -> None:
+        self.address = f"hookd-exit-{marker}"
+        self.said = False
+        """Its run reported a status (and so was not reaped when its run ended)."""
+        self.socket = socket.socket(
+            socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK | socket.SOCK_CLOEXEC
+        )
+        try:
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+            self.socket.bind(b"\0" + self.address.encode())
+        except OSError:
+            self.socket.close()
+            raise
+
+    def fileno(self) -> int:
+        return self.socket.fileno()
+
+    def read(self, pid: int) -> int | None:
+        """The status ``pid`` reported (None: none from it), reading what waits — at most
+        ``_REPORT_READS`` datagrams a call, so that another user's flood costs the daemon a
+        few reads per wake-up, not the loop."""
+        code: int | None = None
+        for _ in range(_REPORT_READS):
+            try:
+                data, ancillary, _flags, _address = self.socket.recvmsg(
+                    16, socket.CMSG_SPACE(_CREDENTIALS.size)
+                )
+            except (BlockingIOError, InterruptedError):
+                return code
+            except OSError as exc:
+                log.info("warm python exit report unreadable", error=str(exc))
+                return code
+            sender = _sender(ancillary)
+            if sender == (pid, os.getuid()) and data.isdigit() and len(data) <= 3:
+                code = int(data)
+                self.said = True
+        return code
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+def _sender(ancillary: list[tuple[int, int, bytes]]) -> tuple[int, int] | None:
+    """The pid and uid the kernel put on a datagram (``SCM_CREDENTIALS``)."""
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+            if len(data) >= _CREDENTIALS.size:
+                pid, uid, _gid = _CREDENTIALS.unpack_from(data)
+                return pid, uid
+    return None
 
 
 _encode_request = msgspec.json.Encoder().encode
@@ -383,6 +465,8 @@ class Spare:
     """An event has waited for it to start (once only: one slow to start is not waited for
     again, those events run cold)."""
     waiting: bool = False
+    report: ExitReport | None = None
+    """Where its run says its exit status (None: the run ends on its exit alone)."""
 
     async def wait_started(self, limit: float) -> None:
         """Wait, at most ``limit`` seconds, until it has said how it started (or is gone)."""
@@ -419,6 +503,7 @@ class Spare:
             script=target.script,
             argv=[target.script, *target.args],
             orig_argv=target.orig_argv(),
+            report=self.report.address if self.report is not None else None,
         )
         try:
             self.control.sendall(_encode_request(request))
@@ -469,8 +554,12 @@ class WarmPool:
     pending: list[tuple[WarmTarget, tuple[tuple[str, str], ...], str]] = field(default_factory=list)
     """Spares to start once the daemon is idle (:meth:`refill`): target, start-up
     environment, working directory."""
+    ending: list[tuple[HookProcess, float]] = field(default_factory=list)
+    """Runs that reported their exit status and may still be exiting, with when their
+    group is killed if they have not (:meth:`ended`)."""
     _wake: trio.Event | None = None
-    """Set when :attr:`pending` has work; None while no :meth:`refill_when_idle` runs."""
+    """Set when :attr:`pending` or :attr:`ending` has work; None while no
+    :meth:`refill_when_idle` runs."""
     running: dict[_Key, int] = field(default_factory=dict)
     """Spares handed out whose run has not ended yet (:meth:`refill` ends it), per key: a
     run that finds no spare while its interpreter's others run (several of its hooks on one
@@ -488,7 +577,7 @@ class WarmPool:
             self.hurried.add(key)
             if not self._second_ready(key) and not self._crowd_ready(key):
                 await spare.wait_started(_START_WAIT)
-        return self.take(target, env, cwd)
+        return self.take(target, env, cwd, key)
 
     def _second_ready(self, key: _Key) -> bool:
         """Make a ready second spare the first one (the first, still starting, becomes the
@@ -508,12 +597,13 @@ class WarmPool:
         return True
 
     def take(
-        self, target: WarmTarget, env: Mapping[str, str], cwd: str
+        self, target: WarmTarget, env: Mapping[str, str], cwd: str, key: _Key | None = None
     ) -> tuple[Spare | None, str]:
         """A ready spare for ``target``, or why not (then a new one is started for the next
         event).  A spare handed out is replaced by :meth:`refill` once its run has ended:
-        the new interpreter then starts after the run instead of competing with it."""
-        key = _key(target, env, cwd)
+        the new interpreter then starts after the run instead of competing with it.
+        ``key``: :func:`_key` of the three, when the caller has it already."""
+        key = _key(target, env, cwd) if key is None else key
         self._reap_retired()
         if key in self.unusable:
             return None, "the interpreter cannot run hookd's warm start (CPython 3.10 or newer)"
@@ -571,6 +661,33 @@ class WarmPool:
             return "its warm spare's replacement had not started yet: it is starting now"
         return "first run of this interpreter here: its warm spare is starting"
 
+    def after_run(
+        self,
+        target: WarmTarget,
+        env: Mapping[str, str],
+        cwd: str,
+        process: HookProcess,
+        report: ExitReport | None,
+    ) -> None:
+        """A taken spare's run is over: :meth:`ended`, then :meth:`refill`."""
+        self.ended(process, report)
+        self.refill(target, env, cwd)
+
+    def ended(self, process: HookProcess, report: ExitReport | None) -> None:
+        """A warm run is over; its process may still be exiting (it reported its status
+        before its teardown: :class:`ExitReport`) — reaped by :meth:`refill_when_idle`,
+        its group killed if it is still there ``_END_GRACE`` later."""
+        if report is None:
+            return
+        report.close()
+        if not report.said or process.returncode is not None:
+            return  # ended on its exit (reaped), or went on as an async hook (adopted)
+        if self._wake is None:  # the pool's task is gone (shutdown): reaped with the retired
+            self.retired.append(process)
+            return
+        self.ending.append((process, trio.current_time() + _END_GRACE))
+        self._wake.set()
+
     def refill(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
         """Start the spare that replaces one :meth:`take` handed out, once that run has
         ended: while :meth:`refill_when_idle` runs (the daemon's), when the daemon has
@@ -592,7 +709,8 @@ class WarmPool:
 
     async def refill_when_idle(self) -> None:
         """Start the spares :meth:`refill` queued, each time every other task of the daemon
-        is blocked (its replies written), or after ``_IDLE_WAIT`` on a daemon never idle."""
+        is blocked (its replies written), or after ``_IDLE_WAIT`` on a daemon never idle —
+        once the runs that said their end (:meth:`ended`) have exited and are reaped."""
         self._wake = trio.Event()
         try:
             while True:
@@ -600,11 +718,30 @@ class WarmPool:
                 with trio.move_on_after(_IDLE_WAIT):
                     await wait_all_tasks_blocked()
                 self._wake = trio.Event()
+                # The runs that said their end first: their teardown takes a core for
+                # ~0.5 ms, a new interpreter's start the other — and the client woken by
+                # the reply just sent needs one (measured: docs/performance.md).
+                await self._reap_ending()
                 pending, self.pending = self.pending, []
                 for target, env, cwd in pending:
                     self._refill_now(target, dict(env), cwd)
         finally:
             self._wake = None
+            self.retired += [process for process, _ in self.ending]
+            self.ending.clear()
+
+    async def _reap_ending(self) -> None:
+        """Reap the runs that reported their end, once each has exited; kill the group
+        of one that has not within its grace (a hook that sent the report itself)."""
+        while self.ending:
+            process, deadline = self.ending[0]
+            with trio.move_on_at(deadline):
+                await process.wait()
+            if process.returncode is None:
+                log.warning("warm python run still alive after its exit report", pid=process.pid)
+                _kill_group(process)
+                await process.wait()
+            self.ending.pop(0)
 
     def _refill_now(self, target: WarmTarget, env: Mapping[str, str], cwd: str) -> None:
         key = _key(target, env, cwd)
@@ -653,6 +790,7 @@ class WarmPool:
         # the one it will serve, and its variables (another session's, secrets among
         # them) must not sit in an idle process's /proc/<pid>/environ.
         startup = dict(startup_environment(env))
+        report = self._report(marker)  # bound before the marker exists anywhere else
         try:
             process = spawn(
                 argv,
@@ -662,12 +800,25 @@ class WarmPool:
             )
         except OSError as exc:
             ours.close()
+            if report is not None:
+                report.close()
             log.info("warm python spare did not start", argv0=target.interpreter, error=str(exc))
             return None
         finally:
             theirs.close()
-        spare = into[key] = Spare(process, ours, marker, time.monotonic())
+        spare = into[key] = Spare(process, ours, marker, time.monotonic(), report=report)
         return spare
+
+    def _report(self, marker: str) -> ExitReport | None:
+        """A spare's :class:`ExitReport`, where :meth:`refill_when_idle` runs to reap the
+        runs that end by it (else None: such runs end on their exit)."""
+        if self._wake is None:
+            return None
+        try:
+            return ExitReport(marker)
+        except OSError as exc:
+            log.info("warm python exit report unavailable", error=str(exc))
+            return None
 
     def _retire_oldest(self) -> None:
         """Make room: the oldest spare of a crowd, else the oldest second spare, else the
@@ -709,6 +860,10 @@ class WarmPool:
         self.spares.clear()
         self.seconds.clear()
         self.crowd.clear()
+        for process, _ in self.ending:  # said their end: what is left of the group goes too
+            _kill_group(process)
+        self.retired += [process for process, _ in self.ending]
+        self.ending.clear()
         for process in self.retired:
             process.kill_now()
         self._reap_retired()
@@ -717,11 +872,22 @@ class WarmPool:
         """End a spare — idle, surplus, or taken but unusable — and reap it once it is
         gone: closing its control socket ends a waiting spare (it exits 0, silently)."""
         spare.close_control()
+        if spare.report is not None:
+            spare.report.close()
         spare.process.close_pipes()
         self.retired.append(spare.process)
 
     def _reap_retired(self) -> None:
         self.retired = [p for p in self.retired if not p.reap_now()]
+
+
+def _kill_group(process: HookProcess) -> None:
+    """SIGKILL a run's process group (its own: every hook starts a session)."""
+    if process.returncode is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _key(target: WarmTarget, env: Mapping[str, str], cwd: str) -> _Key:

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from hookd.config.loader import build_config, load_source
 from hookd.config.model import Scope
@@ -68,6 +69,15 @@ show("cwd", os.getcwd())
 skip = ("HOOKD_RUN_ID", "HOOK_INPUT_FILE")
 show("env", sorted((k, v) for k, v in os.environ.items() if k not in skip))
 show("modules_json", "json" in sys.modules)
+""",
+    # Not through a launcher: bash (a pyenv shim) and uv pass the environment on in an
+    # order of their own, which a warm start does not reproduce (docs/configuration.md).
+    "environ_order": PROBE_COMMON
+    + """\
+import subprocess
+show("env_order", list(os.environ))
+inherited = subprocess.run(["env"], capture_output=True, text=True).stdout.splitlines()
+show("child_env_order", [line.partition("=")[0] for line in inherited])  # the C environ
 """,
     "signals": PROBE_COMMON
     + """\
@@ -207,6 +217,24 @@ class Pair:
 
 @pytest.fixture
 async def pair(tmp_path: Path) -> AsyncIterator[Pair]:
+    """The engines, with the warm pool's own task running as in the daemon
+    (``refill_when_idle``: replacements started when idle, reported runs reaped)."""
+    engines = Pair(tmp_path)
+    pool = engines.warm_runner.warm
+    assert pool is not None
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pool.refill_when_idle)
+            await trio.testing.wait_all_tasks_blocked()  # it runs: spares get exit reports
+            yield engines
+            nursery.cancel_scope.cancel()
+    finally:
+        engines.close()
+
+
+@pytest.fixture
+async def bare_pair(tmp_path: Path) -> AsyncIterator[Pair]:
+    """The engines without the pool's task (a test that runs it itself, or not at all)."""
     engines = Pair(tmp_path)
     try:
         yield engines
@@ -422,8 +450,10 @@ async def _spare_ready(pair: Pair) -> Spare:
     """The one spare of ``pair``'s warm engine, once it waits for a run."""
     pool = pair.warm_runner.warm
     assert pool is not None
-    [spare] = pool.spares.values()
     with trio.fail_after(30):
+        while not pool.spares:  # a replacement starts once the daemon is idle
+            await trio.sleep(0.01)
+        [spare] = pool.spares.values()
         while spare.state() == "starting":
             await trio.sleep(0.01)
     assert spare.state() == "ready"
@@ -432,10 +462,11 @@ async def _spare_ready(pair: Pair) -> Spare:
 
 @pytest.mark.parametrize("daemon_task", [False, True], ids=["inline", "refill_when_idle"])
 async def test_a_spares_replacement_starts_after_the_run_not_during_it(
-    pair: Pair, project: Path, tmp_path: Path, daemon_task: bool
+    bare_pair: Pair, project: Path, tmp_path: Path, daemon_task: bool
 ) -> None:
     """A new interpreter's start-up would compete with the warm run for the CPU: the
     replacement starts once the run has ended (in the daemon, once it is idle)."""
+    pair = bare_pair
     go, started = tmp_path / "go", tmp_path / "started"
     (project / "hooks" / "gated.py").write_text(
         "import os, pathlib, time\n"
@@ -640,7 +671,9 @@ async def test_an_event_whose_spare_is_still_starting_waits_for_it(
     assert runs[0].pid == spare.process.pid
     # Its events come faster than a spare starts: it keeps a second one from now on.
     [key] = pool.hurried
-    assert key in pool.spares and key in pool.seconds
+    with trio.fail_after(30):
+        while key not in pool.spares or key not in pool.seconds:  # started once idle
+            await trio.sleep(0.01)
     second = pool.seconds[key]
     with trio.fail_after(30):
         while second.state() == "starting":
@@ -831,3 +864,83 @@ async def test_a_spare_handed_out_while_another_event_waits_for_it_frees_its_des
             other.send(b"x")
             with trio.fail_after(5):
                 await trio.lowlevel.wait_readable(reused)
+
+
+async def test_a_warm_run_ends_on_its_exit_report_and_is_reaped_after(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """A spare says its exit status after the final flush, before its interpreter is torn
+    down; the run ends there and the pool reaps the process once it is gone."""
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    run = await pair.warm_run("python3 hooks/exit3.py", project, _env(tmp_path))
+    assert run.exit_code == 3 and run.pid is not None
+    with trio.fail_after(30):
+        while pool.ending or os.path.exists(f"/proc/{run.pid}"):
+            await trio.sleep(0.01)
+
+
+async def test_a_hook_that_reports_its_own_end_is_ended(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """The report is a datagram on an abstract socket, believed only from the run's own
+    process: a hook can send it itself and go on, and its run then ends with the status it
+    said (as an early ``_exit`` would end it), and its process is killed a grace later."""
+    pids = tmp_path / "pids"
+    (project / "hooks" / "liar.py").write_text(
+        f"""\
+import os, socket, sys, time
+with open({str(pids)!r}, "a") as fh:
+    fh.write(f"{{os.getpid()}}\\n")
+print("said 5", flush=True)
+if b"-c" not in open("/proc/self/cmdline", "rb").read().split(b"\\0"):
+    sys.exit(5)  # a cold run (a warm one is the spare's `python3 -c <bootstrap>`)
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+sock.sendto(b"5", b"\\0hookd-exit-" + os.environ["HOOKD_RUN_ID"].encode())
+os.close(1)
+os.close(2)
+time.sleep(300)
+"""
+    )
+    env = _env(tmp_path)
+    with trio.fail_after(60):
+        while True:
+            run = await pair.fire(pair.warm, "python3 hooks/liar.py", project, env, timeout=10)
+            if run.launch == "warm":
+                break
+            assert run.exit_code == 5
+            await trio.sleep(0.01)
+    assert (run.exit_code, run.timed_out, run.stdout) == (5, False, "said 5\n"), run.stderr
+    pid = int(pids.read_text().split()[-1])
+    assert pid == run.pid
+    pool = pair.warm_runner.warm
+    assert pool is not None
+    with trio.fail_after(30):
+        while pool.ending or os.path.exists(f"/proc/{pid}"):
+            await trio.sleep(0.01)
+
+
+async def test_an_exit_report_from_another_process_does_not_count(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """Only the run's own process can say its status: a datagram from any other process
+    (here the hook's child, same user) is read and dropped."""
+    (project / "hooks" / "forger.py").write_text(
+        """\
+import os, subprocess, sys
+forge = (
+    "import os, socket\\n"
+    "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\\n"
+    "address = b'\\\\0hookd-exit-' + os.environ['HOOKD_RUN_ID'].encode()\\n"
+    "try:\\n"
+    "    s.sendto(b'7', address)\\n"
+    "    print('sent', flush=True)\\n"
+    "except OSError as error:\\n"
+    "    print('not sent', error.errno, flush=True)\\n"
+)
+subprocess.run([sys.executable, "-c", forge], check=True)
+sys.exit(3)
+"""
+    )
+    run = await pair.warm_run("python3 hooks/forger.py", project, _env(tmp_path))
+    assert (run.exit_code, run.stdout) == (3, "sent\n")
