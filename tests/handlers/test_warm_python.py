@@ -536,10 +536,15 @@ async def _gated_event(pair: Pair, commands: list[str], cwd: Path, tmp: Path) ->
 
 
 async def _all_spares_ready(pool: warm_python.WarmPool) -> None:
-    spares = [*pool.spares.values(), *pool.seconds.values()]
-    spares += [spare for crowd in pool.crowd.values() for spare in crowd]
+    """Every replacement started (the pool's task starts them once the test is idle) and
+    every spare past its start."""
+
+    def spares() -> list[Spare]:
+        crowds = [spare for crowd in pool.crowd.values() for spare in crowd]
+        return [*pool.spares.values(), *pool.seconds.values(), *crowds]
+
     with trio.fail_after(30):
-        while any(spare.state() == "starting" for spare in spares):
+        while pool.pending or any(spare.state() == "starting" for spare in spares()):
             await trio.sleep(0.01)
 
 
