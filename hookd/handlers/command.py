@@ -36,6 +36,9 @@ __all__ = ["ENV_FILE_EVENTS", "CommandRunner", "substitute_placeholders"]
 
 ENV_FILE_EVENTS = frozenset({"SessionStart", "Setup", "CwdChanged", "FileChanged"})
 _SH_C = ["/bin/sh", "-c"]
+_WarmRun = tuple[dict[str, str], HookProcess, ExitReport | None, Callable[[], None]]
+"""A warm start: the run's environment, the spare become the run, where it says its exit
+status, and what to call once the run is over."""
 _CLAUDE_ENV_FILE_NAME = re.compile(r"^(setup|sessionstart|cwdchanged|filechanged)-hook-\d+\.sh$")
 """The names Claude Code reads in ``session-env/<session>/`` (2.1.330)."""
 
@@ -160,6 +163,7 @@ class CommandRunner:
             env: dict[str, str],
             started: HookProcess | None = None,
             report: ExitReport | None = None,
+            own_session: bool = False,
         ) -> ProcessResult:
             return await run_process_capped(
                 argv,
@@ -176,6 +180,7 @@ class CommandRunner:
                 started=started,
                 output_budget=inv.output_budget,
                 exit_report=report,
+                own_session=own_session,
             )
 
         shell = argv[:2] == _SH_C
@@ -187,9 +192,10 @@ class CommandRunner:
         program, program_env = (
             (argv, env) if direct is None else (direct, {**env, "PWD": shell_pwd(env, cwd)})
         )
-        warm = await self._warm_start(program, program_env, cwd, inv)
+        warm, python = await self._warm_start(program, program_env, cwd, inv)
         if warm is None:
-            result = await run(program, program_env)
+            # A Python hook that may run warm starts in a session of its own either way.
+            result = await run(program, program_env, own_session=python)
         else:
             run_env, process, report, after = warm
             try:
@@ -207,24 +213,26 @@ class CommandRunner:
 
     async def _warm_start(
         self, argv: list[str], env: dict[str, str], cwd: str, inv: Invocation
-    ) -> tuple[dict[str, str], HookProcess, ExitReport | None, Callable[[], None]] | None:
+    ) -> tuple[_WarmRun | None, bool]:
         """A warm Python spare become ``argv``'s run, with the environment it was given,
         where it reports its exit status, and what to call when the run is over (reaps it,
         starts its replacement), when it is a Python hook one is ready for
-        (:mod:`hookd.handlers.warm_python`); None: run it cold.  ``inv.launch`` says
-        which, and why."""
+        (:mod:`hookd.handlers.warm_python`); None: run it cold.  And whether it is a
+        Python hook that may run warm: then it runs in a session of its own, warm or cold
+        (:func:`hookd.handlers.spawn.session_flags`).  ``inv.launch`` says which way it
+        started, and why."""
         if self.warm is None:
             inv.launch = "cold: warm Python is off (warm_python = false)"
-            return None
+            return None, False
         target = plan(argv, env, cwd, self.warm.launchers)
         if isinstance(target, str):
             inv.launch = f"cold: {target}"
-            return None
+            return None, False
         env = target.environment(env)
         spare, why = await self.warm.take_when_started(target, env, cwd)
         if spare is None:
             inv.launch = f"cold: {why}"
-            return None
+            return None, True
         run_env = {**env, "HOOKD_RUN_ID": spare.marker}
         process = spare.become(target, run_env, cwd)
         refill = functools.partial(self.warm.refill, target, env, cwd)
@@ -232,11 +240,11 @@ class CommandRunner:
             self.warm.retire(spare)
             refill()
             inv.launch = "cold: its warm spare went away"
-            return None
+            return None, True
         inv.launch = "warm"
         inv.run_id = spare.marker  # the marker its processes carry (async journal, kills)
         after = functools.partial(self.warm.after_run, target, env, cwd, process, spare.report)
-        return run_env, process, spare.report, after
+        return (run_env, process, spare.report, after), True
 
     async def run(self, handler: CommandHandler, inv: Invocation) -> HandlerResult:
         values = {"CLAUDE_PROJECT_DIR": inv.project_dir}

@@ -562,8 +562,12 @@ async def run_process_capped(
     started: HookProcess | None = None,
     output_budget: OutputBudget | None = None,
     exit_report: ExitReport | None = None,
+    own_session: bool = False,
 ) -> ProcessResult:
     """Run ``argv`` to completion or ``timeout``; on timeout or cancellation kill its tree.
+
+    ``own_session``: start it in a new session even where hooks share the daemon's
+    (:func:`hookd.handlers.spawn.session_flags`).
 
     ``run_id``: the ``HOOKD_RUN_ID`` marker to give the tree (default: a new one).
 
@@ -596,7 +600,9 @@ async def run_process_capped(
         if started is not None:
             proc = started
         else:
-            proc = await start_hook(argv, cwd=workdir, env=full_env, stdin=stdin)
+            proc = await start_hook(
+                argv, cwd=workdir, env=full_env, stdin=stdin, own_session=own_session
+            )
             feed = None
     except OSError as exc:
         return ProcessResult(

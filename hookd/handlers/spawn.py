@@ -194,15 +194,21 @@ class HookProcess:
 class _Start:
     """One hook's start, asked for in a scheduler pass; carried out by whoever takes the pass."""
 
-    __slots__ = ("argv", "cwd", "env", "error", "process", "stdin")
+    __slots__ = ("argv", "cwd", "env", "error", "own_session", "process", "stdin")
 
     def __init__(
-        self, argv: Sequence[str], cwd: str | None, env: Mapping[str, str], stdin: bytes | None
+        self,
+        argv: Sequence[str],
+        cwd: str | None,
+        env: Mapping[str, str],
+        stdin: bytes | None,
+        own_session: bool,
     ) -> None:
         self.argv = argv
         self.cwd = cwd
         self.env = env
         self.stdin = stdin
+        self.own_session = own_session
         self.process: HookProcess | None = None
         self.error: BaseException | None = None
 
@@ -244,7 +250,12 @@ _STARTS: RunVar[_Starts] = RunVar("hookd_spawn_starts")
 
 
 async def start_hook(
-    argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str], stdin: bytes | None = None
+    argv: Sequence[str],
+    *,
+    cwd: str | None,
+    env: Mapping[str, str],
+    stdin: bytes | None = None,
+    own_session: bool = False,
 ) -> HookProcess:
     """:func:`spawn`, on the loop when it is the only start, else in a worker thread.
 
@@ -294,7 +305,7 @@ async def start_hook(
     batch = starts.forming
     if batch is None:
         batch = starts.forming = _Pass()
-    start = _Start(argv, cwd, env, stdin)
+    start = _Start(argv, cwd, env, stdin, own_session)
     batch.starts.append(start)
     # One scheduler pass before choosing: the hooks of one event are started in one
     # pass, so by the end of it every one of them has arrived here, and none has to
@@ -328,7 +339,13 @@ async def _carry_out(batch: _Pass, starts: _Starts) -> None:
         if lone and trio.current_time() - starts.last_end >= _SAME_PASS:
             job = jobs[0]
             try:
-                job.process = spawn(job.argv, cwd=job.cwd, env=job.env, stdin=job.stdin)
+                job.process = spawn(
+                    job.argv,
+                    cwd=job.cwd,
+                    env=job.env,
+                    stdin=job.stdin,
+                    own_session=job.own_session,
+                )
             except Exception as exc:
                 job.error = exc
             finally:
@@ -418,7 +435,7 @@ def _start_all(jobs: list[tuple[_Start, _Pipes]]) -> list[_Started | Exception]:
     children: list[_Started | Exception] = []
     for job, pipes in jobs:
         try:
-            children.append(_popen(job.argv, job.cwd, job.env, pipes, ()))
+            children.append(_popen(job.argv, job.cwd, job.env, pipes, (), job.own_session))
         except Exception as exc:
             children.append(exc)
     return children
@@ -484,11 +501,12 @@ def _popen(
     env: Mapping[str, str],
     pipes: _Pipes,
     pass_fds: Sequence[int],
+    own_session: bool = False,
 ) -> _Started:
     """Only the start: safe in a worker thread.  ``close_fds`` keeps another hook's
     pipes, made meanwhile on the loop, out of this child."""
     if _LEAN:
-        return _fork_exec(list(argv), cwd, env, pipes, pass_fds)
+        return _fork_exec(list(argv), cwd, env, pipes, pass_fds, own_session)
     return subprocess.Popen(
         list(argv),
         stdin=pipes.in_r,
@@ -497,7 +515,7 @@ def _popen(
         cwd=cwd,
         env=dict(env),
         pass_fds=tuple(pass_fds),
-        **session_options(),
+        **session_options(own_session),
     )
 
 
@@ -506,7 +524,12 @@ _LEAN = (3, 11) <= sys.version_info[:2] <= (3, 13)
 
 
 def _fork_exec(
-    argv: list[str], cwd: str | None, env: Mapping[str, str], pipes: _Pipes, pass_fds: Sequence[int]
+    argv: list[str],
+    cwd: str | None,
+    env: Mapping[str, str],
+    pipes: _Pipes,
+    pass_fds: Sequence[int],
+    own_session: bool,
 ) -> _Child:
     """``Popen(argv, stdin/stdout/stderr=pipes, cwd, env, start_new_session=True (or
     process_group=0: :func:`session_flags`), pass_fds, close_fds=True)``, without the
@@ -531,7 +554,7 @@ def _fork_exec(
                 env_list,
                 pipes.in_r, -1, -1, pipes.out_w, -1, pipes.err_w,
                 err_r, err_w,
-                True, *session_flags(), None, None, None, -1,
+                True, *session_flags(own_session), None, None, None, -1,
                 None,  # type: ignore[arg-type]  # no preexec_fn, as Popen passes it
                 True,
             )  # fmt: skip
@@ -571,23 +594,29 @@ def _exec_candidates(program: str, path: str | None) -> tuple[bytes, ...]:
     return tuple(os.path.join(os.fsencode(d), encoded) for d in search)
 
 
-def session_options() -> dict[str, Any]:
+def session_options(own_session: bool = False) -> dict[str, Any]:
     """:func:`session_flags` as ``Popen``'s keywords, for the daemon's other children
     (python workers, launcher probes): where hooks share the daemon's session, so do they."""
-    call_setsid, pgid = session_flags()
+    call_setsid, pgid = session_flags(own_session)
     return {"start_new_session": call_setsid, "process_group": None if pgid < 0 else pgid}
 
 
-def session_flags() -> tuple[bool, int]:
+def session_flags(own_session: bool = False) -> tuple[bool, int]:
     """``fork_exec``'s ``call_setsid`` and ``pgid_to_set``: a new session for each hook,
     or (``hookd serve``, :func:`hookd.daemon.own_process.share_session_with_hooks`) a
     process group of its own in the daemon's session.  Every new session is a new
     scheduling group where the kernel groups sessions (``sched_autogroup``), and on busy
     cores its first child waits ~3× longer for a CPU (docs/performance.md, "Parallel
-    spawns"); a process group alone costs nothing."""
-    if SUBREAPER.hooks_share_session:
-        return False, 0
-    return True, -1
+    spawns"); a process group alone costs nothing.
+
+    ``own_session``: a new session even so — a Python hook that may run warm
+    (:mod:`hookd.handlers.warm_python`), warm or cold alike.  A warm spare waits for
+    its run in a scheduling group of its own: in the daemon's it ran ~15 % slower,
+    quiet and loaded (it and the daemon share one group's CPU), and the same hook
+    must find the same session whichever way it starts."""
+    if own_session or not SUBREAPER.hooks_share_session:
+        return True, -1
+    return False, 0
 
 
 def _exec_error(report: bytes, program: str, cwd: str | None) -> BaseException:
@@ -617,6 +646,7 @@ def spawn(
     env: Mapping[str, str],
     pass_fds: Sequence[int] = (),
     stdin: bytes | None = None,
+    own_session: bool = False,
 ) -> HookProcess:
     """Start ``argv`` in a process group of its own (a new session, unless hooks share
     the daemon's: :func:`session_flags`) with piped stdin/stdout/stderr, from the loop.
@@ -624,13 +654,14 @@ def spawn(
     ``pass_fds``: descriptors the child keeps, at the same numbers (a warm spare's
     control socket). ``stdin``: its whole input, written before it starts (our end of
     the pipe is then closed, or ``stdin_rest`` holds what did not fit); None: the
-    caller writes it. Raises OSError when it cannot start (missing program, bad cwd);
-    no descriptor is left open then.
+    caller writes it. ``own_session``: a new session even where hooks share the
+    daemon's (:func:`session_flags`). Raises OSError when it cannot start (missing
+    program, bad cwd); no descriptor is left open then.
     """
     pipes = _Pipes()
     try:
         pipes.prefill(stdin)
-        popen = _popen(argv, cwd, env, pipes, pass_fds)
+        popen = _popen(argv, cwd, env, pipes, pass_fds, own_session)
     except BaseException:
         pipes.close_all()
         raise

@@ -797,6 +797,7 @@ class WarmPool:
                 cwd=cwd,
                 env={**startup, "HOOKD_RUN_ID": marker},
                 pass_fds=(theirs.fileno(),),
+                own_session=True,  # as the same hook started cold (command.py)
             )
         except OSError as exc:
             ours.close()

@@ -30,12 +30,6 @@ from reliability.helpers import bench_module, event
 
 fuzz = bench_module("fuzz")
 
-WHERE = r"""
-import json, os, sys
-me = os.getpid()
-json.dump({"pid": me, "pgid": os.getpgid(0), "sid": os.getsid(0)}, open(sys.argv[1], "w"))
-"""
-
 # The hook's child joins the daemon's process group, drops the run marker, closes its
 # pipes and becomes an orphan (its parent exits at once); the hook then outlives its
 # timeout.  Only the subreaper's adoption can find the child.
@@ -70,25 +64,54 @@ def _fire(sock: Path) -> Any:
         return client.fire("PreToolUse", event(session_id="sessions"))
 
 
-async def _where_the_hook_ran(
-    tmp_path: Path, preexec_fn: Callable[[], None] | None = None
-) -> tuple[dict[str, int], int]:
-    script = tmp_path / "where.py"
-    script.write_text(WHERE)
-    found = tmp_path / "where.json"
-    with fuzz.daemon_process(
-        _hooks(f"{sys.executable} {script} {found}"), preexec_fn=preexec_fn
-    ) as daemon:
+def _where(stat: str) -> dict[str, int]:
+    """pid, process group and session from a ``/proc/<pid>/stat`` line."""
+    fields = stat.rsplit(")", 1)[1].split()
+    return {"pid": int(stat.split()[0]), "pgid": int(fields[2]), "sid": int(fields[3])}
+
+
+async def _where_hooks_ran(
+    tmp_path: Path, commands: list[str], preexec_fn: Callable[[], None] | None = None
+) -> tuple[list[dict[str, int]], int]:
+    """Where each command hook ran (each prints its own ``/proc/self/stat``), and the
+    daemon's session."""
+    hooks = [{"type": "command", "command": command} for command in commands]
+    config = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]}}
+    with fuzz.daemon_process(config, preexec_fn=preexec_fn) as daemon:
         with trio.fail_after(60):
             reply = await trio.to_thread.run_sync(_fire, daemon.socket)
-        assert [run.outcome for run in reply.result.hooks] == ["success"], reply.result
-        return json.loads(found.read_text()), os.getsid(daemon.pid)
+        assert [run.outcome for run in reply.result.hooks] == ["success"] * len(hooks), reply
+        return [_where(run.stdout) for run in reply.result.hooks], os.getsid(daemon.pid)
 
 
 async def test_a_hook_has_its_own_group_in_the_daemons_session(tmp_path: Path) -> None:
-    seen, daemon_sid = await _where_the_hook_ran(tmp_path)
+    [seen], daemon_sid = await _where_hooks_ran(tmp_path, ["cat /proc/self/stat"])
     assert seen["pgid"] == seen["pid"], seen  # killpg still reaches the hook and its children
     assert seen["sid"] == daemon_sid != seen["pid"], seen
+
+
+async def test_a_python_hook_that_may_run_warm_has_a_session_warm_or_cold(
+    tmp_path: Path,
+) -> None:
+    """A warm spare waits in a scheduling group of its own (in the daemon's it runs
+    slower), and the same hook must find the same session warm or cold: so a Python
+    hook hookd may run warm has a session of its own, as before, either way."""
+    script = tmp_path / "stat.py"
+    script.write_text("print(open('/proc/self/stat').read(), end='')\n")
+    hooks = [{"type": "command", "command": f"{sys.executable} {script}"}]
+    config = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": hooks}]}}
+    with fuzz.daemon_process(config) as daemon:
+        launches = set()
+        for _ in range(10):
+            with trio.fail_after(60):
+                reply = await trio.to_thread.run_sync(_fire, daemon.socket)
+            (run,) = reply.result.hooks
+            seen = _where(run.stdout)
+            assert seen["sid"] == seen["pgid"] == seen["pid"] != os.getsid(daemon.pid), seen
+            launches.add("warm" if run.launch == "warm" else "cold")
+            if launches == {"warm", "cold"}:
+                break  # the first run is cold; the next waits for the spare it started
+        assert launches == {"warm", "cold"}, launches
 
 
 async def test_a_python_worker_has_its_own_group_in_the_daemons_session(tmp_path: Path) -> None:
@@ -118,7 +141,9 @@ async def test_with_a_controlling_terminal_each_hook_has_a_session(tmp_path: Pat
         os.close(os.open(name, os.O_RDWR))  # a session leader's first tty becomes its own
 
     try:
-        seen, daemon_sid = await _where_the_hook_ran(tmp_path, take_the_terminal)
+        [seen], daemon_sid = await _where_hooks_ran(
+            tmp_path, ["cat /proc/self/stat"], take_the_terminal
+        )
     finally:
         os.close(controller)
         os.close(terminal)
@@ -131,7 +156,9 @@ async def test_an_orphan_that_joins_the_daemons_group_dies_at_the_timeout(
     script = tmp_path / "escape.py"
     script.write_text(ESCAPE)
     note = tmp_path / "escapee"
-    with fuzz.daemon_process(_hooks(f"{sys.executable} {script} {note}", timeout=3)) as daemon:
+    # Through the shell (``exec``): a Python hook hookd may run warm has a session of its own.
+    command = f"exec {sys.executable} {script} {note}"
+    with fuzz.daemon_process(_hooks(command, timeout=3)) as daemon:
         with trio.fail_after(60):
             reply = await trio.to_thread.run_sync(_fire, daemon.socket)
         (run,) = reply.result.hooks
