@@ -27,7 +27,8 @@ tell them apart: each hook gets a process group of its own in the daemon's
 session — as node and Rust agents start theirs, in the agent's.  Except when the
 daemon has a controlling terminal (run in the foreground of a shell): a hook in
 that session could read it or take its foreground, so there each hook keeps a
-session of its own.
+session of its own; and except a Python hook that may run warm, which keeps one
+either way (:func:`hookd.handlers.spawn.session_flags`).
 
 **Big buffers go back to the system.**  An 8 MiB event input is a handful of
 8 MiB allocations (the frame, its decoded copy, the JSON each hook reads).
