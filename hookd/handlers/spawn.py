@@ -595,8 +595,9 @@ def _exec_candidates(program: str, path: str | None) -> tuple[bytes, ...]:
 
 
 def session_options(own_session: bool = False) -> dict[str, Any]:
-    """:func:`session_flags` as ``Popen``'s keywords, for the daemon's other children
-    (python workers, launcher probes): where hooks share the daemon's session, so do they."""
+    """:func:`session_flags` as ``Popen``'s keywords: for a hook where there is no lean
+    start (:func:`_popen`), and for the daemon's other children (python workers, launcher
+    probes) — where hooks share the daemon's session, so do they."""
     call_setsid, pgid = session_flags(own_session)
     return {"start_new_session": call_setsid, "process_group": None if pgid < 0 else pgid}
 

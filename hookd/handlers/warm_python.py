@@ -883,7 +883,7 @@ class WarmPool:
 
 
 def _kill_group(process: HookProcess) -> None:
-    """SIGKILL a run's process group (its own: every hook starts a session)."""
+    """SIGKILL a warm run's process group (its own: a spare starts its own session)."""
     if process.returncode is None:
         try:
             os.killpg(process.pid, signal.SIGKILL)
