@@ -880,8 +880,13 @@ async def test_a_warm_run_ends_on_its_exit_report_and_is_reaped_after(
     assert pool is not None
     run = await pair.warm_run("python3 hooks/exit3.py", project, _env(tmp_path))
     assert run.exit_code == 3 and run.pid is not None
+    await _reaped_by_the_pool(pool, run.pid)
+
+
+async def _reaped_by_the_pool(pool: warm_python.WarmPool, pid: int) -> None:
+    """Until the pool has no run left ending and ``pid`` is gone (reaped)."""
     with trio.fail_after(30):
-        while pool.ending or os.path.exists(f"/proc/{run.pid}"):
+        while pool.ending or os.path.exists(f"/proc/{pid}"):
             await trio.sleep(0.01)
 
 
@@ -920,9 +925,7 @@ time.sleep(300)
     assert pid == run.pid
     pool = pair.warm_runner.warm
     assert pool is not None
-    with trio.fail_after(30):
-        while pool.ending or os.path.exists(f"/proc/{pid}"):
-            await trio.sleep(0.01)
+    await _reaped_by_the_pool(pool, pid)
 
 
 async def test_an_exit_report_from_another_process_does_not_count(
