@@ -10,11 +10,12 @@ gives it the same argv, environment, working directory, stdin, output and exit
 status, about half a millisecond sooner (``bench/`` row 4; docs/performance.md).
 
 *Simple* is decided conservatively, on the text alone: words made of
-``[A-Za-z0-9_./,:@%+=-]`` and double-quoted strings whose only expansions are
-``$NAME`` / ``${NAME}``; the first word is not a shell keyword, builtin or
-assignment.  A ``#`` that begins a word begins a comment to the end of the
-command (``cat # audit copy``), as in the shell, and leaves the argv; a comment
-followed by further lines goes to the shell.  Anything else — single quotes,
+``[A-Za-z0-9_./,:@%+=-]``, single-quoted strings (literal to the next ``'``, as
+POSIX has it: no expansion or escape inside) and double-quoted strings whose
+only expansions are ``$NAME`` / ``${NAME}``; the first word is not a shell
+keyword, builtin or assignment.  A ``#`` that begins a word begins a comment to
+the end of the command (``cat # audit copy``), as in the shell, and leaves the
+argv; a comment followed by further lines goes to the shell.  Anything else —
 backslashes, globs, ``~``, redirections, pipes, ``;``, ``&``, ``$( )``, unquoted
 ``$VAR`` (word splitting) — goes to ``/bin/sh`` exactly as before.
 
@@ -46,6 +47,7 @@ __all__ = ["SIGNAL_AS_STATUS", "report_as_shell", "shell_pwd", "simple_argv"]
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _PLAIN = re.compile(r"[A-Za-z0-9_./,:@%+=-]+")
 _QUOTED = re.compile(rf'"([^"\\`$]*(?:\$(?:{_NAME}|\{{{_NAME}\}})[^"\\`$]*)*)"')
+_SINGLE_QUOTED = re.compile(r"'([^']*)'")
 _REFERENCE = re.compile(rf"\$(?:({_NAME})|\{{({_NAME})\}})")
 
 _WORDS = (
@@ -98,6 +100,8 @@ def simple_argv(command: str, env: Mapping[str, str]) -> list[str] | None:
             if expanded is None:
                 return None
             piece, plain = expanded, quoted
+        elif char == "'" and (quoted := _SINGLE_QUOTED.match(text, i)) is not None:
+            piece, plain = quoted.group(1), quoted
         else:
             return None  # anything else is for the shell to interpret
         if not words:

@@ -24,7 +24,7 @@ def test_explain_says_which_hooks_start_warm(
     (tmp_path / "check.py").write_text("pass\n")
     hooks = [
         {"type": "command", "command": f"python3 {tmp_path}/check.py"},
-        {"type": "command", "command": "python3 -c 'print(1)'"},
+        {"type": "command", "command": "python3 hooks/guard.py | cat"},
         {"type": "command", "command": "cat"},
     ]
     user = home / ".config" / "hookd" / "hooks.json"

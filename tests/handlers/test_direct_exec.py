@@ -61,7 +61,12 @@ ENV = {"CLAUDE_PROJECT_DIR": "/srv/my project", "X": "1", "EMPTY": "", "PATH": "
         ('"$PWD"', None),  # the shell's own variable
         ('"$(date)"', None),
         ('"a\\"b"', None),
-        ("'quoted'", None),
+        ("'quoted'", ["quoted"]),  # single quotes: literal, nothing expanded
+        ("tool 'a \"$X\" `b` \\ # c' d'e'\"$X\"", ["tool", 'a "$X" `b` \\ # c', "de1"]),
+        ("tool '' 'multi\nline'", ["tool", "", "multi\nline"]),
+        ("tool 'unterminated", None),
+        ("'A=1' cmd", None),  # not an assignment to the shell, but left to it
+        ("'true'", None),  # a quoted builtin is still the builtin
         ("cat\\ x", None),
         ('""', None),
         ("", None),
@@ -138,7 +143,10 @@ async def _fire(tmp_path: Path, command: str, *, direct: bool, env: dict[str, st
 
 COMMANDS = [
     "cat",
-    "show-args a 'b c'",  # quotes: through the shell, both times
+    "show-args a 'b c'",  # single quotes: literal
+    "show-args '$HOOK_EVENT' 'a\\b' 'x # y' '' end",
+    "show-args 'it'\\''s'",  # a backslash outside quotes: through the shell
+    "show-args 'two\nlines' \"$HOOK_EVENT\"'!'",
     "show-args a --b=c ,:@%+",
     "show-args a # b 'c' $(d) ; e",  # a comment: the shell skips it, and so does the argv
     "exit3 #",

@@ -287,6 +287,15 @@ async def test_interpreter_flags_are_the_cold_runs(
     await _same(pair, f"{PYTHON} {flags} hooks/{probe}.py", project, _env(tmp_path))
 
 
+async def test_quoted_arguments_run_warm(pair: Pair, project: Path, tmp_path: Path) -> None:
+    """Single- and double-quoted words need no shell (direct_exec.py): the hook still
+    runs warm, with the argv the shell would have given it."""
+    run = await _same(
+        pair, """python3 'hooks/identity.py' 'a b' '' "$AGENT_VALUE"x""", project, _env(tmp_path)
+    )
+    assert 'argv ["hooks/identity.py", "a b", "", "from the agentx"]\n' in run.stdout
+
+
 async def test_a_sibling_named_like_a_preloaded_module_is_imported(
     pair: Pair, project: Path, tmp_path: Path
 ) -> None:
@@ -330,7 +339,8 @@ async def test_the_first_run_is_cold_and_says_why(
 @pytest.mark.parametrize(
     ("command", "why"),
     [
-        ("python3 -c 'print(1)'", "cold: the command needs a shell"),
+        ("python3 hooks/exit3.py | cat", "cold: the command needs a shell"),
+        ("python3 -c 'print(1)'", "cold: interpreter option '-c' is not one a warm start"),
         ("python3 -c pass", "cold: interpreter option '-c' is not one a warm start reproduces"),
         ("python3 -m json.tool", "cold: interpreter option '-m' is not one a warm start"),
         ("python3 -X dev hooks/exit3.py", "cold: interpreter option '-X'"),
