@@ -11,13 +11,17 @@ status, about half a millisecond sooner (``bench/`` row 4; docs/performance.md).
 
 *Simple* is decided conservatively, on the text alone: words made of
 ``[A-Za-z0-9_./,:@%+=-]``, single-quoted strings (literal to the next ``'``, as
-POSIX has it: no expansion or escape inside) and double-quoted strings whose
-only expansions are ``$NAME`` / ``${NAME}``; the first word is not a shell
-keyword, builtin or assignment.  A ``#`` that begins a word begins a comment to
-the end of the command (``cat # audit copy``), as in the shell, and leaves the
-argv; a comment followed by further lines goes to the shell.  Anything else —
-backslashes, globs, ``~``, redirections, pipes, ``;``, ``&``, ``$( )``, unquoted
-``$VAR`` (word splitting) — goes to ``/bin/sh`` exactly as before.
+POSIX has it: no expansion or escape inside), double-quoted strings whose only
+expansions are ``$NAME`` / ``${NAME}``, a ``~`` or ``~/`` that begins a word
+(``$HOME``, when set and not empty: without it dash and bash differ), and an
+unquoted ``$NAME`` / ``${NAME}`` whose value field splitting and pathname
+expansion would leave whole (not empty, no blank, no ``*?[\\``, default IFS);
+the first word is not a shell keyword, builtin or assignment.  A ``#`` that
+begins a word begins a comment to the end of the command (``cat # audit
+copy``), as in the shell, and leaves the argv; a comment followed by further
+lines goes to the shell.  Anything else — backslashes, globs, ``~user``,
+redirections, pipes, ``;``, ``&``, ``$( )``, a value that would split — goes to
+``/bin/sh`` exactly as before.
 
 What the shell would have done, this does too:
 
@@ -48,6 +52,7 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _PLAIN = re.compile(r"[A-Za-z0-9_./,:@%+=-]+")
 _QUOTED = re.compile(rf'"([^"\\`$]*(?:\$(?:{_NAME}|\{{{_NAME}\}})[^"\\`$]*)*)"')
 _SINGLE_QUOTED = re.compile(r"'([^']*)'")
+_SPLIT_OR_GLOB = re.compile(r"[ \t\n*?\[\\]")
 _REFERENCE = re.compile(rf"\$(?:({_NAME})|\{{({_NAME})\}})")
 
 _WORDS = (
@@ -92,22 +97,14 @@ def simple_argv(command: str, env: Mapping[str, str]) -> list[str] | None:
             if "\n" in text[i:]:
                 return None  # a comment and more lines: the shell's to read
             break  # a comment to the end: the shell ignores it, and so does the argv
-        plain = _PLAIN.match(text, i)
-        if plain is not None:
-            piece = plain.group()
-        elif char == '"' and (quoted := _QUOTED.match(text, i)) is not None:
-            expanded = _expand(quoted.group(1), env)
-            if expanded is None:
-                return None
-            piece, plain = expanded, quoted
-        elif char == "'" and (quoted := _SINGLE_QUOTED.match(text, i)) is not None:
-            piece, plain = quoted.group(1), quoted
-        else:
+        found = _piece(text, i, env, word_start=current is None)
+        if found is None:
             return None  # anything else is for the shell to interpret
+        piece, end = found
         if not words:
-            first_raw += plain.group()
+            first_raw += text[i:end]
         current = (current or "") + piece
-        i = plain.end()
+        i = end
     if current is not None:
         words.append(current)
     if not words or not words[0]:
@@ -115,6 +112,38 @@ def simple_argv(command: str, env: Mapping[str, str]) -> list[str] | None:
     if "=" in first_raw or ("/" not in words[0] and words[0] in _SHELL_WORDS):
         return None
     return words
+
+
+def _piece(text: str, i: int, env: Mapping[str, str], word_start: bool) -> tuple[str, int] | None:
+    """The part of a word that starts at ``text[i]``, as the shell would expand it, and
+    where it ends; None for anything this module leaves to the shell."""
+    char = text[i]
+    if (plain := _PLAIN.match(text, i)) is not None:
+        return plain.group(), plain.end()
+    if char == "'" and (single := _SINGLE_QUOTED.match(text, i)) is not None:
+        return single.group(1), single.end()
+    if char == '"' and (double := _QUOTED.match(text, i)) is not None:
+        expanded = _expand(double.group(1), env)
+        return None if expanded is None else (expanded, double.end())
+    if char == "~" and word_start and text[i + 1 : i + 2] in ("", "/", " "):
+        # ``~`` or ``~/…`` at a word's start is $HOME, unsplit, in dash and bash alike —
+        # when HOME is set and not empty (without it the two shells differ).
+        home = env.get("HOME", "")
+        return (home, i + 1) if home else None
+    if char == "$" and (reference := _REFERENCE.match(text, i)) is not None:
+        value = _unquoted_value(reference.group(1) or reference.group(2), env)
+        return None if value is None else (value, reference.end())
+    return None
+
+
+def _unquoted_value(name: str, env: Mapping[str, str]) -> str | None:
+    """An unquoted ``$NAME``'s value where field splitting and pathname expansion leave it
+    whole: not empty (the word would vanish), without blanks or glob characters, and
+    with the default IFS (one from the environment is the shell's own business)."""
+    value = env.get(name)
+    if name in _SHELL_VARIABLES or "IFS" in env or not value:
+        return None
+    return None if _SPLIT_OR_GLOB.search(value) else value
 
 
 def _expand(inner: str, env: Mapping[str, str]) -> str | None:

@@ -26,7 +26,14 @@ from hookd_client.events import decode_event
 from hookd_client.results import HookRun
 from support.daemon import configure
 
-ENV = {"CLAUDE_PROJECT_DIR": "/srv/my project", "X": "1", "EMPTY": "", "PATH": "/usr/bin:/bin"}
+ENV = {
+    "CLAUDE_PROJECT_DIR": "/srv/my project",
+    "X": "1",
+    "EMPTY": "",
+    "GLOB": "*.py",
+    "HOME": "/home/me",
+    "PATH": "/usr/bin:/bin",
+}
 
 
 @pytest.mark.parametrize(
@@ -51,13 +58,25 @@ ENV = {"CLAUDE_PROJECT_DIR": "/srv/my project", "X": "1", "EMPTY": "", "PATH": "
         ("if", None),
         ("A=1 cmd", None),  # assignment
         ("cat *.py", None),  # glob
-        ("cat ~/x", None),  # tilde
+        ("cat ~/x", ["cat", "/home/me/x"]),  # ~ at a word's start: HOME
         ("cat | tee", None),
         ("cat > out", None),
         ("a; b", None),
         ("a && b", None),
         ("sleep 1 &", None),
-        ("$X", None),  # unquoted: word splitting
+        ("cmd $X ${X}y", ["cmd", "1", "1y"]),  # unquoted, but nothing to split or glob
+        ("cmd $CLAUDE_PROJECT_DIR/h.py", None),  # a blank in the value: field splitting
+        ("cmd $GLOB", None),  # pathname expansion
+        ("cmd $EMPTY", None),  # an empty unquoted word vanishes
+        ("cmd $UNSET", None),
+        ("cmd $PPID", None),  # the shell's own variable
+        ("~/.claude/hooks/guard.sh ~ a~", None),  # a ~ inside a word: left to the shell
+        (
+            "~/.claude/hooks/guard.sh ~ ~/x",
+            ["/home/me/.claude/hooks/guard.sh", "/home/me", "/home/me/x"],
+        ),
+        ("cat ~root/x", None),  # another user's home
+        ('cat ~"/x"', None),
         ('"$PWD"', None),  # the shell's own variable
         ('"$(date)"', None),
         ('"a\\"b"', None),
@@ -81,6 +100,14 @@ ENV = {"CLAUDE_PROJECT_DIR": "/srv/my project", "X": "1", "EMPTY": "", "PATH": "
 )
 def test_what_counts_as_simple(command: str, argv: list[str] | None) -> None:
     assert simple_argv(command, ENV) == argv
+
+
+def test_tilde_and_unquoted_values_need_the_shell_where_shells_differ() -> None:
+    """Without HOME, dash leaves ``~`` as it is and bash asks the password database; a
+    custom IFS splits values its own way."""
+    assert simple_argv("cat ~/x", {"PATH": "/bin"}) is None
+    assert simple_argv("cat ~/x", {"PATH": "/bin", "HOME": ""}) is None
+    assert simple_argv("cat $X", {"PATH": "/bin", "X": "a:b", "IFS": ":"}) is None
 
 
 def test_without_path_the_shell_decides() -> None:
@@ -147,6 +174,8 @@ COMMANDS = [
     "show-args '$HOOK_EVENT' 'a\\b' 'x # y' '' end",
     "show-args 'it'\\''s'",  # a backslash outside quotes: through the shell
     "show-args 'two\nlines' \"$HOOK_EVENT\"'!'",
+    'show-args ~/a ~ $PLAIN/x ${PLAIN}y "$BLANKS"',  # ~ and plain values: no shell
+    "show-args $BLANKS $GLOBBY $NOT_SET end",  # split, globbed, vanished: the shell's
     "show-args a --b=c ,:@%+",
     "show-args a # b 'c' $(d) ; e",  # a comment: the shell skips it, and so does the argv
     "exit3 #",
@@ -170,6 +199,10 @@ async def test_direct_and_shell_runs_are_indistinguishable(
         "PATH": f"{programs['bin']}:{os.environ.get('PATH', '/usr/bin:/bin')}",
         "SPACED": programs["spaced"],
         "PWD": "/somewhere/else",  # stale, as an agent's may be: the shell fixes it
+        "HOME": str(tmp_path / "home"),
+        "PLAIN": "/opt/plain-value",
+        "BLANKS": "two  words",
+        "GLOBBY": "*",
         "LANG": "C.UTF-8",
     }
     shell = await _fire(tmp_path, command, direct=False, env=env)

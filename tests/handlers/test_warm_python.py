@@ -287,13 +287,16 @@ async def test_interpreter_flags_are_the_cold_runs(
     await _same(pair, f"{PYTHON} {flags} hooks/{probe}.py", project, _env(tmp_path))
 
 
-async def test_quoted_arguments_run_warm(pair: Pair, project: Path, tmp_path: Path) -> None:
-    """Single- and double-quoted words need no shell (direct_exec.py): the hook still
-    runs warm, with the argv the shell would have given it."""
-    run = await _same(
-        pair, """python3 'hooks/identity.py' 'a b' '' "$AGENT_VALUE"x""", project, _env(tmp_path)
-    )
-    assert 'argv ["hooks/identity.py", "a b", "", "from the agentx"]\n' in run.stdout
+async def test_quoted_and_expanded_words_run_warm(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """Quoted words, ``~`` and plain ``$NAME`` values need no shell (direct_exec.py): the
+    hook still runs warm, with the argv the shell would have given it."""
+    env = {**_env(tmp_path), "HOOKS": "hooks"}
+    command = """python3 $HOOKS/'identity.py' 'a b' '' "$AGENT_VALUE"x ~/y"""
+    run = await _same(pair, command, project, env)
+    argv = ["hooks/identity.py", "a b", "", "from the agentx", f"{tmp_path}/y"]
+    assert f"argv {json.dumps(argv)}\n" in run.stdout
 
 
 async def test_a_sibling_named_like_a_preloaded_module_is_imported(
