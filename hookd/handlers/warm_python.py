@@ -266,10 +266,17 @@ def _script_command(
     if shebang is None:
         return "not a Python command"
     interpreter, argument = shebang
+    # The kernel hands the interpreter the path the script was exec'd by.
+    script, args = (argv[0] if "/" in argv[0] else program), tuple(argv[1:])
     if os.path.basename(interpreter) == "env":
-        if argument is None or " " in argument or argument.startswith("-"):
+        words = _env_words(argument)
+        if words is None:
             return f"#!{interpreter} {argument or ''}: not a plain `env python3` line"
-        interpreter, argument = argument, None
+        if words == ["uv", "run", "--script"]:  # PEP 723's own executable-script line
+            return _uv_shebang(launchers, [*words, script, *args], env, cwd)
+        if len(words) > 2:
+            return f"#!{shebang[0]} {shebang[1]}: not a command a warm start reproduces"
+        interpreter, argument = words[0], (words[1] if len(words) == 2 else None)
         resolved = _which(interpreter, env, cwd)
     else:
         resolved = interpreter if os.path.isabs(interpreter) else None
@@ -278,11 +285,38 @@ def _script_command(
     flags = (argument,) if argument is not None else ()
     if resolved is None or not _INTERPRETER_NAME.fullmatch(os.path.basename(interpreter)):
         return f"#!{interpreter}: not a CPython interpreter hookd can find"
-    # The kernel hands the interpreter the path the script was exec'd by.
-    script, args = (argv[0] if "/" in argv[0] else program), tuple(argv[1:])
     if launchers is not None and is_pyenv_shim(resolved):
         return _through_shim(launchers, resolved, env, cwd, flags, script, args)
     return _target(interpreter, flags, script, args, cwd, program=resolved)
+
+
+_ENV_WORD = re.compile(r"[A-Za-z0-9_./:@%+-]+")
+
+
+def _env_words(argument: str | None) -> list[str] | None:
+    """The command an ``#!/usr/bin/env`` line runs: ``python3``, or ``-S`` and plain words
+    (``-S uv run --script``, ``-S python3 -u``), which ``env -S`` splits at blanks; None
+    for anything ``env`` would read another way (options, ``NAME=value``, quotes,
+    escapes, ``${VAR}``)."""
+    if argument is None:
+        return None
+    words = argument[3:].split() if argument.startswith("-S ") else [argument]
+    if not words or words[0].startswith("-"):
+        return None
+    return words if all(_ENV_WORD.fullmatch(word) for word in words) else None
+
+
+def _uv_shebang(
+    launchers: LauncherResolver | None, argv: list[str], env: Mapping[str, str], cwd: str
+) -> WarmTarget | str:
+    """``#!/usr/bin/env -S uv run --script``: ``env`` finds ``uv`` on PATH and runs
+    ``uv run --script SCRIPT args``, which is resolved like the command itself."""
+    uv = _which("uv", env, cwd)
+    if uv is None:
+        return "#!/usr/bin/env -S uv run --script: uv not found"
+    if launchers is None:
+        return "uv run --script is resolved by the daemon only"
+    return _launched(launchers.uv_script(uv, argv, env, cwd), cwd)
 
 
 def _through_shim(

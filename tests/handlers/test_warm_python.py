@@ -312,7 +312,10 @@ def _executable(path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("shebang", ["#!/usr/bin/env python3", f"#!{PYTHON}", f"#!{PYTHON} -u"])
+@pytest.mark.parametrize(
+    "shebang",
+    ["#!/usr/bin/env python3", f"#!{PYTHON}", f"#!{PYTHON} -u", "#!/usr/bin/env -S python3 -u"],
+)
 async def test_a_script_with_a_python_shebang_runs_warm(
     pair: Pair, project: Path, tmp_path: Path, shebang: str
 ) -> None:
@@ -358,6 +361,27 @@ async def test_what_stays_cold_says_why(
 ) -> None:
     run = await pair.fire(pair.warm, command, project, _env(tmp_path))
     assert run.launch is not None and run.launch.startswith(why)
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("#!/usr/bin/env -S FOO=1 python3", "not a plain `env python3` line"),
+        ("#!/usr/bin/env -i python3", "not a plain `env python3` line"),
+        ("#!/usr/bin/env -S python3 '-u'", "not a plain `env python3` line"),
+        ("#!/usr/bin/env -S python3 -u -B", "not a command a warm start reproduces"),
+        ("#!/usr/bin/env -S python3 -X dev", "not a command a warm start reproduces"),
+        ("#!/usr/bin/env -S python3 -d", "argument '-d' is not one a warm start reproduces"),
+        ("#!/usr/bin/env -S node", "not a CPython interpreter"),
+        ("#!/usr/bin/env -S uv run --script --quiet", "not a command a warm start reproduces"),
+    ],
+)
+def test_an_env_line_warm_starts_cannot_reproduce_stays_cold(
+    tmp_path: Path, line: str, why: str
+) -> None:
+    script = _executable(tmp_path / "hook.py", line + "\nprint(1)\n")
+    target = plan([str(script)], _env(tmp_path), str(tmp_path))
+    assert isinstance(target, str) and why in target
 
 
 def test_a_launcher_script_is_not_an_interpreter(tmp_path: Path) -> None:
@@ -829,6 +853,33 @@ async def test_a_uv_script_runs_warm_in_its_own_environment(
     command = "uv run --script hooks/uv_probe.py an-argument"
     settle = await pair.fire(pair.cold, command, project, env)  # uv makes the environment
     assert settle.exit_code == 0, settle.stderr
+    warm = await _same(pair, command, project, env)
+    assert '"VIRTUAL_ENV"' in warm.stdout and "environments" in warm.stdout
+
+
+@pytest.mark.skipif(not UV.exists(), reason="uv is a dev dependency: pip install -e '.[dev]'")
+async def test_a_uv_scripts_own_shebang_runs_warm(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """An executable PEP 723 script whose first line is uv's own
+    ``#!/usr/bin/env -S uv run --script``: ``env`` runs ``uv run --script SCRIPT args``,
+    resolved and run warm as that command is."""
+    _executable(
+        project / "hooks" / "uv_shebang.py",
+        "#!/usr/bin/env -S uv run --script\n"
+        '# /// script\n# requires-python = ">=3.10"\n# dependencies = []\n# ///\n'
+        + PROBES["identity"],
+    )
+    env = {
+        **_env(tmp_path),
+        "PATH": f"{UV.parent}:{os.path.dirname(PYTHON)}:/usr/bin:/bin",
+        "UV_NO_PROGRESS": "1",
+    }
+    command = "./hooks/uv_shebang.py an-argument"
+    settle = await pair.fire(pair.cold, command, project, env)  # uv makes the environment
+    assert settle.exit_code == 0, settle.stderr
+    first = await pair.fire(pair.warm, command, project, env)
+    assert first.launch is not None and "uv script environment is being resolved" in first.launch
     warm = await _same(pair, command, project, env)
     assert '"VIRTUAL_ENV"' in warm.stdout and "environments" in warm.stdout
 
