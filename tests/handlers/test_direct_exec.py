@@ -70,6 +70,7 @@ ENV = {
         ("cmd $EMPTY", None),  # an empty unquoted word vanishes
         ("cmd $UNSET", None),
         ("cmd $PPID", None),  # the shell's own variable
+        ('cmd "$SHLVL" $RANDOM "${_}"', None),  # bash sets or computes these itself
         ("~/.claude/hooks/guard.sh ~ a~", None),  # a ~ inside a word: left to the shell
         (
             "~/.claude/hooks/guard.sh ~ ~/x",
