@@ -69,12 +69,15 @@ _SHELL_WORDS = frozenset(_WORDS.split())
 """First words the shell itself answers: those commands always go through /bin/sh."""
 
 _SHELL_VARIABLES = frozenset(
-    # POSIX (dash sets these itself)
-    "PPID IFS PS1 PS2 PS4 OPTIND LINENO PWD OLDPWD "
-    # bash, where /bin/sh is bash: set or changed at start-up, or computed when read
-    "_ SHLVL RANDOM SRANDOM SECONDS EPOCHSECONDS EPOCHREALTIME UID EUID GROUPS HOSTNAME "
-    "HOSTTYPE OSTYPE MACHTYPE BASH BASHOPTS BASHPID BASH_VERSION BASH_VERSINFO BASH_ARGV0 "
-    "SHELLOPTS DIRSTACK FUNCNAME HISTCMD PIPESTATUS OPTERR PS3 COLUMNS LINES".split()
+    {
+        # POSIX (dash sets these itself)
+        *("PPID", "IFS", "PS1", "PS2", "PS4", "OPTIND", "LINENO", "PWD", "OLDPWD"),
+        # bash, where /bin/sh is bash: set or changed at start-up, or computed when read
+        *("_", "SHLVL", "RANDOM", "SRANDOM", "SECONDS", "EPOCHSECONDS", "EPOCHREALTIME"),
+        *("UID", "EUID", "GROUPS", "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "BASH"),
+        *("BASHOPTS", "BASHPID", "BASH_VERSION", "BASH_VERSINFO", "BASH_ARGV0", "SHELLOPTS"),
+        *("DIRSTACK", "FUNCNAME", "HISTCMD", "PIPESTATUS", "OPTERR", "PS3", "COLUMNS", "LINES"),
+    }
 )
 """Names the shell sets itself rather than taking from the environment (an expansion
 of one of them is the shell's to make)."""
