@@ -666,7 +666,13 @@ def working_directory(cwd: str | None) -> str | None:
     return cwd if cwd and os.path.isdir(cwd) else None
 
 
-def _signal_group(pgid: int, sig: int) -> bool:
+def signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to process group ``pgid``; False when the group is already gone (or,
+    logged, when the kernel refuses): a run's group may end by itself at any moment.
+
+    The one group signal of the command runners (``kill_tree`` here, a warm run's
+    group in :mod:`hookd.handlers.warm_python`); the caller makes sure ``pgid`` is
+    still its own group (its leader not yet reaped, so the id cannot be reused)."""
     try:
         os.killpg(pgid, sig)
         return True
@@ -737,9 +743,9 @@ async def kill_tree(proc: HookProcess | trio.Process, run_id: str, grace: float)
     pgid = proc.pid
     targets = SUBREAPER.processes_of(run_id, proc.pid)
     alive = len(targets)
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     _signal_known(targets, signal.SIGTERM)
-    _signal_group(pgid, signal.SIGCONT)
+    signal_group(pgid, signal.SIGCONT)
     with trio.move_on_after(grace):
         await proc.wait()
         # Give the rest of the run the same grace to finish dying.
@@ -748,7 +754,7 @@ async def kill_tree(proc: HookProcess | trio.Process, run_id: str, grace: float)
             await trio.sleep(0.02)
     group = SUBREAPER.group_of(run_id, pgid)  # None: the root was reaped and its pid reused
     if group is not None:
-        _signal_group(group, signal.SIGKILL)
+        signal_group(group, signal.SIGKILL)
     # Look again: a process may have forked (or been orphaned) during the grace.
     targets.update(SUBREAPER.processes_of(run_id, proc.pid))
     _signal_known(targets, signal.SIGKILL)
