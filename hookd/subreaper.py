@@ -188,10 +188,25 @@ class Subreaper:
         self._starting: list[Start] = []
         """Starts in worker threads whose child is not registered yet (see the module
         docstring, "Starts in worker threads")."""
-        self.hooks_share_session = False
+        self._own_group: int | None = None
+        """This process's own process group while hooks share its session (else None):
+        see :attr:`hooks_share_session`."""
+
+    @property
+    def hooks_share_session(self) -> bool:
         """Whether hooks start in this process's session (each in a process group of its
         own) rather than each in a new session: see "One session for the daemon and its
         hooks" in the module docstring.  Set once, before anything is spawned."""
+        return self._own_group is not None
+
+    @hooks_share_session.setter
+    def hooks_share_session(self, share: bool) -> None:
+        # This process's group, asked here once rather than for every child a sweep or a
+        # kill looks at: it cannot change afterwards.  Only this process can move itself
+        # (its parent's setpgid is refused once it has exec'd), and ``hookd serve`` — the
+        # one process that shares its session, set before it spawns anything — never
+        # calls setsid or setpgid on itself.
+        self._own_group = os.getpgid(0) if share else None
 
     # --- switching it on ----------------------------------------------------------
 
@@ -376,7 +391,7 @@ class Subreaper:
             return True
         if not self.hooks_share_session:
             return proc.sid == my_sid
-        if not self._starting or proc.pgid != os.getpgid(0):
+        if not self._starting or proc.pgid != self._own_group:
             return False
         return proc.start >= min(start.born for start in self._starting)
 

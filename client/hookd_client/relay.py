@@ -602,6 +602,8 @@ def main(argv: list[str] | None = None) -> int:
         agent = ""  # Claude Code is the default door: the same request as without --agent
     try:
         return _run(options, event, agent)
+    except MemoryError:
+        return _out_of_memory(closed)
     except Exception as exc:
         why = f"hookd-relay failed: {type(exc).__name__}: {exc}"
     stdout, stderr, code = (fail_closed if closed else fail_open)(agent, why, event)
@@ -610,6 +612,23 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, AttributeError):
         pass  # the agent closed our output: nobody is left to tell; the exit code says it
     return code
+
+
+_OUT_OF_MEMORY = b"hookd-relay failed: MemoryError: out of memory\n"
+"""Made before it is needed: out of memory, even formatting a message may fail."""
+
+
+def _out_of_memory(closed: bool) -> int:
+    """Out of memory (a hook input or a reply larger than the relay can hold): no answer
+    was had, so never exit 0 — which would let the event go ahead as if hookd had
+    allowed it — but exit 1, or 2 under ``--fail-closed``, with the reason on stderr
+    and nothing on stdout, whatever the agent: byte for byte hookd-relay.c's
+    ``die_oom``."""
+    try:
+        os.write(2, _OUT_OF_MEMORY)
+    except OSError:
+        pass  # stderr closed: nobody is left to tell; the exit code says it
+    return 2 if closed else 1
 
 
 def _run(options: dict[str, str], event: str, agent: str) -> int:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hookd.agents.base import EventSpec, NativeHooks
+from hookd.json_object import parse_object
 
 __all__ = [
     "is_hookd_command",
@@ -41,15 +42,6 @@ def is_hookd_command(handler: object) -> bool:
     return "hookd-relay" in text or "hookd_client/relay.py" in text or "import relay" in text
 
 
-def _load(text: str | None, what: str) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError(f"{what}: the top level is not a JSON object")
-    return data
-
-
 def _groups(hooks: Any) -> Iterable[tuple[str, list[Any]]]:
     if not isinstance(hooks, dict):
         return
@@ -63,12 +55,12 @@ def nest_hooks(text: str | None, what: str) -> str | None:
     shape, ``{"hooks": …}``, so that the functions here read and wire it."""
     if text is None or not text.strip():
         return text
-    return json.dumps({"hooks": _load(text, what)})
+    return json.dumps({"hooks": parse_object(what, text)})
 
 
 def unnest_hooks(text: str) -> str:
     """:func:`nest_hooks` undone: the ``hooks`` object of ``text``, as the file's text."""
-    return json.dumps(_load(text, "hook file").get("hooks", {}), indent=2) + "\n"
+    return json.dumps(parse_object("hook file", text).get("hooks", {}), indent=2) + "\n"
 
 
 def read_claude_shaped(
@@ -87,7 +79,7 @@ def read_claude_shaped(
     the ``hooks`` object itself, its keys the events (Factory Droid's ``hooks.json``).
     """
     text = path.read_text(encoding="utf-8") if path.exists() else None
-    data = _load(text, str(path))
+    data = parse_object(str(path), text)
     if top_level:
         data = {"hooks": data}
     canonical = {s.native: s.canonical for s in specs}
@@ -133,7 +125,7 @@ def wire_claude_shaped(
     Everything else in the file is kept.  Pure and idempotent: the entries are
     a function of ``specs`` and ``command`` alone.
     """
-    data = _load(text, what)
+    data = parse_object(what, text)
     hooks: dict[str, Any] = {}
     for spec in specs:
         handler: dict[str, Any] = {"type": "command", "command": command(spec)}
@@ -148,7 +140,7 @@ def wire_claude_shaped(
 def wired_claude_shaped(text: str, specs: Sequence[EventSpec]) -> bool:
     """Does every event of ``specs`` reach hookd through this file (and nothing else run)?"""
     try:
-        data = _load(text, "hook file")
+        data = parse_object("hook file", text)
     except ValueError:
         return False
     hooks = data.get("hooks")

@@ -87,9 +87,9 @@ from hookd.agents.base import (
 )
 from hookd.agents.claude_shape import is_hookd_command, read_claude_shaped
 from hookd.agents.detect import detect_binary
-from hookd.agents.flat_shape import load_object
 from hookd.agents.mcp_names import McpNaming, McpTool
 from hookd.engine.claude_output import carries_late_context
+from hookd.json_object import parse_object
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult
 
@@ -489,7 +489,7 @@ class CopilotAdapter(Adapter):
         ``modifiedArgs``, …), which Claude Code's semantics would read differently — so
         ``wire`` keeps them after hookd's entry and Copilot goes on running them."""
         text = path.read_text(encoding="utf-8") if path.exists() else None
-        hooks = load_object(text, str(path)).get("hooks")
+        hooks = parse_object(str(path), text).get("hooks")
         out = NativeHooks()
         if not isinstance(hooks, dict):
             return out
@@ -563,7 +563,7 @@ class CopilotAdapter(Adapter):
         delivers SessionStart context), followed by the user's own native entries
         (:meth:`read_hooks` leaves them); Claude-shaped groups are taken out (moved).
         Events hookd does not take over keep their hooks."""
-        data = load_object(text, "Copilot hook file")
+        data = parse_object("Copilot hook file", text)
         if "version" not in data and set(data) <= {"hooks"}:
             data = {"version": 1, **data}
         found = data.get("hooks")
@@ -585,7 +585,7 @@ class CopilotAdapter(Adapter):
     def is_wired(self, text: str | None) -> bool:
         """Every native event reaches hookd first, and no Claude-shaped hook is left."""
         try:
-            data = load_object(text, "Copilot hook file")
+            data = parse_object("Copilot hook file", text)
         except ValueError:
             return False
         hooks = data.get("hooks")
@@ -610,7 +610,7 @@ class CopilotAdapter(Adapter):
 
     def lint(self, path: Path, text: str) -> list[Finding]:
         try:
-            data = load_object(text, str(path))
+            data = parse_object(str(path), text)
         except ValueError as exc:
             return [Finding(severity="error", message=str(exc), path=str(path))]
         found: list[Finding] = []
@@ -650,7 +650,7 @@ def _sends(text: str | None, native: str, canonical: str) -> bool:
     """Does a Copilot hook file's text send ``native`` (or its Claude-shaped ``canonical``)
     to hookd's Copilot door (an entry running ``hookd-relay … --agent copilot``)?"""
     try:
-        hooks = load_object(text, "").get("hooks")
+        hooks = parse_object("", text).get("hooks")
     except ValueError:
         return False
     if not isinstance(hooks, dict):
@@ -664,7 +664,7 @@ def _sends(text: str | None, native: str, canonical: str) -> bool:
 
 def _has_hooks(text: str | None) -> bool:
     try:
-        hooks = load_object(text, "").get("hooks")
+        hooks = parse_object("", text).get("hooks")
     except ValueError:
         return True  # a file that does not parse is the user's: install must say so, not skip it
     return isinstance(hooks, dict) and any(hooks.values())

@@ -51,8 +51,9 @@ from hookd.agents.base import (
 )
 from hookd.agents.capabilities import degrade
 from hookd.agents.detect import detect_binary
-from hookd.agents.flat_shape import load_object, read_flat, wire_flat, wired_flat
+from hookd.agents.flat_shape import read_flat, wire_flat, wired_flat
 from hookd.agents.mcp_names import McpNaming
+from hookd.json_object import parse_object
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult
 
@@ -202,7 +203,7 @@ class CursorAdapter(Adapter):
         return ["Cursor reads hooks.json when it starts: restart Cursor (or cursor-agent)"]
 
     def lint(self, path: Path, text: str) -> list[Finding]:
-        data = load_object(text, str(path))
+        data = parse_object(str(path), text)
         out: list[Finding] = []
         if data.get("version") != 1:
             out.append(

@@ -30,21 +30,9 @@ from typing import Any
 
 from hookd.agents.base import EventSpec, NativeHooks
 from hookd.agents.claude_shape import is_hookd_command
+from hookd.json_object import parse_object
 
-__all__ = ["count_own", "load_object", "read_flat", "wire_flat", "wired_flat"]
-
-
-def load_object(text: str | None, what: str) -> dict[str, Any]:
-    """The file's JSON object (empty text: an empty one); ``ValueError`` with the line."""
-    if text is None or not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what}: line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"{what}: the top level is not a JSON object")
-    return data
+__all__ = ["count_own", "read_flat", "wire_flat", "wired_flat"]
 
 
 def _entries(data: dict[str, Any]) -> Mapping[str, Any]:
@@ -55,7 +43,7 @@ def _entries(data: dict[str, Any]) -> Mapping[str, Any]:
 def read_flat(path: Path, specs: Sequence[EventSpec], agent: str) -> NativeHooks:
     """Nothing to move (see the module's docstring): one warning per event with own hooks."""
     text = path.read_text(encoding="utf-8") if path.exists() else None
-    data = load_object(text, str(path))
+    data = parse_object(str(path), text)
     out = NativeHooks()
     known = {s.native for s in specs}
     for event, entries in _entries(data).items():
@@ -75,7 +63,7 @@ def read_flat(path: Path, specs: Sequence[EventSpec], agent: str) -> NativeHooks
 
 def count_own(text: str) -> int:
     """The user's own entries in a flat file (``hookctl agents status``)."""
-    data = load_object(text, "hook file")
+    data = parse_object("hook file", text)
     return sum(
         len([e for e in entries if not is_hookd_command(e)])
         for entries in _entries(data).values()
@@ -97,7 +85,7 @@ def wire_flat(
     The user's entries stay after it, in their order; keys of ``top`` are set when
     missing (Cursor's ``"version": 1``).  Pure and idempotent.
     """
-    data = load_object(text, what)
+    data = parse_object(what, text)
     for key, value in (top or {}).items():
         data.setdefault(key, value)
     hooks = dict(_entries(data))
@@ -112,7 +100,7 @@ def wire_flat(
 def wired_flat(text: str, specs: Sequence[EventSpec]) -> bool:
     """Does every event of ``specs`` have hookd's entry?"""
     try:
-        hooks = _entries(load_object(text, "hook file"))
+        hooks = _entries(parse_object("hook file", text))
     except ValueError:
         return False
     for spec in specs:

@@ -70,6 +70,7 @@ from hookd.agents.base import (
 )
 from hookd.agents.mcp_names import McpNaming, McpTool, claude_name
 from hookd.config.matching import tool_aliases
+from hookd.json_object import parse_object
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult, HookRun
 
@@ -729,15 +730,12 @@ def _strip_comments(text: str) -> str:
 
 
 def _parse(text: str | None, where: str) -> dict[str, Any]:
-    if text is None or not text.strip():
-        return {}
+    """Gemini's settings: JSON once its comments are blanked (lines and columns kept), read
+    by the one reader of JSON objects, its error raised as a :class:`SettingsError`."""
     try:
-        data = json.loads(_strip_comments(text))
-    except json.JSONDecodeError as exc:
-        raise SettingsError(f"{where}:{exc.lineno}:{exc.colno}: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise SettingsError(f"{where}: the settings are not a JSON object")
-    return data
+        return parse_object(where, None if text is None else _strip_comments(text))
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def _is_hookd_handler(hook: Any) -> bool:

@@ -38,9 +38,9 @@ from hookd.agents.base import (
 from hookd.agents.capabilities import degrade
 from hookd.agents.claude_shape import is_hookd_command
 from hookd.agents.detect import detect_binary
-from hookd.agents.flat_shape import load_object
 from hookd.agents.mcp_names import McpNaming
 from hookd.engine.claude_output import render_claude
+from hookd.json_object import parse_object
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult
 
@@ -138,7 +138,7 @@ class KiroAdapter(Adapter):
     def read_hooks(self, path: Path) -> NativeHooks:
         """Nothing moves (see the module docstring); hooks of other files are reported."""
         text = path.read_text(encoding="utf-8") if path.exists() else None
-        hooks = _hook_list(load_object(text, str(path)))
+        hooks = _hook_list(parse_object(str(path), text))
         own = [h for h in hooks if not _is_hookd(h)]
         out = NativeHooks()
         if own:
@@ -150,7 +150,7 @@ class KiroAdapter(Adapter):
         return out
 
     def wire(self, text: str | None, command: Callable[[EventSpec], str]) -> str:
-        data = load_object(text, "Kiro hooks file")
+        data = parse_object("Kiro hooks file", text)
         own = [h for h in _hook_list(data) if not _is_hookd(h)]
         ours = [
             {
@@ -168,7 +168,7 @@ class KiroAdapter(Adapter):
 
     def is_wired(self, text: str) -> bool:
         try:
-            hooks = _hook_list(load_object(text, "Kiro hooks file"))
+            hooks = _hook_list(parse_object("Kiro hooks file", text))
         except ValueError:
             return False
         wired = {h.get("trigger") for h in hooks if _is_hookd(h)}
@@ -178,7 +178,7 @@ class KiroAdapter(Adapter):
         return ["Kiro reads .kiro/hooks when a session starts: start a new kiro-cli session"]
 
     def lint(self, path: Path, text: str) -> list[Finding]:
-        data = load_object(text, str(path))
+        data = parse_object(str(path), text)
         out: list[Finding] = []
         if data.get("version") != "v1":
             out.append(

@@ -50,7 +50,7 @@ from hookd.agents.base import (
     Scope,
 )
 from hookd.agents.cc_dialect import ClaudeDialectAdapter
-from hookd.agents.flat_shape import load_object
+from hookd.json_object import parse_object
 from hookd_client.results import FireResult
 
 __all__ = ["QwenAdapter"]
@@ -233,7 +233,7 @@ class QwenAdapter(ClaudeDialectAdapter):
         return []
 
     def lint(self, path: Path, text: str) -> list[Finding]:
-        data = load_object(text, str(path))
+        data = parse_object(str(path), text)
         if data.get("disableAllHooks") is True:
             return [
                 Finding(

@@ -52,7 +52,8 @@ from hookd.agents.base import (
 )
 from hookd.agents.capabilities import degrade
 from hookd.agents.detect import detect_binary
-from hookd.agents.flat_shape import load_object, read_flat, wire_flat, wired_flat
+from hookd.agents.flat_shape import read_flat, wire_flat, wired_flat
+from hookd.json_object import parse_object
 from hookd_client.events import EventInputError
 from hookd_client.results import FireResult
 
@@ -171,7 +172,7 @@ class WindsurfAdapter(Adapter):
         return ["Windsurf reads hooks.json when Cascade starts: reload the window"]
 
     def lint(self, path: Path, text: str) -> list[Finding]:
-        data = load_object(text, str(path))
+        data = parse_object(str(path), text)
         hooks = data.get("hooks")
         out: list[Finding] = []
         for event, entries in hooks.items() if isinstance(hooks, dict) else []:

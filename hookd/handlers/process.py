@@ -325,8 +325,7 @@ async def _supervise(
     pidfd, :func:`_supervise_tasks`.
     """
     if proc.pidfd is None:
-        await _supervise_tasks(proc, stdin, out, err, pipe_grace, watch)
-        return None
+        return await _supervise_tasks(proc, stdin, out, err, pipe_grace, watch, report)
     rest = _write_now(proc.stdin, stdin) if stdin is not None else _written_at_start(proc)
     with _Watched(proc, out, err, watch, rest, report) as watched:
         while not watched.done():
@@ -472,8 +471,16 @@ async def _supervise_tasks(
     err: _Capture,
     pipe_grace: float,
     watch: _FirstLine | None,
-) -> None:
-    """:func:`_supervise` where there is no pidfd: a reader task per pipe, the exit polled."""
+    report: ExitReport | None = None,
+) -> int | None:
+    """:func:`_supervise` where there is no pidfd: a reader task per pipe, the exit polled
+    — with the same result: the status ``report`` gave when it came before the exit (the
+    process is then its owner's to reap, as there), and what the pipes held when the
+    grace ran out read all the same (:func:`_drain_ready`), as ``_Watched`` reads what is
+    ready once more after its deadline: a starved loop may run the readers only after
+    the grace they were given, and the bytes the hook wrote before it exited are not
+    lost for that."""
+    reported: int | None = None
     with trio.CancelScope() as handoff_scope:
         async with trio.open_nursery() as nursery:
             rest = _write_now(proc.stdin, stdin) if stdin is not None else _written_at_start(proc)
@@ -482,10 +489,64 @@ async def _supervise_tasks(
             readers = (trio.CancelScope(), trio.CancelScope())
             nursery.start_soon(_read_in, readers[0], proc.stdout, out, watch, handoff_scope.cancel)
             nursery.start_soon(_read_in, readers[1], proc.stderr, err, None, handoff_scope.cancel)
-            await proc.wait()
+            reported = await _exit_or_report(proc, report)
             grace_end = trio.current_time() + pipe_grace
             for scope in readers:
                 scope.deadline = min(scope.deadline, grace_end)
+    if handoff_scope.cancelled_caught:
+        return None  # an async ack: the rest is the adopter's
+    for scope, stream, capture, first in (
+        (readers[0], proc.stdout, out, watch),
+        (readers[1], proc.stderr, err, None),
+    ):
+        if scope.cancelled_caught and _drain_ready(stream, capture, first):
+            return None  # an ack after all: the adopter's
+    return reported if proc.returncode is None else None
+
+
+async def _exit_or_report(proc: HookProcess, report: ExitReport | None) -> int | None:
+    """Wait for the exit and reap (None), or — where the process says its status first
+    (``report``) — that status, the process left unreaped: its teardown is its owner's."""
+    if report is None:
+        await proc.wait()
+        return None
+    said: list[int] = []
+
+    async def exited(done: trio.CancelScope) -> None:
+        await proc.wait()
+        done.cancel()
+
+    async def reported(done: trio.CancelScope) -> None:
+        while True:
+            await trio.lowlevel.wait_readable(report.fileno())
+            code = report.read(proc.pid)
+            if code is not None:
+                said.append(code)
+                done.cancel()
+                return
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(exited, nursery.cancel_scope)
+        nursery.start_soon(reported, nursery.cancel_scope)
+    return said[0] if said and proc.returncode is None else None
+
+
+def _drain_ready(
+    stream: trio.lowlevel.FdStream | None, capture: _Capture, watch: _FirstLine | None
+) -> bool:
+    """One read, without waiting, of what a pipe holds (a pipe's whole default buffer —
+    ``_Watched``'s last read after its deadline); True when it ends the first line as
+    an async ack."""
+    if stream is None:
+        return False
+    try:
+        chunk = os.read(stream.fileno(), _CHUNK)
+    except OSError:  # BlockingIOError: nothing there; a closed end: nothing to read
+        return False
+    if watch is not None:
+        return watch.feed(chunk, capture)
+    capture.add(chunk)
+    return False
 
 
 async def _read_in(
@@ -666,7 +727,13 @@ def working_directory(cwd: str | None) -> str | None:
     return cwd if cwd and os.path.isdir(cwd) else None
 
 
-def _signal_group(pgid: int, sig: int) -> bool:
+def signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to process group ``pgid``; False when the group is already gone (or,
+    logged, when the kernel refuses): a run's group may end by itself at any moment.
+
+    The one group signal of the command runners (``kill_tree`` here, a warm run's
+    group in :mod:`hookd.handlers.warm_python`); the caller makes sure ``pgid`` is
+    still its own group (its leader not yet reaped, so the id cannot be reused)."""
     try:
         os.killpg(pgid, sig)
         return True
@@ -737,9 +804,9 @@ async def kill_tree(proc: HookProcess | trio.Process, run_id: str, grace: float)
     pgid = proc.pid
     targets = SUBREAPER.processes_of(run_id, proc.pid)
     alive = len(targets)
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     _signal_known(targets, signal.SIGTERM)
-    _signal_group(pgid, signal.SIGCONT)
+    signal_group(pgid, signal.SIGCONT)
     with trio.move_on_after(grace):
         await proc.wait()
         # Give the rest of the run the same grace to finish dying.
@@ -748,7 +815,7 @@ async def kill_tree(proc: HookProcess | trio.Process, run_id: str, grace: float)
             await trio.sleep(0.02)
     group = SUBREAPER.group_of(run_id, pgid)  # None: the root was reaped and its pid reused
     if group is not None:
-        _signal_group(group, signal.SIGKILL)
+        signal_group(group, signal.SIGKILL)
     # Look again: a process may have forked (or been orphaned) during the grace.
     targets.update(SUBREAPER.processes_of(run_id, proc.pid))
     _signal_known(targets, signal.SIGKILL)

@@ -67,6 +67,7 @@ except ImportError:  # pragma: no cover - only on a trio that moved it
 
 from hookd.config.schema import CommandHandler
 from hookd.handlers.direct_exec import simple_argv
+from hookd.handlers.process import signal_group
 from hookd.handlers.python_launchers import (
     Delta,
     Launched,
@@ -917,12 +918,10 @@ class WarmPool:
 
 
 def _kill_group(process: HookProcess) -> None:
-    """SIGKILL a warm run's process group (its own: a spare starts its own session)."""
+    """SIGKILL a warm run's process group (its own: a spare starts its own session) —
+    only while its leader is unreaped, so that its pid still names that group."""
     if process.returncode is None:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        signal_group(process.pid, signal.SIGKILL)
 
 
 def _key(target: WarmTarget, env: Mapping[str, str], cwd: str) -> _Key:

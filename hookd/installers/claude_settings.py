@@ -74,7 +74,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hookd.doors.mod_answer import MOD_EVENTS
-from hookd.installers.json_files import dump_object, parse_object, read_object
+from hookd.installers.json_files import dump_object, read_object
+from hookd.json_object import parse_object
 from hookd.safe_files import UnsafePath, read_own_text, write_atomically, write_destination
 from hookd_client.events import EVENT_NAMES
 from hookd_client.relay import deadline_for

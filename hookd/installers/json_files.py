@@ -11,21 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["dump_object", "parse_object", "read_object"]
+from hookd.json_object import parse_object
 
-
-def parse_object(path: Path, text: str, *, what: str = "") -> dict[str, Any]:
-    """``text`` (read from ``path``) as a JSON object; blank text is an empty one.
-    ``what`` heads the error (``"not an install record hookctl wrote: "``)."""
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: {what}line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: {what}expected a JSON object")
-    return data
+__all__ = ["dump_object", "read_object"]
 
 
 def read_object(path: Path) -> tuple[str | None, dict[str, Any]]:

@@ -37,8 +37,7 @@ from typing import Any, Literal
 
 import trio
 
-from agents.agent_wiring import install_agent, short_daemon_paths
-from e2e.daemon import hookd_daemon
+from agents.agent_wiring import short_daemon_paths, through_hookd
 from e2e.fake_api import FakeMessagesApi, Turn, serve_fake_api
 
 __all__ = ["CLINE_BIN", "ClineRun", "Mode", "cline_available", "run_cline"]
@@ -178,14 +177,9 @@ async def run_cline(
             run = await _run(env, project, start, data, api, hook_log, records)
         else:
             with short_daemon_paths("hkcl", home) as daemon:
-                config = daemon.config_home / "hookd" / "hooks.json"
-                config.parent.mkdir(parents=True, exist_ok=True)
-                config.write_text(json.dumps({"hooks": claude or {}}))
-                install_output = await install_agent("cline", daemon, relay)
-                async with hookd_daemon(daemon):
+                async with through_hookd("cline", daemon, relay, hooks=claude or {}) as wired:
                     run = await _run(env, project, start, data, api, hook_log, records)
-                run.daemon_log = daemon.log.read_text(errors="replace")
-                run.install_output = install_output
+                run.install_output, run.daemon_log = wired.install_output, wired.daemon_log
         nursery.cancel_scope.cancel()
     run.wired = {p.name: p.read_text() for p in sorted(hooks_dir.iterdir()) if p.is_file()}
     return run

@@ -36,9 +36,8 @@ from typing import Any, Literal
 
 import trio
 
-from agents.agent_wiring import install_agent, short_daemon_paths
+from agents.agent_wiring import short_daemon_paths, through_hookd
 from agents.fake_responses import FakeResponsesApi, Turn, serve_fake_responses
-from e2e.daemon import hookd_daemon
 
 __all__ = ["CODEX_BIN", "CodexRun", "Mode", "codex_available", "run_codex"]
 
@@ -205,11 +204,9 @@ async def run_codex(
             run = await _run(env, project, prompt, api, interrupt)
         else:
             with short_daemon_paths("hkcx", home) as daemon:
-                install_output = await install_agent("codex", daemon, relay)
-                async with hookd_daemon(daemon):
+                async with through_hookd("codex", daemon, relay) as wired:
                     run = await _run(env, project, prompt, api, interrupt)
-                run.install_output = install_output
-                run.daemon_log = daemon.log.read_text(errors="replace")
+                run.install_output, run.daemon_log = wired.install_output, wired.daemon_log
         nursery.cancel_scope.cancel()
     run.records = [line for line in hook_log.read_text().splitlines() if line]
     return run

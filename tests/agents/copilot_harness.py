@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 import trio
 
-from agents.agent_wiring import install_agent, short_daemon_paths
+from agents.agent_wiring import short_daemon_paths, through_hookd
 from agents.fake_responses import FakeResponsesApi, Turn, serve_fake_responses
 from e2e.daemon import VENV_BIN, RunningDaemon, hookd_daemon
 
@@ -230,16 +230,13 @@ async def run_copilot(
                     run.wired = hook_path.read_text()
                     nursery.cancel_scope.cancel()
                     return run
-                install_output = await install_agent(
-                    "copilot", daemon, relay, {"COPILOT_HOME": str(copilot_home)}
-                )
-                if daemon_up:
-                    async with hookd_daemon(daemon):
-                        run = await _run(env, project, prompt, api, start)
-                    run.daemon_log = daemon.log.read_text(errors="replace")
-                else:
+                async with through_hookd(
+                    "copilot", daemon, relay, extra_env={"COPILOT_HOME": str(copilot_home)},
+                    up=daemon_up,
+                ) as wired:  # fmt: skip
                     run = await _run(env, project, prompt, api, start)
-                run.install_output = claude_output + install_output
+                run.install_output = claude_output + wired.install_output
+                run.daemon_log = wired.daemon_log
         nursery.cancel_scope.cancel()
     run.records = [line for line in hook_log.read_text().splitlines() if line]
     run.wired = hook_path.read_text()

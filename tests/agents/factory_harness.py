@@ -40,8 +40,7 @@ from typing import Any, Literal
 
 import trio
 
-from agents.agent_wiring import install_agent, short_daemon_paths
-from e2e.daemon import hookd_daemon
+from agents.agent_wiring import short_daemon_paths, through_hookd
 from e2e.fake_api import FakeMessagesApi, Turn, serve_fake_api
 
 __all__ = ["DROID_BIN", "DroidRun", "Mode", "droid_available", "run_droid"]
@@ -199,11 +198,9 @@ async def run_droid(
             run = await _run(env, root, project, prompt, api)
         else:
             with short_daemon_paths("hkfd", home) as daemon:
-                install_output = await install_agent("factory", daemon, relay)
-                async with hookd_daemon(daemon):
+                async with through_hookd("factory", daemon, relay) as wired:
                     run = await _run(env, root, project, prompt, api)
-                run.install_output = install_output
-                run.daemon_log = daemon.log.read_text(errors="replace")
+                run.install_output, run.daemon_log = wired.install_output, wired.daemon_log
         nursery.cancel_scope.cancel()
     run.records = [line for line in hook_log.read_text().splitlines() if line]
     return run

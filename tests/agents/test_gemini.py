@@ -47,6 +47,7 @@ from typing import Any
 import pytest
 import trio
 
+from agents.agent_wiring import InstallRelay, through_hookd
 from agents.fake_gemini import FakeGeminiApi, Shell, Text, ToolCall, Turn, serve_fake_gemini
 from agents.scenario_hooks import group, js, scripted, tail
 from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
@@ -219,7 +220,7 @@ async def run_through_hookd(
 ) -> None:
     """``hooks``: hookd's config; its ``"gemini"`` key instead holds hooks in Gemini's format,
     written into Gemini's settings for ``hookctl agents install`` to move into hookd's.
-    ``daemon_down``: the daemon is stopped after the install, before Gemini runs.
+    ``daemon_down``: the daemon is not running when Gemini runs.
     ``python_relay``: install the Python relay even where the compiled one is built (the
     installer's default, so the other scenarios cover that one wherever it is built)."""
     home = run.root / "home"
@@ -227,36 +228,14 @@ async def run_through_hookd(
     settings = {**run.settings, "hooks": native} if native else run.settings
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings))
     paths = daemon_paths(run.root, home)
-    (paths.config_home / "hookd").mkdir(parents=True)
-    (paths.config_home / "hookd" / "hooks.json").write_text(json.dumps({"hooks": hooks}))
-    async with hookd_daemon(paths) as daemon:
-        install = await trio.run_process(
-            [
-                str(VENV_BIN / "hookctl"),
-                "agents",
-                "install",
-                "gemini",
-                "--user",
-                "--socket",
-                str(daemon.socket),
-                *(["--python-relay"] if python_relay else []),
-            ],
-            env=daemon.env(),
-            cwd=str(run.project),
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )
-        assert install.returncode == 0, install.stderr.decode() + install.stdout.decode()
+    relay: InstallRelay = None if python_relay else "default"
+    async with through_hookd("gemini", paths, relay, hooks=hooks, up=not daemon_down):
         if native:
             moved = json.loads((paths.config_home / "hookd" / "hooks.json").read_text())
             assert set(moved["hooks"]) == {"PreToolUse"}, moved
         wired = json.loads((home / ".gemini" / "settings.json").read_text())
         assert wired["security"] == BASE_SETTINGS["security"]
         assert all("--agent gemini" in g[0]["hooks"][0]["command"] for g in wired["hooks"].values())
-        if not daemon_down:
-            await run_gemini(run, {"HOOKD_SOCKET": str(daemon.socket)})
-    if daemon_down:
         await run_gemini(run, {"HOOKD_SOCKET": str(paths.socket)})
 
 

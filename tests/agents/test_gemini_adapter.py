@@ -408,11 +408,11 @@ def test_wire_from_nothing() -> None:
 
 
 def test_a_broken_file_is_named_with_line_and_column(tmp_path: Path) -> None:
-    with pytest.raises(SettingsError, match=r"settings\.json:3:1"):
+    with pytest.raises(SettingsError, match=r"settings\.json: line 3 column 1: "):
         GEMINI.wire('{"hooks": {}\n,\n}', relay_for)
     path = tmp_path / "settings.json"
     path.write_text("[1]", encoding="utf-8")
-    with pytest.raises(SettingsError, match="not a JSON object"):
+    with pytest.raises(SettingsError, match="top level, got an array"):
         GEMINI.read_hooks(path)
     assert not GEMINI.is_wired("{")
 
@@ -477,7 +477,7 @@ def test_lint_names_what_gemini_would_skip_silently(tmp_path: Path) -> None:
     assert "'run_shell_command'" in found[("warning", "hooks.BeforeTool[0].matcher")]
     assert "0.03 s" in found[("warning", "hooks.BeforeTool[2].hooks[0].timeout")]
     (broken,) = GEMINI.lint(path, '{"hooks": ')
-    assert broken.severity == "error" and "settings.json:1:" in broken.message
+    assert broken.severity == "error" and "settings.json: line 1 column " in broken.message
     assert GEMINI.lint(path, GEMINI.wire(None, relay_for)) == [
         Finding(
             severity="info",

@@ -40,8 +40,9 @@ from typing import Any
 import pytest
 import trio
 
+from agents.agent_wiring import through_hookd
 from agents.scenario_hooks import group, js, scripted, tail
-from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
+from e2e.daemon import daemon_paths
 from e2e.fake_api import FakeMessagesApi, Side, Turn, serve_fake_api
 from support.clis import require_cli
 
@@ -258,28 +259,11 @@ async def run_native(run: Run, hooks: Hooks) -> None:
 
 
 async def run_through_hookd(run: Run, hooks: Hooks, *, daemon_down: bool = False) -> None:
-    """``daemon_down``: the daemon is stopped after the install, before the agent runs."""
+    """``daemon_down``: the daemon is not running when the agent runs."""
     paths = daemon_paths(run.root, run.home)
-    (paths.config_home / "hookd").mkdir(parents=True)
-    (paths.config_home / "hookd" / "hooks.json").write_text(json.dumps({"hooks": hooks}))
-    async with hookd_daemon(paths) as daemon:
-        install = await trio.run_process(
-            [
-                *(str(VENV_BIN / "hookctl"), "agents", "install", run.agent.name, "--user"),
-                *("--socket", str(daemon.socket)),
-            ],
-            env=daemon.env(),
-            cwd=str(run.project),
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )
-        assert install.returncode == 0, install.stderr.decode() + install.stdout.decode()
+    async with through_hookd(run.agent.name, paths, "default", hooks=hooks, up=not daemon_down):
         plugin = paths.config_home / run.agent.user_folder / "plugins" / "hookd.js"
         assert f"--agent {run.agent.name}" in plugin.read_text()
-        if not daemon_down:
-            await run_opencode(run, {"HOOKD_SOCKET": str(daemon.socket)})
-    if daemon_down:
         await run_opencode(run, {"HOOKD_SOCKET": str(paths.socket)})
 
 

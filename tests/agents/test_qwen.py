@@ -50,9 +50,10 @@ from typing import Any
 import pytest
 import trio
 
+from agents.agent_wiring import through_hookd
 from agents.fake_responses import FakeResponsesApi, Text, ToolCall, Turn, serve_fake_responses
 from agents.scenario_hooks import group, js, scripted, tail
-from e2e.daemon import VENV_BIN, daemon_paths, hookd_daemon
+from e2e.daemon import daemon_paths
 from support.clis import require_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -280,39 +281,17 @@ async def run_native(run: Run, hooks: dict[str, Any]) -> None:
     await run_qwen(run, {})
 
 
-async def run_through_hookd(run: Run, hooks: dict[str, Any]) -> str:
+async def run_through_hookd(run: Run, hooks: dict[str, Any]) -> None:
     """``hooks``: hookd's config; its ``"qwen"`` key instead holds hooks in Qwen's own file,
-    for ``hookctl agents install`` to move into hookd's.  Returns install's output."""
-    home = run.root / "home"
+    for ``hookctl agents install`` to move into hookd's."""
     native = hooks.pop("qwen", None)
     settings = {**run.settings, "hooks": native} if native else run.settings
     settings_file(run).write_text(json.dumps(settings))
-    paths = daemon_paths(run.root, home)
-    (paths.config_home / "hookd").mkdir(parents=True)
-    (paths.config_home / "hookd" / "hooks.json").write_text(json.dumps({"hooks": hooks}))
-    async with hookd_daemon(paths) as daemon:
-        install = await trio.run_process(
-            [
-                str(VENV_BIN / "hookctl"),
-                "agents",
-                "install",
-                "qwen",
-                "--user",
-                "--socket",
-                str(daemon.socket),
-            ],
-            env=daemon.env(),
-            cwd=str(run.project),
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )
-        said = install.stdout.decode() + install.stderr.decode()
-        assert install.returncode == 0, said
+    paths = daemon_paths(run.root, run.root / "home")
+    async with through_hookd("qwen", paths, "default", hooks=hooks):
         wired = json.loads(settings_file(run).read_text())
         assert "--agent qwen" in json.dumps(wired["hooks"]), wired
-        await run_qwen(run, {"HOOKD_SOCKET": str(daemon.socket)})
-    return said
+        await run_qwen(run, {"HOOKD_SOCKET": str(paths.socket)})
 
 
 Hooks = dict[str, Any]

@@ -2068,17 +2068,26 @@ async def test_each_field_the_relay_reads_of_every_type_is_read_alike_by_both_re
         assert answered == taken, (field, name, answers[1])
 
 
+@pytest.mark.parametrize("agent", ["claude", "copilot"])
 @pytest.mark.parametrize("closed", [False, True], ids=["open", "closed"])
-def test_the_compiled_relay_out_of_memory_says_so_and_exits_as_its_mode_says(
-    compiled_relay: Path, tmp_path: Path, closed: bool
+@pytest.mark.parametrize("which", ["python", "compiled"])
+def test_a_relay_out_of_memory_says_so_and_exits_as_its_mode_says(
+    request: pytest.FixtureRequest, tmp_path: Path, which: str, closed: bool, agent: str
 ) -> None:
-    """Run out of memory (an address-space limit of 32 MiB, 40 MiB of hook input): the
-    compiled relay says ``MemoryError: out of memory`` and exits 2 under --fail-closed, 1
-    otherwise — never a crash, never exit 0 (which would let a blocking hook's event go
-    ahead without it), and nothing is sent."""
+    """Run out of memory (an address-space limit of 32 MiB, 40 MiB of hook input): both
+    relays say ``MemoryError: out of memory`` and exit 2 under --fail-closed, 1
+    otherwise, whatever the agent — never a crash, never exit 0 (which would let a
+    blocking hook's event go ahead without it: the Python relay did, failing open),
+    and nothing is sent.  (Not the sanitized build: ASan's shadow memory alone is
+    larger than the limit.)"""
     import resource
 
-    argv = [str(compiled_relay), "Stop", "--socket", str(tmp_path / "x.sock")]
+    relay_cmd = (
+        [sys.executable, "-I", "-S", str(RELAY)]
+        if which == "python"
+        else [str(request.getfixturevalue("compiled_relay"))]
+    )
+    argv = [*relay_cmd, "--agent", agent, "Stop", "--socket", str(tmp_path / "x.sock")]
     argv += ["--fail-closed"] if closed else []
     limit = 32 << 20
 

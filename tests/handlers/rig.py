@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -45,14 +44,6 @@ def fixture_input(name: str) -> dict[str, Any]:
         path = HANDLER_DATA / "events" / name
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
-
-
-def dead_port() -> int:
-    """A port nothing listens on (bound, then closed)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 @dataclass

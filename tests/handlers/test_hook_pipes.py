@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from hookd import proctree
 from hookd.handlers.process import run_process_capped
 from hookd.handlers.spawn import spawn
 from support.processes import alive
@@ -143,3 +144,32 @@ async def test_an_unread_stdin_held_by_a_background_process_ends_with_the_grace(
             os.kill(int(pid_file.read_text()), 9)
     assert not result.timed_out
     assert result.returncode == 0
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polled"])
+async def test_what_a_hook_wrote_before_it_exited_is_read_when_the_loop_comes_late(
+    monkeypatch: pytest.MonkeyPatch, pidfd: bool
+) -> None:
+    """A starved loop: the hook has written and exited before its run is supervised at
+    all, and no pipe grace is left. Its output is in the pipes and is read all the same,
+    on a pidfd (its last read after the deadline) and polled without one (the readers
+    start only after their grace ran out: they used to be cancelled before a read)."""
+    if not pidfd:
+        monkeypatch.delattr(os, "pidfd_open")  # a kernel without: the exit polled
+    proc = spawn(["/bin/sh", "-c", "printf out; printf err >&2; exit 3"], cwd=None, env={})
+    assert (proc.pidfd is not None) == pidfd
+    with trio.fail_after(WAIT):
+        while (info := proctree.info(proc.pid)) is not None and info.state != "Z":
+            await trio.sleep(0.01)  # until it has exited, its output in the pipes
+    result = await run_process_capped(
+        ["/bin/sh"],
+        stdin=b"",
+        cwd=None,
+        env={},
+        timeout=WAIT,
+        output_cap=1 << 20,
+        kill_grace=1.0,
+        pipe_grace=0.0,
+        started=proc,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (3, b"out", b"err")

@@ -8,9 +8,10 @@ import msgspec
 import pytest
 import structlog
 
-from handlers.rig import Rig, data_reply, dead_port, fixture_input
+from handlers.rig import Rig, data_reply, fixture_input
 from handlers.scripted_server import Reply
 from hookd.handlers.http import interpolate_header, url_allowed
+from support.fake_http import refused_port
 
 PRE = "PreToolUse-Bash.json"
 
@@ -78,8 +79,9 @@ async def test_500_blocks_with_on_failure_block(rig: Rig) -> None:
 
 
 async def test_connection_refused_is_a_non_blocking_error(rig: Rig) -> None:
-    config = rig.config("http-refused.json", DEADPORT=str(dead_port()))
-    result = await rig.fire(config, PRE)
+    with refused_port() as port:
+        config = rig.config("http-refused.json", DEADPORT=str(port))
+        result = await rig.fire(config, PRE)
     (run,) = result.hooks
     assert run.outcome == "non_blocking_error"
     assert run.error is not None and "ConnectError" in run.error

@@ -1016,3 +1016,59 @@ sys.exit(3)
     )
     run = await pair.warm_run("python3 hooks/forger.py", project, _env(tmp_path))
     assert (run.exit_code, run.stdout) == (3, "sent\n")
+
+
+LIAR = """\
+import os, socket, sys, time
+print("said 5", flush=True)
+if b"-c" not in open("/proc/self/cmdline", "rb").read().split(b"\\0"):
+    sys.exit(5)  # a cold run (a warm one is the spare's `python3 -c <bootstrap>`)
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+sock.sendto(b"5", b"\\0hookd-exit-" + os.environ["HOOKD_RUN_ID"].encode())
+os.close(1)
+os.close(2)
+time.sleep(300)
+"""
+"""A hook that says its own end (5) and goes on: its run ends there, on a pidfd or not."""
+
+
+async def _warm_runs(tmp: Path, project: Path, commands: list[str]) -> list[tuple[Any, ...]]:
+    """Each command's warm run (fired until a spare ran it) on a pool of its own, as the
+    ``pair`` fixture runs it; what is compared of each, once the pool has reaped it."""
+    tmp.mkdir()
+    engines = Pair(tmp)
+    pool = engines.warm_runner.warm
+    assert pool is not None
+    seen: list[tuple[Any, ...]] = []
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(pool.refill_when_idle)
+            await trio.testing.wait_all_tasks_blocked()
+            for command in commands:
+                with trio.fail_after(60):
+                    run = await engines.fire(engines.warm, command, project, _env(tmp), 10)
+                    while run.launch != "warm":  # the first run starts the spare
+                        await trio.sleep(0.01)
+                        run = await engines.fire(engines.warm, command, project, _env(tmp), 10)
+                assert run.pid is not None
+                await _reaped_by_the_pool(pool, run.pid)
+                seen.append((*_comparable(run), run.timed_out))
+            nursery.cancel_scope.cancel()
+    finally:
+        engines.close()
+    return seen
+
+
+async def test_without_a_pidfd_a_warm_run_ends_as_with_one(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the kernel has no pidfd (``os.pidfd_open`` missing: the exit polled, a task
+    per pipe), a warm run's exit code and output are the pidfd path's — its exit report
+    included: a hook that says its end and goes on ends there, not at its timeout."""
+    (project / "hooks" / "liar.py").write_text(LIAR)
+    commands = [f"python3 hooks/{name}.py" for name in ("exit3", "liar", "stdio", "exit_message")]
+    with_pidfd = await _warm_runs(tmp_path / "pidfd", project, commands)
+    assert with_pidfd[1][1:3] == (5, "said 5\n")
+    assert not any(seen[-1] for seen in with_pidfd)  # none timed out
+    monkeypatch.delattr(os, "pidfd_open")
+    assert await _warm_runs(tmp_path / "polled", project, commands) == with_pidfd

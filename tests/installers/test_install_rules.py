@@ -679,7 +679,13 @@ PARSED = [c for c in AGENT_CASES if c[0] not in ("cline", "opencode", "kilo")]
 hookd writes whole)."""
 
 
-@pytest.mark.parametrize("text", ["[1, 2]\n", "{\n"], ids=["not-an-object", "not-json"])
+DEEP = "[" * 100_000 + "]" * 100_000
+"""Valid JSON nested deeper than the parser's recursion: an error, not a traceback."""
+
+
+@pytest.mark.parametrize(
+    "text", ["[1, 2]\n", "{\n", DEEP], ids=["not-an-object", "not-json", "too-deep"]
+)
 @pytest.mark.parametrize(("agent", "scope"), PARSED, ids=[f"{a}-{s}" for a, s in PARSED])
 def test_a_file_the_agent_cannot_parse_is_named_once_and_nothing_is_written(
     home: Path, project: Path, capsys: pytest.CaptureFixture[str], agent: str, scope: str,
@@ -693,6 +699,13 @@ def test_a_file_the_agent_cannot_parse_is_named_once_and_nothing_is_written(
     assert agents("install", agent, scope, project, "--python-relay") == 1
     err = capsys.readouterr().err
     assert err.count(str(target)) == 1, err
+    # Every JSON file is read by the one reader (hookd/json_object.py): the same words.
+    why = {
+        "[1, 2]\n": "expected a JSON object at the top level, got an array",
+        "{\n": "line 2 column 1: ",
+        DEEP: "nested too deeply to read",
+    }[text]
+    assert f"{target}: {why}" in err, err
     assert snapshot(home, project) == before
 
 

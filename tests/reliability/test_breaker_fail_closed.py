@@ -24,6 +24,7 @@ from hookd_client.results import FireResult
 from hookd_client.trio_client import CallbackHook, open_client
 from reliability.helpers import event
 from support.daemon import configure
+from support.fake_http import refused_port
 
 THRESHOLD = 2
 
@@ -42,13 +43,10 @@ async def raises_in_daemon(event):
 
 
 @pytest.fixture
-def closed_port() -> int:
-    """A loopback port nobody listens on: connections are refused."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port: int = s.getsockname()[1]
-    s.close()
-    return port
+def closed_port() -> Iterator[int]:
+    """A loopback port nobody listens on: connections are refused (for the whole test)."""
+    with refused_port() as port:
+        yield port
 
 
 @pytest.fixture

@@ -12,13 +12,34 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
 import h11
 import trio
 
-__all__ = ["FakeApi", "Respond", "send", "send_events", "send_json", "serve_loopback"]
+__all__ = [
+    "FakeApi",
+    "Respond",
+    "refused_port",
+    "send",
+    "send_events",
+    "send_json",
+    "serve_loopback",
+]
+
+
+@contextmanager
+def refused_port() -> Iterator[int]:
+    """A loopback port where every connection is refused, for as long as the block runs.
+
+    Bound and never listened on, and kept open meanwhile: the kernel answers a connect
+    with a reset (``ECONNREFUSED``), and no other process can take the port — as it
+    could between a helper closing a socket to "free" a port and the test's connect."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield int(sock.getsockname()[1])
 
 
 class FakeApi(Protocol):
