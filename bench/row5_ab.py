@@ -161,12 +161,15 @@ def main() -> int:
                 load_before = os.getloadavg()[0]
                 samples, cpu = measure(cases, args.runs, args.pace_ms / 1000, pids)
                 load_after = os.getloadavg()[0]
-                print(f"round {round_}: load average {load_before:.2f} before, {load_after:.2f} after")
+                print(
+                    f"round {round_}: load average {load_before:.2f} before, {load_after:.2f} after"
+                )
                 for name, s in samples.items():
                     line = f"  {name:<10} p50 {pct(s, 0.5):6.2f} ms  p90 {pct(s, 0.9):6.2f}"
                     line += f"  p99 {pct(s, 0.99):6.2f}"
                     if name in cpu:
-                        line += f"  CPU {cpu[name][0]:.2f} ms/event (main thread {cpu[name][1]:.2f})"
+                        total, main_thread = cpu[name]
+                        line += f"  CPU {total:.2f} ms/event (main thread {main_thread:.2f})"
                     print(line, flush=True)
         finally:
             for client in clients.values():
