@@ -608,7 +608,10 @@ async def run_process_capped(
         return ProcessResult(
             None, b"", b"", False, False, None, spawn_error=str(exc), spawn_exc=exc
         )
-    SUBREAPER.track(run_id, proc.pid, _pipe_fds(proc))
+    if proc.pipe_inodes is not None:
+        SUBREAPER.track(run_id, proc.pid, inodes=proc.pipe_inodes)
+    else:
+        SUBREAPER.track(run_id, proc.pid, _pipe_fds(proc))
     if on_spawn is not None:
         on_spawn(proc.pid)
 

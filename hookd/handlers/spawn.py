@@ -107,8 +107,11 @@ class HookProcess:
         stdout: trio.lowlevel.FdStream,
         stderr: trio.lowlevel.FdStream,
         stdin_rest: memoryview | None = None,
+        pipe_inodes: frozenset[int] | None = None,
     ) -> None:
         self._popen = popen
+        self.pipe_inodes = pipe_inodes
+        """The inodes of its stdout and stderr pipes, when the start looked them up."""
         self.pid = popen.pid
         self.stdin: trio.lowlevel.FdStream | None = stdin
         """Our end of its stdin; None when all of its input was written before it started."""
@@ -370,7 +373,7 @@ async def _start_in_thread(jobs: list[_Start], starts: _Starts) -> None:
         except Exception as exc:  # out of descriptors: this start fails, the others go on
             job.error = exc
             continue
-        made.append((job, pipes, SUBREAPER.starting(pipes.all)))
+        made.append((job, pipes, SUBREAPER.starting(inodes=pipes.inodes())))
     starts.off_loop += len(made)
     children: list[_Started | Exception] | None = None
     try:
@@ -454,6 +457,20 @@ class _Pipes:
             raise
         self.in_r, self.in_w, self.out_r, self.out_w, self.err_r, self.err_w = self.all
         self.stdin_rest: memoryview | None = None
+        self._inodes: tuple[int, int, int] | None = None
+
+    def inodes(self) -> tuple[int, int, int]:
+        """The three pipes' inodes (stdin, stdout, stderr), looked up once: the subreaper is
+        told them when the start is announced and again when the run is tracked, and both
+        ends of a pipe are one inode — three ``fstat`` calls a hook where eight were made
+        (docs/performance.md, "Fourth pass: row 5")."""
+        if self._inodes is None:
+            self._inodes = (
+                os.fstat(self.in_r).st_ino,
+                os.fstat(self.out_r).st_ino,
+                os.fstat(self.err_r).st_ino,
+            )
+        return self._inodes
 
     def prefill(self, data: bytes | None) -> None:
         """Write the child's input into its stdin pipe before it starts, closing our end
@@ -492,6 +509,7 @@ class _Pipes:
             trio.lowlevel.FdStream(self.out_r),
             trio.lowlevel.FdStream(self.err_r),
             self.stdin_rest,
+            None if self._inodes is None else frozenset(self._inodes[1:]),
         )
 
 
