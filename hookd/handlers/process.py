@@ -775,10 +775,10 @@ async def run_process_capped(
             timed_out = False
     finally:
         if not handed_over:
-            with trio.CancelScope(shield=True):
-                if (proc.returncode is None and reported is None) or timed_out:
+            if (proc.returncode is None and reported is None) or timed_out:
+                with trio.CancelScope(shield=True):
                     killed = await kill_tree(proc, run_id, kill_grace)
-                await _close_pipes(proc)
+            proc.close_pipes()  # no await: a shielded scope only where there is a kill
             SUBREAPER.untrack(run_id)
     returncode = proc.returncode if proc.returncode is not None else reported
     return ProcessResult(
