@@ -47,7 +47,6 @@ from typing import Any, Protocol
 import msgspec
 import structlog
 import trio
-from trio.lowlevel import RunVar
 
 from hookd import proctree
 from hookd.fdio import read_when_ready, write_nowait
@@ -312,240 +311,111 @@ async def _supervise(
     """Feed stdin, read both pipes, wait for exit; return early when ``watch`` sees an ack.
     The exit status ``report`` gave, when the process said it before it was reaped.
 
-    The hook's pipes and its pidfd go into the one epoll set every supervised hook of
-    this trio run shares (:class:`_Hub`), and this task sleeps until the hook is done
-    (exited, both pipes at EOF), acknowledged ``{"async": true}``, or exited with a pipe
-    still open (then the pipe grace starts).  Whichever supervising task waits first
-    polls the set for all of them, reading, writing and reaping as the kernel reports,
-    and wakes only the tasks whose hook has news: an event's eight hooks cost one epoll
-    set and about one wake-up each, where each had a set of its own (``epoll_create``,
-    its registration with trio, a wake-up per readiness) — docs/performance.md,
-    "Fourth pass: row 5".  Three tasks each waiting on a descriptor of its own (a
-    nursery, two readers, the pidfd) cost more still (~0.3 ms of the daemon's CPU per
-    hook, "Parallel spawns").  ``stdin`` (None: the start already wrote it,
-    :func:`hookd.handlers.spawn.spawn`) is written on the spot when the pipe takes it
-    whole (an event is far below the 64 KiB pipe buffer); the rest — here, or what did
-    not fit at the start — is written as the pipe drains.  Cancellation lands only in
-    the wait, before a read, so no byte is lost at an ack: the adopter resumes exactly
-    where this stopped.  Where the kernel has no pidfd, :func:`_supervise_tasks`.
+    One task and one wait per wake-up: the hook's pipes and its pidfd go into an
+    epoll set of its own (:class:`_Watched`), and trio waits on that one
+    descriptor.  Three tasks each waiting on a descriptor of its own (a nursery,
+    two readers, the pidfd) cost ~0.3 ms of the daemon's CPU per hook in tasks,
+    cancel scopes and trio registrations — more than the spawn — measured in
+    docs/performance.md ("Parallel spawns").  ``stdin`` (None: the start already
+    wrote it, :func:`hookd.handlers.spawn.spawn`) is written on the spot when the
+    pipe takes it whole (an event is far below the 64 KiB pipe buffer); the rest —
+    here, or what did not fit at the start — is written as the pipe drains.
+    Cancellation lands only in the wait, before a read, so no byte is lost at an
+    ack: the adopter resumes exactly where this stopped.  Where the kernel has no
+    pidfd, :func:`_supervise_tasks`.
     """
     if proc.pidfd is None:
         await _supervise_tasks(proc, stdin, out, err, pipe_grace, watch)
         return None
     rest = _write_now(proc.stdin, stdin) if stdin is not None else _written_at_start(proc)
-    hub = _hub()
-    with _Watched(hub, proc, out, err, watch, rest, pipe_grace, report) as watched:
+    with _Watched(proc, out, err, watch, rest, report) as watched:
         while not watched.done():
             if watched.deadline == math.inf:
-                await hub.wait(watched)
+                await trio.lowlevel.wait_readable(watched.fileno())
             else:
                 with trio.move_on_at(watched.deadline):
-                    await hub.wait(watched)
-            if watched.acked:
+                    await trio.lowlevel.wait_readable(watched.fileno())
+            if watched.handle_events(pipe_grace):
                 break  # an async ack: the rest is the adopter's
             if trio.current_time() >= watched.deadline:
                 break  # exited, and the pipe grace is over (a background holder)
         return watched.reported if proc.returncode is None else None
 
 
-class _Hub:
-    """The one epoll set of every hook supervised in this trio run (:func:`_supervise`).
-
-    No task of its own: the first supervising task to wait polls the set — it waits on
-    its descriptor through trio — and handles whatever is ready, for every hook; the
-    others sleep until their own hook has news.  A poller whose own hook has news (or
-    that is cancelled) hands the polling over to a sleeping one.  What a hook's
-    descriptors report is handled by that hook's :class:`_Watched`; an error there is
-    that hook's, raised in its own task, never the poller's."""
-
-    def __init__(self) -> None:
-        self.poller = select.epoll()
-        self.owners: dict[int, _Watched] = {}
-        self.polling = False
-        self.sleeping: dict[_Watched, trio.lowlevel.Task] = {}
-
-    def add(self, fd: int, events: int, owner: _Watched) -> None:
-        self.poller.register(fd, events)
-        self.owners[fd] = owner
-
-    def remove(self, fd: int) -> None:
-        """Before ``fd`` is closed: a closed number may be another hook's next."""
-        del self.owners[fd]
-        try:
-            self.poller.unregister(fd)
-        except OSError as exc:  # closed under us: the kernel dropped it from the set
-            log.warning("hook descriptor left the epoll set closed", fd=fd, error=str(exc))
-
-    def close_if_idle(self) -> None:
-        """Close the set once no hook is in it (the next hook opens another): a daemon
-        at rest holds no descriptor for it, one epoll set per burst of hooks."""
-        if self.owners or self.polling or self.sleeping or self.poller.closed:
-            return
-        if _HUB.get(None) is self:
-            _HUB.set(None)
-        trio.lowlevel.notify_closing(self.poller.fileno())
-        self.poller.close()
-
-    async def wait(self, watched: _Watched) -> None:
-        """Until ``watched`` has news (done, an ack, exited, an error), polling for all
-        hooks while nobody else does."""
-        while not watched.news:
-            if self.polling:
-                await self._sleep(watched)
-                continue  # news, or the polling is ours now
-            self.polling = True
-            try:
-                while not watched.news:
-                    await trio.lowlevel.wait_readable(self.poller.fileno())
-                    self._dispatch()
-            finally:
-                self.polling = False
-                self._hand_over()
-        watched.news = False
-        if watched.error is not None:
-            error, watched.error = watched.error, None
-            raise error
-
-    async def _sleep(self, watched: _Watched) -> None:
-        self.sleeping[watched] = trio.lowlevel.current_task()
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            self.sleeping.pop(watched, None)
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        await trio.lowlevel.wait_task_rescheduled(abort)
-
-    def _hand_over(self) -> None:
-        """Wake a sleeping task to poll in this one's place."""
-        if self.sleeping:
-            watched = next(iter(self.sleeping))
-            trio.lowlevel.reschedule(self.sleeping.pop(watched))
-
-    def _dispatch(self) -> None:
-        for fd, _mask in self.poller.poll(0):
-            owner = self.owners.get(fd)
-            if owner is None:
-                continue  # removed by an earlier event of this same poll
-            try:
-                owner.handle(fd)
-            except Exception as exc:  # that hook's failure, raised in its own task
-                owner.error = exc
-                owner.news = True
-                owner.leave()  # its descriptors would keep the set readable
-            if owner.news and owner in self.sleeping:
-                trio.lowlevel.reschedule(self.sleeping.pop(owner))
-
-
-_HUB: RunVar[_Hub | None] = RunVar("hookd_process_hub", default=None)
-
-
-def _hub() -> _Hub:
-    hub = _HUB.get()
-    if hub is None:
-        hub = _Hub()
-        _HUB.set(hub)
-    return hub
-
-
 class _Watched:
-    """A hook's pipes and pidfd in the hub's epoll set: what :func:`_supervise` waits on."""
+    """A hook's pipes and pidfd in one epoll set: what :func:`_supervise` waits on."""
 
     def __init__(
         self,
-        hub: _Hub,
         proc: HookProcess,
         out: _Capture,
         err: _Capture,
         watch: _FirstLine | None,
         stdin_rest: memoryview | None,
-        pipe_grace: float,
         report: ExitReport | None = None,
     ) -> None:
-        self.hub = hub
         self.proc = proc
-        self.pipe_grace = pipe_grace
-        self.fds: list[int] = []
-        """Its descriptors in the hub's set."""
+        self.poller = select.epoll()
         self.readers: dict[int, tuple[_Capture, _FirstLine | None]] = {}
         self.deadline = math.inf
         """Once it exited: when to stop reading pipes a background process still holds."""
-        self.news = False
-        """Something its task must see: done, an ack, exited (the grace starts), an error."""
-        self.acked = False
-        self.error: Exception | None = None
         self.stdin_rest = stdin_rest
         self.stdin_fd = -1
+        for stream, capture, first in ((proc.stdout, out, watch), (proc.stderr, err, None)):
+            if stream is not None:
+                self._add(stream.fileno(), select.EPOLLIN)
+                self.readers[stream.fileno()] = (capture, first)
+        if stdin_rest is not None and proc.stdin is not None:
+            self.stdin_fd = proc.stdin.fileno()
+            self._add(self.stdin_fd, select.EPOLLOUT)
+        assert proc.pidfd is not None
+        self.pidfd = proc.pidfd
+        self._add(self.pidfd, select.EPOLLIN)
         self.report = report
         self.reported: int | None = None
         """The exit status the process reported (it is ending; reaped by its owner)."""
-        assert proc.pidfd is not None
-        self.pidfd = proc.pidfd
-        try:
-            for stream, capture, first in ((proc.stdout, out, watch), (proc.stderr, err, None)):
-                if stream is not None:
-                    self._add(stream.fileno(), select.EPOLLIN)
-                    self.readers[stream.fileno()] = (capture, first)
-            if stdin_rest is not None and proc.stdin is not None:
-                self.stdin_fd = proc.stdin.fileno()
-                self._add(self.stdin_fd, select.EPOLLOUT)
-            self._add(self.pidfd, select.EPOLLIN)
-            if report is not None:
-                self._add(report.fileno(), select.EPOLLIN)
-        except BaseException:
-            self.leave()
-            raise
+        if report is not None:
+            self._add(report.fileno(), select.EPOLLIN)
 
     def _add(self, fd: int, events: int) -> None:
-        self.hub.add(fd, events, self)
-        self.fds.append(fd)
-
-    def _remove(self, fd: int) -> None:
-        self.fds.remove(fd)
-        self.hub.remove(fd)
-
-    def leave(self) -> None:
-        """Out of the hub's set: nothing of it is read, written or reaped there any more."""
-        for fd in self.fds:
-            self.hub.remove(fd)
-        self.fds = []
+        try:
+            self.poller.register(fd, events)
+        except BaseException:
+            self.poller.close()
+            raise
 
     def __enter__(self) -> _Watched:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.leave()
-        self.hub.close_if_idle()
+        self.poller.close()
         if self.stdin_rest is not None and self.proc.stdin is not None:
             self.proc.stdin.close()  # not all fed (an ack, a cancel, the grace): as the feeder did
+
+    def fileno(self) -> int:
+        return self.poller.fileno()
 
     def done(self) -> bool:
         """Exited, every pipe at EOF, stdin fed (or given up)."""
         return self.pidfd < 0 and not self.readers and self.stdin_rest is None
 
-    def handle(self, fd: int) -> None:
-        """Read, write or reap what ``fd`` reported; news when its task must look."""
-        if fd == self.pidfd:
-            self._remove(fd)
-            self.pidfd = -1
-            self.proc.reap_exited()
-            self._exited()
-        elif self.report is not None and fd == self.report.fileno():
-            self._take_report()
-        elif fd == self.stdin_fd:
-            self._feed()
-        elif fd in self.readers and self._read(fd):
-            self.acked = self.news = True
-            self.leave()  # the rest is the adopter's, read where this stopped
-            return
-        if self.done():
-            self.news = True
+    def handle_events(self, pipe_grace: float) -> bool:
+        """Read, write and reap what is ready; True when stdout's first line was an ack."""
+        for fd, _mask in self.poller.poll(0):
+            if fd == self.pidfd:
+                self.poller.unregister(fd)
+                self.pidfd = -1
+                self.proc.reap_exited()
+                self.deadline = trio.current_time() + pipe_grace
+            elif self.report is not None and fd == self.report.fileno():
+                self._take_report(pipe_grace)
+            elif fd == self.stdin_fd:
+                self._feed()
+            elif fd in self.readers and self._read(fd):
+                return True
+        return False
 
-    def _exited(self) -> None:
-        """It exited (or said so): what its pipes still hold gets ``pipe_grace``."""
-        self.deadline = trio.current_time() + self.pipe_grace
-        self.news = True
-
-    def _take_report(self) -> None:
+    def _take_report(self, pipe_grace: float) -> None:
         """The process said its exit status: it has closed its pipes and is being torn
         down, which takes ~0.5 ms for an interpreter (the pidfd says so only after);
         from here on it is treated as exited, and its owner reaps it."""
@@ -553,12 +423,12 @@ class _Watched:
         code = self.report.read(self.proc.pid)
         if code is None or self.pidfd < 0:
             return  # nothing from it (yet), or reaped already
-        self._remove(self.report.fileno())
-        self._remove(self.pidfd)
+        self.poller.unregister(self.report.fileno())
+        self.poller.unregister(self.pidfd)
         self.report = None
         self.pidfd = -1
         self.reported = code
-        self._exited()
+        self.deadline = trio.current_time() + pipe_grace
 
     def _read(self, fd: int) -> bool:
         capture, first = self.readers[fd]
@@ -571,7 +441,7 @@ class _Watched:
         if first is not None and first.feed(chunk, capture):
             return True
         if not chunk:
-            self._remove(fd)
+            self.poller.unregister(fd)
             del self.readers[fd]
         elif first is None:
             capture.add(chunk)
@@ -589,7 +459,7 @@ class _Watched:
         if rest:
             self.stdin_rest = rest
             return
-        self._remove(self.stdin_fd)
+        self.poller.unregister(self.stdin_fd)
         self.stdin_fd = -1
         self.stdin_rest = None
         self.proc.stdin.close()
