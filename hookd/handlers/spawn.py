@@ -34,9 +34,11 @@ import functools
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+import structlog
 import trio
 from trio.lowlevel import RunVar
 
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
     import outcome  # trio's own dependency: only its type is named here
 
 __all__ = ["HookProcess", "session_flags", "session_options", "spawn", "start_hook"]
+
+log = structlog.get_logger("hookd.spawn")
 
 _POLL_INTERVAL = 0.005
 """Where there is no pidfd (not Linux ≥ 5.3), how often ``wait`` polls."""
@@ -371,18 +375,20 @@ async def _carry_out(batch: _Pass, starts: _Starts) -> None:
             finally:
                 starts.last_end = trio.current_time()
             return
-        calls = min(len(jobs), _THREADS)
-        with trio.CancelScope(shield=True):  # others' starts: never left half made
-            async with trio.open_nursery() as nursery:
-                for first in range(calls):
-                    nursery.start_soon(_start_in_thread, jobs[first::calls], starts)
+        await _start_in_threads(jobs, starts)
     finally:
         batch.finish()
 
 
-async def _start_in_thread(jobs: list[_Start], starts: _Starts) -> None:
-    """Start ``jobs`` one after the other in one worker thread; pipes, announcements and
-    registrations on the loop."""
+async def _start_in_threads(jobs: list[_Start], starts: _Starts) -> None:
+    """Deal ``jobs`` out over at most ``_THREADS`` worker-thread calls, each starting its
+    share one after the other; pipes, announcements and registrations on the loop.
+
+    One task and one trip back for the whole pass: the calls run side by side, and the
+    last of them to finish hands every result back at once.  A task per call, in a
+    nursery, each woken by a result of its own through the loop's wake-up socket, cost
+    ~0.35 ms of the loop's time per 8-hook event (docs/performance.md, "Fourth pass: row
+    5"); every hook of the pass waits for the whole pass either way."""
     made: list[tuple[_Start, _Pipes, Start]] = []
     for job in jobs:
         try:
@@ -391,63 +397,97 @@ async def _start_in_thread(jobs: list[_Start], starts: _Starts) -> None:
             job.error = exc
             continue
         made.append((job, pipes, SUBREAPER.starting(inodes=pipes.inodes())))
+    if not made:
+        return
+    calls = min(len(made), _THREADS)
+    shares = [made[first::calls] for first in range(calls)]
     starts.off_loop += len(made)
-    children: list[_Started | Exception] | None = None
+    results: list[list[_Started | Exception] | None] = [None] * calls
     try:
-        jobs_made = [(job, pipes) for job, pipes, _ in made]
-
-        def prefill() -> None:
-            # While the thread starts them (announced before: a closed end has no inode).
-            for job, pipes in jobs_made:
-                pipes.prefill(job.stdin)
-
-        children = await _in_worker_thread(
-            lambda: _start_all(jobs_made), starts.threads, meanwhile=prefill
+        results = await _in_worker_threads(
+            [functools.partial(_start_all, [(j, p) for j, p, _ in share]) for share in shares],
+            starts.threads,
+            meanwhile=[functools.partial(_prefill, share) for share in shares],
         )
     finally:
         starts.off_loop -= len(made)
         starts.last_end = trio.current_time()
-        for index, (job, pipes, announced) in enumerate(made):
-            child = children[index] if children is not None else None
-            SUBREAPER.settled(announced, None if isinstance(child, Exception | None) else child.pid)
-            if child is None or isinstance(child, Exception):
-                pipes.close_all()
-                job.error = child
-            else:
-                job.process = pipes.process(child)
+        for share, children in zip(shares, results, strict=True):
+            for index, (job, pipes, announced) in enumerate(share):
+                child = children[index] if children is not None else None
+                if child is None or isinstance(child, Exception):
+                    SUBREAPER.settled(announced, None)
+                    pipes.close_all()
+                    job.error = child
+                else:
+                    SUBREAPER.settled(announced, child.pid)
+                    job.process = pipes.process(child)
 
 
-async def _in_worker_thread(
-    fn: Callable[[], list[_Started | Exception]],
+def _prefill(share: list[tuple[_Start, _Pipes, Start]]) -> None:
+    """Each start's input into its pipe while the thread starts them (announced before: a
+    closed end has no inode)."""
+    for job, pipes, _ in share:
+        pipes.prefill(job.stdin)
+
+
+async def _in_worker_threads(
+    fns: list[Callable[[], list[_Started | Exception]]],
     limiter: trio.CapacityLimiter,
     *,
-    meanwhile: Callable[[], None],
-) -> list[_Started | Exception]:
-    """``trio.to_thread.run_sync(fn, limiter=limiter)`` where nothing may cancel it, with
-    the rest left out: no context copy, no renaming of the OS thread around the call (two
-    ``prctl`` calls), no cancellation plumbing: 4.13 → 3.87 ms of the daemon's CPU per
-    8-hook event, four trips (docs/performance.md, "Third pass").  The same thread cache, the
-    result handed back through the loop's wake-up socket as ``to_thread`` does.
-    ``meanwhile`` runs on the loop once the thread has its work (it must not raise)."""
-    try:
-        limiter.acquire_nowait()  # a free thread: no trip through the scheduler first
-    except trio.WouldBlock:
-        await limiter.acquire()
-    try:
-        task = trio.lowlevel.current_task()
-        token = trio.lowlevel.current_trio_token()
+    meanwhile: list[Callable[[], None]],
+) -> list[list[_Started | Exception] | None]:
+    """Each of ``fns`` in a worker thread at once, as ``trio.to_thread.run_sync(fn,
+    limiter=limiter)`` where nothing may cancel it, with the rest left out: no context
+    copy, no renaming of the OS thread around the call (two ``prctl`` calls), no
+    cancellation plumbing (4.13 → 3.87 ms of the daemon's CPU per 8-hook event, four
+    trips: docs/performance.md, "Third pass"), and one trip back through the loop's
+    wake-up socket for all of them, made by the last to finish.  The same thread cache
+    as ``to_thread``.  ``meanwhile[i]`` runs on the loop once ``fns[i]``'s thread has its
+    work (it must not raise).  A call's result is None where it raised (not expected:
+    each start catches its own failure), after the error is logged."""
+    task = trio.lowlevel.current_task()
+    token = trio.lowlevel.current_trio_token()
+    outcomes: list[outcome.Outcome[list[_Started | Exception]] | None] = [None] * len(fns)
+    left = [len(fns)]
+    lock = threading.Lock()
+    borrowers = [object() for _ in fns]
+    taken: list[object] = []
 
+    def deliver_as(index: int) -> Callable[[outcome.Outcome[list[_Started | Exception]]], None]:
         def deliver(result: outcome.Outcome[list[_Started | Exception]]) -> None:
-            token.run_sync_soon(trio.lowlevel.reschedule, task, result)
+            outcomes[index] = result  # in the worker thread
+            with lock:
+                left[0] -= 1
+                last = left[0] == 0
+            if last:
+                token.run_sync_soon(trio.lowlevel.reschedule, task)
 
-        trio.lowlevel.start_thread_soon(fn, deliver)
-        meanwhile()
-        children: list[_Started | Exception] = await trio.lowlevel.wait_task_rescheduled(
-            lambda _: trio.lowlevel.Abort.FAILED
-        )
+        return deliver
+
+    try:
+        for index, (fn, borrower) in enumerate(zip(fns, borrowers, strict=True)):
+            try:
+                limiter.acquire_on_behalf_of_nowait(borrower)  # a free thread: no pass first
+            except trio.WouldBlock:
+                with trio.CancelScope(shield=True):  # others' starts: never left half made
+                    await limiter.acquire_on_behalf_of(borrower)
+            taken.append(borrower)
+            trio.lowlevel.start_thread_soon(fn, deliver_as(index))
+            meanwhile[index]()
+        await trio.lowlevel.wait_task_rescheduled(lambda _: trio.lowlevel.Abort.FAILED)
     finally:
-        limiter.release()
-    return children
+        for borrower in taken:
+            limiter.release_on_behalf_of(borrower)
+    results: list[list[_Started | Exception] | None] = []
+    for result in outcomes:
+        assert result is not None
+        try:
+            results.append(result.unwrap())
+        except Exception as exc:  # its starts are failed; the other calls' stand
+            log.error("a start in a worker thread raised", error=repr(exc))
+            results.append(None)
+    return results
 
 
 def _start_all(jobs: list[tuple[_Start, _Pipes]]) -> list[_Started | Exception]:
