@@ -361,10 +361,10 @@ class _Watched:
         """Once it exited: when to stop reading pipes a background process still holds."""
         self.stdin_rest = stdin_rest
         self.stdin_fd = -1
-        for stream, capture, first in ((proc.stdout, out, watch), (proc.stderr, err, None)):
-            if stream is not None:
-                self._add(stream.fileno(), select.EPOLLIN)
-                self.readers[stream.fileno()] = (capture, first)
+        for fd, capture, first in ((proc.stdout_fd, out, watch), (proc.stderr_fd, err, None)):
+            if fd >= 0:
+                self._add(fd, select.EPOLLIN)
+                self.readers[fd] = (capture, first)
         if stdin_rest is not None and proc.stdin is not None:
             self.stdin_fd = proc.stdin.fileno()
             self._add(self.stdin_fd, select.EPOLLOUT)
@@ -528,6 +528,9 @@ def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> memoryview
 
 async def _close_pipes(proc: HookProcess | trio.Process) -> None:
     """Close our ends of the pipes; an FdStream closes without a trip through the scheduler."""
+    if isinstance(proc, HookProcess):
+        proc.close_pipes()
+        return
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         if isinstance(stream, trio.lowlevel.FdStream):
             stream.close()
@@ -700,8 +703,8 @@ def marked_processes(run_id: str) -> list[int]:
     return found
 
 
-def _pipe_fds(proc: HookProcess | trio.Process) -> list[int]:
-    return [s.fileno() for s in (proc.stdout, proc.stderr) if isinstance(s, trio.lowlevel.FdStream)]
+def _pipe_fds(proc: HookProcess) -> list[int]:
+    return [fd for fd in (proc.stdout_fd, proc.stderr_fd) if fd >= 0]
 
 
 def _signal_known(targets: dict[int, int], sig: int) -> None:

@@ -108,8 +108,8 @@ class HookProcess:
         self,
         popen: _Started,
         stdin: trio.lowlevel.FdStream | None,
-        stdout: trio.lowlevel.FdStream,
-        stderr: trio.lowlevel.FdStream,
+        stdout_fd: int,
+        stderr_fd: int,
         stdin_rest: memoryview | None = None,
         pipe_inodes: frozenset[int] | None = None,
     ) -> None:
@@ -121,8 +121,8 @@ class HookProcess:
         """Our end of its stdin; None when all of its input was written before it started."""
         self.stdin_rest = stdin_rest
         """What of the input given to the start did not fit in the pipe (still to write)."""
-        self.stdout: trio.lowlevel.FdStream | None = stdout
-        self.stderr: trio.lowlevel.FdStream | None = stderr
+        self._out = _ReadEnd(stdout_fd)
+        self._err = _ReadEnd(stderr_fd)
         self._pidfd: int | None = None
         pidfd_open = getattr(os, "pidfd_open", None)
         if pidfd_open is not None:
@@ -132,6 +132,24 @@ class HookProcess:
                 self._pidfd = None  # an old kernel: fall back to polling
         self._exited: trio.Event | None = None
         """Set once reaped; exists while some task watches the pidfd."""
+
+    @property
+    def stdout_fd(self) -> int:
+        """Our end of its stdout pipe (-1 once closed), read where its pidfd is watched."""
+        return self._out.fd
+
+    @property
+    def stderr_fd(self) -> int:
+        return self._err.fd
+
+    @property
+    def stdout(self) -> trio.lowlevel.FdStream | None:
+        """Our end of its stdout as a trio stream, made on first use (None once closed)."""
+        return self._out.stream()
+
+    @property
+    def stderr(self) -> trio.lowlevel.FdStream | None:
+        return self._err.stream()
 
     @property
     def pidfd(self) -> int | None:
@@ -172,9 +190,10 @@ class HookProcess:
 
     def close_pipes(self) -> None:
         """Close our ends of its pipes now (a retired warm spare, a run that is over)."""
-        for stream in (self.stdin, self.stdout, self.stderr):
-            if stream is not None:
-                stream.close()
+        if self.stdin is not None:
+            self.stdin.close()
+        self._out.close()
+        self._err.close()
 
     def kill_now(self) -> None:
         """SIGKILL it if it has not been reaped (shutdown: a spare that did not exit)."""
@@ -196,6 +215,34 @@ class HookProcess:
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None
+
+
+class _ReadEnd:
+    """Our end of a child's output pipe: a descriptor, and a :class:`trio.lowlevel.FdStream`
+    only where something reads it through trio (where there is no pidfd:
+    :func:`hookd.handlers.process._supervise_tasks`).  Where the pidfd is watched, the
+    pipe is read in the hook's epoll set as it reports data, and the stream's set-up (its
+    descriptor made non-blocking, the original mode restored and trio told at the close)
+    was four system calls a pipe for nothing (docs/performance.md, "Fourth pass: row
+    5")."""
+
+    __slots__ = ("_stream", "fd")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._stream: trio.lowlevel.FdStream | None = None
+
+    def stream(self) -> trio.lowlevel.FdStream | None:
+        if self._stream is None and self.fd >= 0:
+            self._stream = trio.lowlevel.FdStream(self.fd)
+        return self._stream
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+        elif self.fd >= 0:
+            os.close(self.fd)
+        self.fd = -1
 
 
 class _Start:
@@ -399,17 +446,24 @@ async def _start_in_threads(jobs: list[_Start], starts: _Starts) -> None:
         made.append((job, pipes, SUBREAPER.starting(inodes=pipes.inodes())))
     if not made:
         return
-    calls = min(len(made), _THREADS)
-    shares = [made[first::calls] for first in range(calls)]
     starts.off_loop += len(made)
-    results: list[list[_Started | Exception] | None] = [None] * calls
+    shares: list[list[tuple[_Start, _Pipes, Start]]] = []
+    results: list[list[_Started | Exception] | None] = []
+    threads: list[object] = []
     try:
+        threads = await _threads_for(min(len(made), _THREADS), starts.threads)
+        calls = len(threads)
+        shares = [made[first::calls] for first in range(calls)]
+        results = [None] * calls
         results = await _in_worker_threads(
             [functools.partial(_start_all, [(j, p) for j, p, _ in share]) for share in shares],
-            starts.threads,
             meanwhile=[functools.partial(_prefill, share) for share in shares],
         )
     finally:
+        for thread in threads:
+            starts.threads.release_on_behalf_of(thread)
+        if not shares:  # not one thread call was made: nothing started
+            shares, results = [made], [None]
         starts.off_loop -= len(made)
         starts.last_end = trio.current_time()
         for share, children in zip(shares, results, strict=True):
@@ -431,28 +485,44 @@ def _prefill(share: list[tuple[_Start, _Pipes, Start]]) -> None:
         pipes.prefill(job.stdin)
 
 
+async def _threads_for(wanted: int, limiter: trio.CapacityLimiter) -> list[object]:
+    """Up to ``wanted`` of ``limiter``'s worker threads (its tokens, one borrower each):
+    as many as are free now, or — none free — the first to come free.  Never a wait while
+    holding some: a pass holds its threads until its last call is back, so two passes
+    each holding some and waiting for more would wait for each other for ever."""
+    taken: list[object] = []
+    while len(taken) < wanted:
+        borrower = object()
+        try:
+            limiter.acquire_on_behalf_of_nowait(borrower)  # a free thread: no pass first
+        except trio.WouldBlock:
+            if taken:
+                break  # go with the threads we have: more starts per call
+            with trio.CancelScope(shield=True):  # others' starts: never left half made
+                await limiter.acquire_on_behalf_of(borrower)
+        taken.append(borrower)
+    return taken
+
+
 async def _in_worker_threads(
     fns: list[Callable[[], list[_Started | Exception]]],
-    limiter: trio.CapacityLimiter,
     *,
     meanwhile: list[Callable[[], None]],
 ) -> list[list[_Started | Exception] | None]:
-    """Each of ``fns`` in a worker thread at once, as ``trio.to_thread.run_sync(fn,
-    limiter=limiter)`` where nothing may cancel it, with the rest left out: no context
-    copy, no renaming of the OS thread around the call (two ``prctl`` calls), no
-    cancellation plumbing (4.13 → 3.87 ms of the daemon's CPU per 8-hook event, four
-    trips: docs/performance.md, "Third pass"), and one trip back through the loop's
-    wake-up socket for all of them, made by the last to finish.  The same thread cache
-    as ``to_thread``.  ``meanwhile[i]`` runs on the loop once ``fns[i]``'s thread has its
-    work (it must not raise).  A call's result is None where it raised (not expected:
+    """Each of ``fns`` in a worker thread at once (the caller holds a limiter's token for
+    each), as ``trio.to_thread.run_sync(fn)`` where nothing may cancel it, with the rest
+    left out: no context copy, no renaming of the OS thread around the call (two ``prctl``
+    calls), no cancellation plumbing (4.13 → 3.87 ms of the daemon's CPU per 8-hook
+    event, four trips: docs/performance.md, "Third pass"), and one trip back through the
+    loop's wake-up socket for all of them, made by the last to finish.  The same thread
+    cache as ``to_thread``.  ``meanwhile[i]`` runs on the loop once ``fns[i]``'s thread has
+    its work (it must not raise).  A call's result is None where it raised (not expected:
     each start catches its own failure), after the error is logged."""
     task = trio.lowlevel.current_task()
     token = trio.lowlevel.current_trio_token()
     outcomes: list[outcome.Outcome[list[_Started | Exception]] | None] = [None] * len(fns)
     left = [len(fns)]
     lock = threading.Lock()
-    borrowers = [object() for _ in fns]
-    taken: list[object] = []
 
     def deliver_as(index: int) -> Callable[[outcome.Outcome[list[_Started | Exception]]], None]:
         def deliver(result: outcome.Outcome[list[_Started | Exception]]) -> None:
@@ -465,20 +535,10 @@ async def _in_worker_threads(
 
         return deliver
 
-    try:
-        for index, (fn, borrower) in enumerate(zip(fns, borrowers, strict=True)):
-            try:
-                limiter.acquire_on_behalf_of_nowait(borrower)  # a free thread: no pass first
-            except trio.WouldBlock:
-                with trio.CancelScope(shield=True):  # others' starts: never left half made
-                    await limiter.acquire_on_behalf_of(borrower)
-            taken.append(borrower)
-            trio.lowlevel.start_thread_soon(fn, deliver_as(index))
-            meanwhile[index]()
-        await trio.lowlevel.wait_task_rescheduled(lambda _: trio.lowlevel.Abort.FAILED)
-    finally:
-        for borrower in taken:
-            limiter.release_on_behalf_of(borrower)
+    for index, fn in enumerate(fns):
+        trio.lowlevel.start_thread_soon(fn, deliver_as(index))
+        meanwhile[index]()
+    await trio.lowlevel.wait_task_rescheduled(lambda _: trio.lowlevel.Abort.FAILED)
     results: list[list[_Started | Exception] | None] = []
     for result in outcomes:
         assert result is not None
@@ -563,8 +623,8 @@ class _Pipes:
         return HookProcess(
             popen,
             trio.lowlevel.FdStream(self.in_w) if self.in_w >= 0 else None,
-            trio.lowlevel.FdStream(self.out_r),
-            trio.lowlevel.FdStream(self.err_r),
+            self.out_r,
+            self.err_r,
             self.stdin_rest,
             None if self._inodes is None else frozenset(self._inodes[1:]),
         )
