@@ -244,6 +244,11 @@ class _ReadEnd:
             os.close(self.fd)
         self.fd = -1
 
+    def __del__(self) -> None:
+        # The stream's own safety net, kept: a descriptor nobody closed goes with its owner.
+        if self._stream is None and self.fd >= 0:
+            os.close(self.fd)
+
 
 class _Start:
     """One hook's start, asked for in a scheduler pass; carried out by whoever takes the pass."""
