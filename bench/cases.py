@@ -344,18 +344,31 @@ def command_hook(plan: Plan) -> Row:
 
 
 def parallel_hooks(plan: Plan) -> Row:
+    """Eight `cat` hooks on one event; and a no-hook event's latency while another process
+    fires those events back to back, beside the same for a bare echo server (the floor).
+
+    The storm of 8-hook events keeps both cores busy (eight processes per event), so any
+    process's wake-up waits for a CPU there: a bare trio echo server
+    (``bench/echo_floor.py``) timed in the same storm went from p99 ~0.22 ms idle to
+    ~2.4 ms (docs/performance.md, "Fourth pass: row 5").  The floor is timed in blocks
+    alternating with hookd's, idle and during the storm, so both see the same box; it says
+    what the box allows, and the goal stays the issue's (hookd's busy p99 ≤ 2× its idle)."""
     group = [{"type": "command", "command": f"cat # {i}"} for i in range(8)]
     hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": group}]}
-    with hookd_daemon(hooks) as d:
+    with floor_server() as floor_sock, hookd_daemon(hooks) as d:
         payload = event_in(d.root / "project")
         quiet = event_in(d.root / "project", tool_name="Read", tool_input={"file_path": "/x"})
-        hc = d.client()
+        hc, fc = d.client(), RawClient(floor_sock)
         probe = hc.fire("PreToolUse", payload).result
         ok = len(probe.hooks) == 8 and all(r.exit_code == 0 for r in probe.hooks)
         eight = time_fires(hc, "PreToolUse", payload, plan.spawn_n, plan.budget_s * 2, warmup=5)
-        idle = time_fires(hc, "PreToolUse", quiet, plan.latency_n, plan.budget_s)
+        blocks = 10
+        per_block = max(1, plan.latency_n // blocks)
+        block_s = plan.budget_s / blocks
+        targets = [(hc, 50), (fc, 50)]
+        idle, floor_idle = _alternated(targets, quiet, blocks, per_block, block_s)
         # The 8-hook event keeps firing from another process while we time no-hook events.
-        seconds = plan.budget_s + 2.0
+        seconds = plan.budget_s * 2 + 2.0
         start_at = time.monotonic() + 0.5
         load = subprocess.Popen(
             [
@@ -370,10 +383,13 @@ def parallel_hooks(plan: Plan) -> Row:
             stdout=subprocess.PIPE,
         )
         time.sleep(max(0.0, start_at - time.monotonic()) + 0.3)
-        busy = time_fires(hc, "PreToolUse", quiet, plan.latency_n, plan.budget_s, warmup=0)
+        targets = [(hc, 0), (fc, 0)]
+        busy, floor_busy = _alternated(targets, quiet, blocks, per_block, block_s)
+        load.terminate()
         out, _ = load.communicate(timeout=seconds + 60)
         spawns = json.loads(out)
     es, i_s, b_s = _ms(eight), summary(idle), summary(busy)
+    fi_s, fb_s = summary(floor_idle), summary(floor_busy)
     p99_ratio = ratio(b_s["p99_us"], i_s["p99_us"])
     return _row(
         "5",
@@ -383,12 +399,32 @@ def parallel_hooks(plan: Plan) -> Row:
             "no_hook_idle": i_s,
             "no_hook_during_8_hook_events": b_s,
             "8_hook_events_meanwhile": spawns["events"],
+            "no_hook_floor_idle": fi_s,
+            "no_hook_floor_during_8_hook_events": fb_s,
         },
         ratio_p99_busy_vs_idle=p99_ratio,
+        floor_ratio_p99_busy_vs_idle=ratio(fb_s["p99_us"], fi_s["p99_us"]),
         goal="≤ 6 ms p50 (≥ 1,300 spawns/s); no-hook p99 meanwhile ≤ 2× idle",
         met=ok and es["p50_ms"] <= 6.0 and p99_ratio <= 2.0,
         note=None if ok else "the 8 hooks did not all succeed",
     )
+
+
+def _alternated(
+    targets: list[tuple[RawClient, int]],
+    payload: dict[str, Any],
+    blocks: int,
+    per_block: int,
+    block_s: float,
+) -> tuple[list[float], list[float]]:
+    """No-hook fires at two servers in alternating blocks (first block's warm-up each)."""
+    pooled: list[list[float]] = [[] for _ in targets]
+    for block in range(blocks):
+        for i, (client, warmup) in enumerate(targets):
+            pooled[i] += time_fires(
+                client, "PreToolUse", payload, per_block, block_s, warmup if block == 0 else 0
+            )
+    return pooled[0], pooled[1]
 
 
 # --- 7. hot reload ----------------------------------------------------------------------

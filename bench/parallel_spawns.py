@@ -75,10 +75,17 @@ def hooks_config(path: Path) -> None:
     path.write_text(json.dumps({"hooks": {"PreToolUse": groups}}))
 
 
-def start_daemon(base: Path, name: str, pythonpath: str | None) -> subprocess.Popen[bytes]:
+def start_daemon(
+    base: Path,
+    name: str,
+    pythonpath: str | None,
+    hooks: Callable[[Path], None] = hooks_config,
+) -> subprocess.Popen[bytes]:
+    """``hookd serve`` from this tree (``pythonpath`` None) or another, with ``hooks`` written
+    to its hooks file."""
     home = base / f"d-{name}"
     (home / "config" / "hookd").mkdir(parents=True)
-    hooks_config(home / "config" / "hookd" / "hooks.json")
+    hooks(home / "config" / "hookd" / "hooks.json")
     env = {
         **os.environ,
         "HOME": str(home),

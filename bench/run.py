@@ -81,11 +81,14 @@ def cells(row: Row) -> tuple[str, str, str]:
         return _ms(h), base, ratios
     if n == "5":
         idle, busy = b["no_hook_idle"], b["no_hook_during_8_hook_events"]
-        return (
-            f"{_ms(h)} ({h['spawns_per_s']:,} spawns/s)",
-            f"no-hook idle {_us(idle)}; during {_us(busy)}",
-            f"{row['ratio_p99_busy_vs_idle']}× p99",
-        )
+        base = f"no-hook idle {_us(idle)}; during {_us(busy)}"
+        ratios = f"{row['ratio_p99_busy_vs_idle']}× p99"
+        if "no_hook_floor_idle" in b:  # the bare echo server in the same storm: what the box allows
+            floor_idle = b["no_hook_floor_idle"]
+            floor_busy = b["no_hook_floor_during_8_hook_events"]
+            base += f"; echo floor idle {_us(floor_idle)}, during {_us(floor_busy)}"
+            ratios += f" (floor {row['floor_ratio_p99_busy_vs_idle']}×)"
+        return f"{_ms(h)} ({h['spawns_per_s']:,} spawns/s)", base, ratios
     if n == "6":
         return row["hookd_text"], row["baseline_text"], row.get("ratio_text", "")
     if n == "7":

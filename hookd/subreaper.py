@@ -245,10 +245,11 @@ class Subreaper:
         """A child this process started and will wait for itself."""
         self.own.add(pid)
 
-    def starting(self, pipe_fds: Iterable[int]) -> Start:
+    def starting(self, pipe_fds: Iterable[int] = (), *, inodes: Iterable[int] = ()) -> Start:
         """A start is about to leave the loop for a worker thread: until :meth:`settled`,
-        no sweep reaps a zombie and no kill takes its child for an orphan."""
-        start = Start(frozenset(_inodes(pipe_fds)), proctree.boot_ticks_now() - 1)
+        no sweep reaps a zombie and no kill takes its child for an orphan.  Its pipes as
+        descriptors, or as their ``inodes`` where the caller has them already."""
+        start = Start(frozenset({*_inodes(pipe_fds), *inodes}), proctree.boot_ticks_now() - 1)
         self._starting.append(start)
         self._changed = True
         return start
@@ -296,9 +297,17 @@ class Subreaper:
             return pgid
         return None if proctree.info(pgid) is not None else pgid
 
-    def track(self, run_id: str, root: int, pipe_fds: Iterable[int] = ()) -> None:
-        """A run started: ``root`` is its first process, ``pipe_fds`` our ends of its pipes."""
-        pipes = _inodes(pipe_fds)
+    def track(
+        self,
+        run_id: str,
+        root: int,
+        pipe_fds: Iterable[int] = (),
+        *,
+        inodes: Iterable[int] | None = None,
+    ) -> None:
+        """A run started: ``root`` is its first process, ``pipe_fds`` our ends of its pipes
+        (``inodes``: their inodes, where the caller has them already)."""
+        pipes = _inodes(pipe_fds) if inodes is None else set(inodes)
         # One tick of slack: start times are counted in whole ticks.
         born = proctree.boot_ticks_now() - 1
         run = self.runs[run_id] = RunTree(run_id, root, born, frozenset(pipes))

@@ -360,10 +360,10 @@ class _Watched:
         """Once it exited: when to stop reading pipes a background process still holds."""
         self.stdin_rest = stdin_rest
         self.stdin_fd = -1
-        for stream, capture, first in ((proc.stdout, out, watch), (proc.stderr, err, None)):
-            if stream is not None:
-                self._add(stream.fileno(), select.EPOLLIN)
-                self.readers[stream.fileno()] = (capture, first)
+        for fd, capture, first in ((proc.stdout_fd, out, watch), (proc.stderr_fd, err, None)):
+            if fd >= 0:
+                self._add(fd, select.EPOLLIN)
+                self.readers[fd] = (capture, first)
         if stdin_rest is not None and proc.stdin is not None:
             self.stdin_fd = proc.stdin.fileno()
             self._add(self.stdin_fd, select.EPOLLOUT)
@@ -589,6 +589,9 @@ def _write_now(stream: trio.lowlevel.FdStream | None, data: bytes) -> memoryview
 
 async def _close_pipes(proc: HookProcess | trio.Process) -> None:
     """Close our ends of the pipes; an FdStream closes without a trip through the scheduler."""
+    if isinstance(proc, HookProcess):
+        proc.close_pipes()
+        return
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         if isinstance(stream, trio.lowlevel.FdStream):
             stream.close()
@@ -669,7 +672,10 @@ async def run_process_capped(
         return ProcessResult(
             None, b"", b"", False, False, None, spawn_error=str(exc), spawn_exc=exc
         )
-    SUBREAPER.track(run_id, proc.pid, _pipe_fds(proc))
+    if proc.pipe_inodes is not None:
+        SUBREAPER.track(run_id, proc.pid, inodes=proc.pipe_inodes)
+    else:
+        SUBREAPER.track(run_id, proc.pid, _pipe_fds(proc))
     if on_spawn is not None:
         on_spawn(proc.pid)
 
@@ -703,10 +709,10 @@ async def run_process_capped(
             timed_out = False
     finally:
         if not handed_over:
-            with trio.CancelScope(shield=True):
-                if (proc.returncode is None and reported is None) or timed_out:
+            if (proc.returncode is None and reported is None) or timed_out:
+                with trio.CancelScope(shield=True):
                     killed = await kill_tree(proc, run_id, kill_grace)
-                await _close_pipes(proc)
+            proc.close_pipes()  # no await: a shielded scope only where there is a kill
             SUBREAPER.untrack(run_id)
     returncode = proc.returncode if proc.returncode is not None else reported
     return ProcessResult(
@@ -764,8 +770,8 @@ def marked_processes(run_id: str) -> list[int]:
     return found
 
 
-def _pipe_fds(proc: HookProcess | trio.Process) -> list[int]:
-    return [s.fileno() for s in (proc.stdout, proc.stderr) if isinstance(s, trio.lowlevel.FdStream)]
+def _pipe_fds(proc: HookProcess) -> list[int]:
+    return [fd for fd in (proc.stdout_fd, proc.stderr_fd) if fd >= 0]
 
 
 def _signal_known(targets: dict[int, int], sig: int) -> None:

@@ -34,9 +34,11 @@ import functools
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+import structlog
 import trio
 from trio.lowlevel import RunVar
 
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
     import outcome  # trio's own dependency: only its type is named here
 
 __all__ = ["HookProcess", "session_flags", "session_options", "spawn", "start_hook"]
+
+log = structlog.get_logger("hookd.spawn")
 
 _POLL_INTERVAL = 0.005
 """Where there is no pidfd (not Linux ≥ 5.3), how often ``wait`` polls."""
@@ -104,18 +108,21 @@ class HookProcess:
         self,
         popen: _Started,
         stdin: trio.lowlevel.FdStream | None,
-        stdout: trio.lowlevel.FdStream,
-        stderr: trio.lowlevel.FdStream,
+        stdout_fd: int,
+        stderr_fd: int,
         stdin_rest: memoryview | None = None,
+        pipe_inodes: frozenset[int] | None = None,
     ) -> None:
         self._popen = popen
+        self.pipe_inodes = pipe_inodes
+        """The inodes of its stdout and stderr pipes, when the start looked them up."""
         self.pid = popen.pid
         self.stdin: trio.lowlevel.FdStream | None = stdin
         """Our end of its stdin; None when all of its input was written before it started."""
         self.stdin_rest = stdin_rest
         """What of the input given to the start did not fit in the pipe (still to write)."""
-        self.stdout: trio.lowlevel.FdStream | None = stdout
-        self.stderr: trio.lowlevel.FdStream | None = stderr
+        self._out = _ReadEnd(stdout_fd)
+        self._err = _ReadEnd(stderr_fd)
         self._pidfd: int | None = None
         pidfd_open = getattr(os, "pidfd_open", None)
         if pidfd_open is not None:
@@ -125,6 +132,24 @@ class HookProcess:
                 self._pidfd = None  # an old kernel: fall back to polling
         self._exited: trio.Event | None = None
         """Set once reaped; exists while some task watches the pidfd."""
+
+    @property
+    def stdout_fd(self) -> int:
+        """Our end of its stdout pipe (-1 once closed), read where its pidfd is watched."""
+        return self._out.fd
+
+    @property
+    def stderr_fd(self) -> int:
+        return self._err.fd
+
+    @property
+    def stdout(self) -> trio.lowlevel.FdStream | None:
+        """Our end of its stdout as a trio stream, made on first use (None once closed)."""
+        return self._out.stream()
+
+    @property
+    def stderr(self) -> trio.lowlevel.FdStream | None:
+        return self._err.stream()
 
     @property
     def pidfd(self) -> int | None:
@@ -164,10 +189,11 @@ class HookProcess:
         return self._popen.returncode
 
     def close_pipes(self) -> None:
-        """Close our ends of its pipes now (a retired warm spare: nothing more to say)."""
-        for stream in (self.stdin, self.stdout, self.stderr):
-            if stream is not None:
-                stream.close()
+        """Close our ends of its pipes now (a retired warm spare, a run that is over)."""
+        if self.stdin is not None:
+            self.stdin.close()
+        self._out.close()
+        self._err.close()
 
     def kill_now(self) -> None:
         """SIGKILL it if it has not been reaped (shutdown: a spare that did not exit)."""
@@ -189,6 +215,39 @@ class HookProcess:
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None
+
+
+class _ReadEnd:
+    """Our end of a child's output pipe: a descriptor, and a :class:`trio.lowlevel.FdStream`
+    only where something reads it through trio (where there is no pidfd:
+    :func:`hookd.handlers.process._supervise_tasks`).  Where the pidfd is watched, the
+    pipe is read in the hook's epoll set as it reports data, and the stream's set-up (its
+    descriptor made non-blocking, the original mode restored and trio told at the close)
+    was four system calls a pipe for nothing (docs/performance.md, "Fourth pass: row
+    5")."""
+
+    __slots__ = ("_stream", "fd")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._stream: trio.lowlevel.FdStream | None = None
+
+    def stream(self) -> trio.lowlevel.FdStream | None:
+        if self._stream is None and self.fd >= 0:
+            self._stream = trio.lowlevel.FdStream(self.fd)
+        return self._stream
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+        elif self.fd >= 0:
+            os.close(self.fd)
+        self.fd = -1
+
+    def __del__(self) -> None:
+        # The stream's own safety net, kept: a descriptor nobody closed goes with its owner.
+        if self._stream is None and self.fd >= 0:
+            os.close(self.fd)
 
 
 class _Start:
@@ -221,13 +280,31 @@ class _Start:
 class _Pass:
     """The starts asked for in one scheduler pass (the hooks of an event, as a rule)."""
 
-    __slots__ = ("done", "starts", "taken")
+    __slots__ = ("finished", "starts", "taken", "waiting")
 
     def __init__(self) -> None:
         self.starts: list[_Start] = []
         self.taken = False
         """Some task took these starts to carry them out (no start leaves the list then)."""
-        self.done = trio.Event()
+        self.finished = False
+        self.waiting: list[trio.lowlevel.Task] = []
+        """The tasks of its other starts, until the pass is finished."""
+
+    async def until_finished(self) -> None:
+        """Until every start of the pass is made, whatever cancellation comes meanwhile
+        (the caller meets it at its next checkpoint), as a shielded wait on an event
+        would, without the cancel scope and the event: a shielded scope is ~10 % of a
+        hook's supervision in the loop's time (docs/performance.md, "Fourth pass")."""
+        if self.finished:
+            return
+        self.waiting.append(trio.lowlevel.current_task())
+        await trio.lowlevel.wait_task_rescheduled(lambda _: trio.lowlevel.Abort.FAILED)
+
+    def finish(self) -> None:
+        self.finished = True
+        for task in self.waiting:
+            trio.lowlevel.reschedule(task)
+        self.waiting = []
 
 
 class _Starts:
@@ -324,8 +401,7 @@ async def start_hook(
             starts.forming = None
         await _carry_out(batch, starts)
     else:
-        with trio.CancelScope(shield=True):
-            await batch.done.wait()
+        await batch.until_finished()
     return start.result()
 
 
@@ -351,18 +427,20 @@ async def _carry_out(batch: _Pass, starts: _Starts) -> None:
             finally:
                 starts.last_end = trio.current_time()
             return
-        calls = min(len(jobs), _THREADS)
-        with trio.CancelScope(shield=True):  # others' starts: never left half made
-            async with trio.open_nursery() as nursery:
-                for first in range(calls):
-                    nursery.start_soon(_start_in_thread, jobs[first::calls], starts)
+        await _start_in_threads(jobs, starts)
     finally:
-        batch.done.set()
+        batch.finish()
 
 
-async def _start_in_thread(jobs: list[_Start], starts: _Starts) -> None:
-    """Start ``jobs`` one after the other in one worker thread; pipes, announcements and
-    registrations on the loop."""
+async def _start_in_threads(jobs: list[_Start], starts: _Starts) -> None:
+    """Deal ``jobs`` out over at most ``_THREADS`` worker-thread calls, each starting its
+    share one after the other; pipes, announcements and registrations on the loop.
+
+    One task and one trip back for the whole pass: the calls run side by side, and the
+    last of them to finish hands every result back at once.  A task per call, in a
+    nursery, each woken by a result of its own through the loop's wake-up socket, cost
+    ~0.35 ms of the loop's time per 8-hook event (docs/performance.md, "Fourth pass: row
+    5"); every hook of the pass waits for the whole pass either way."""
     made: list[tuple[_Start, _Pipes, Start]] = []
     for job in jobs:
         try:
@@ -370,64 +448,111 @@ async def _start_in_thread(jobs: list[_Start], starts: _Starts) -> None:
         except Exception as exc:  # out of descriptors: this start fails, the others go on
             job.error = exc
             continue
-        made.append((job, pipes, SUBREAPER.starting(pipes.all)))
+        made.append((job, pipes, SUBREAPER.starting(inodes=pipes.inodes())))
+    if not made:
+        return
     starts.off_loop += len(made)
-    children: list[_Started | Exception] | None = None
+    shares: list[list[tuple[_Start, _Pipes, Start]]] = []
+    results: list[list[_Started | Exception] | None] = []
+    threads: list[object] = []
     try:
-        jobs_made = [(job, pipes) for job, pipes, _ in made]
-
-        def prefill() -> None:
-            # While the thread starts them (announced before: a closed end has no inode).
-            for job, pipes in jobs_made:
-                pipes.prefill(job.stdin)
-
-        children = await _in_worker_thread(
-            lambda: _start_all(jobs_made), starts.threads, meanwhile=prefill
+        threads = await _threads_for(min(len(made), _THREADS), starts.threads)
+        calls = len(threads)
+        shares = [made[first::calls] for first in range(calls)]
+        results = [None] * calls
+        results = await _in_worker_threads(
+            [functools.partial(_start_all, [(j, p) for j, p, _ in share]) for share in shares],
+            meanwhile=[functools.partial(_prefill, share) for share in shares],
         )
     finally:
+        for thread in threads:
+            starts.threads.release_on_behalf_of(thread)
+        if not shares:  # not one thread call was made: nothing started
+            shares, results = [made], [None]
         starts.off_loop -= len(made)
         starts.last_end = trio.current_time()
-        for index, (job, pipes, announced) in enumerate(made):
-            child = children[index] if children is not None else None
-            SUBREAPER.settled(announced, None if isinstance(child, Exception | None) else child.pid)
-            if child is None or isinstance(child, Exception):
-                pipes.close_all()
-                job.error = child
-            else:
-                job.process = pipes.process(child)
+        for share, children in zip(shares, results, strict=True):
+            for index, (job, pipes, announced) in enumerate(share):
+                child = children[index] if children is not None else None
+                if child is None or isinstance(child, Exception):
+                    SUBREAPER.settled(announced, None)
+                    pipes.close_all()
+                    job.error = child
+                else:
+                    SUBREAPER.settled(announced, child.pid)
+                    job.process = pipes.process(child)
 
 
-async def _in_worker_thread(
-    fn: Callable[[], list[_Started | Exception]],
-    limiter: trio.CapacityLimiter,
+def _prefill(share: list[tuple[_Start, _Pipes, Start]]) -> None:
+    """Each start's input into its pipe while the thread starts them (announced before: a
+    closed end has no inode)."""
+    for job, pipes, _ in share:
+        pipes.prefill(job.stdin)
+
+
+async def _threads_for(wanted: int, limiter: trio.CapacityLimiter) -> list[object]:
+    """Up to ``wanted`` of ``limiter``'s worker threads (its tokens, one borrower each):
+    as many as are free now, or — none free — the first to come free.  Never a wait while
+    holding some: a pass holds its threads until its last call is back, so two passes
+    each holding some and waiting for more would wait for each other for ever."""
+    taken: list[object] = []
+    while len(taken) < wanted:
+        borrower = object()
+        try:
+            limiter.acquire_on_behalf_of_nowait(borrower)  # a free thread: no pass first
+        except trio.WouldBlock:
+            if taken:
+                break  # go with the threads we have: more starts per call
+            with trio.CancelScope(shield=True):  # others' starts: never left half made
+                await limiter.acquire_on_behalf_of(borrower)
+        taken.append(borrower)
+    return taken
+
+
+async def _in_worker_threads(
+    fns: list[Callable[[], list[_Started | Exception]]],
     *,
-    meanwhile: Callable[[], None],
-) -> list[_Started | Exception]:
-    """``trio.to_thread.run_sync(fn, limiter=limiter)`` where nothing may cancel it, with
-    the rest left out: no context copy, no renaming of the OS thread around the call (two
-    ``prctl`` calls), no cancellation plumbing: 4.13 → 3.87 ms of the daemon's CPU per
-    8-hook event, four trips (docs/performance.md, "Third pass").  The same thread cache, the
-    result handed back through the loop's wake-up socket as ``to_thread`` does.
-    ``meanwhile`` runs on the loop once the thread has its work (it must not raise)."""
-    try:
-        limiter.acquire_nowait()  # a free thread: no trip through the scheduler first
-    except trio.WouldBlock:
-        await limiter.acquire()
-    try:
-        task = trio.lowlevel.current_task()
-        token = trio.lowlevel.current_trio_token()
+    meanwhile: list[Callable[[], None]],
+) -> list[list[_Started | Exception] | None]:
+    """Each of ``fns`` in a worker thread at once (the caller holds a limiter's token for
+    each), as ``trio.to_thread.run_sync(fn)`` where nothing may cancel it, with the rest
+    left out: no context copy, no renaming of the OS thread around the call (two ``prctl``
+    calls), no cancellation plumbing (4.13 → 3.87 ms of the daemon's CPU per 8-hook
+    event, four trips: docs/performance.md, "Third pass"), and one trip back through the
+    loop's wake-up socket for all of them, made by the last to finish.  The same thread
+    cache as ``to_thread``.  ``meanwhile[i]`` runs on the loop once ``fns[i]``'s thread has
+    its work (it must not raise).  A call's result is None where it raised (not expected:
+    each start catches its own failure), after the error is logged."""
+    task = trio.lowlevel.current_task()
+    token = trio.lowlevel.current_trio_token()
+    outcomes: list[outcome.Outcome[list[_Started | Exception]] | None] = [None] * len(fns)
+    left = [len(fns)]
+    lock = threading.Lock()
 
+    def deliver_as(index: int) -> Callable[[outcome.Outcome[list[_Started | Exception]]], None]:
         def deliver(result: outcome.Outcome[list[_Started | Exception]]) -> None:
-            token.run_sync_soon(trio.lowlevel.reschedule, task, result)
+            outcomes[index] = result  # in the worker thread
+            with lock:
+                left[0] -= 1
+                last = left[0] == 0
+            if last:
+                token.run_sync_soon(trio.lowlevel.reschedule, task)
 
-        trio.lowlevel.start_thread_soon(fn, deliver)
-        meanwhile()
-        children: list[_Started | Exception] = await trio.lowlevel.wait_task_rescheduled(
-            lambda _: trio.lowlevel.Abort.FAILED
-        )
-    finally:
-        limiter.release()
-    return children
+        return deliver
+
+    for index, fn in enumerate(fns):
+        trio.lowlevel.start_thread_soon(fn, deliver_as(index))
+        meanwhile[index]()
+    await trio.lowlevel.wait_task_rescheduled(lambda _: trio.lowlevel.Abort.FAILED)
+    results: list[list[_Started | Exception] | None] = []
+    for result in outcomes:
+        assert result is not None
+        try:
+            results.append(result.unwrap())
+        except Exception as exc:  # its starts are failed; the other calls' stand
+            log.error("a start in a worker thread raised", error=repr(exc))
+            results.append(None)
+    return results
 
 
 def _start_all(jobs: list[tuple[_Start, _Pipes]]) -> list[_Started | Exception]:
@@ -454,6 +579,20 @@ class _Pipes:
             raise
         self.in_r, self.in_w, self.out_r, self.out_w, self.err_r, self.err_w = self.all
         self.stdin_rest: memoryview | None = None
+        self._inodes: tuple[int, int, int] | None = None
+
+    def inodes(self) -> tuple[int, int, int]:
+        """The three pipes' inodes (stdin, stdout, stderr), looked up once: the subreaper is
+        told them when the start is announced and again when the run is tracked, and both
+        ends of a pipe are one inode — three ``fstat`` calls a hook where eight were made
+        (docs/performance.md, "Fourth pass: row 5")."""
+        if self._inodes is None:
+            self._inodes = (
+                os.fstat(self.in_r).st_ino,
+                os.fstat(self.out_r).st_ino,
+                os.fstat(self.err_r).st_ino,
+            )
+        return self._inodes
 
     def prefill(self, data: bytes | None) -> None:
         """Write the child's input into its stdin pipe before it starts, closing our end
@@ -489,9 +628,10 @@ class _Pipes:
         return HookProcess(
             popen,
             trio.lowlevel.FdStream(self.in_w) if self.in_w >= 0 else None,
-            trio.lowlevel.FdStream(self.out_r),
-            trio.lowlevel.FdStream(self.err_r),
+            self.out_r,
+            self.err_r,
             self.stdin_rest,
+            None if self._inodes is None else frozenset(self._inodes[1:]),
         )
 
 

@@ -225,16 +225,89 @@ def plan(
     run cold)."""
     if not argv:
         return "empty command"
+    uv_script = is_uv_script(argv)
+    interpreter = _INTERPRETER_NAME.fullmatch(os.path.basename(argv[0])) is not None
+    key = (argv[0], env.get("PATH"), cwd)
+    if not uv_script and not interpreter:
+        known = _NOT_PYTHON.get(key)
+        if known is not None:
+            return known
     program = _which(argv[0], env, cwd)
     if program is None:
         return f"{argv[0]} not found"
-    if is_uv_script(argv):
+    if uv_script:
         if launchers is None:
             return "uv run --script is resolved by the daemon only"
         return _launched(launchers.uv_script(program, argv, env, cwd), cwd)
-    if _INTERPRETER_NAME.fullmatch(os.path.basename(argv[0])):
+    if interpreter:
         return _interpreter_command(argv, program, env, cwd, launchers)
-    return _script_command(argv, program, env, cwd, launchers)
+    target = _script_command(argv, program, env, cwd, launchers)
+    if isinstance(target, _ByContent):
+        _NOT_PYTHON.remember(key, program, target)
+    return target
+
+
+class _ByContent(str):
+    """Why a program runs cold, when the answer depends on the file's first line alone
+    (no ``#!`` line, or one naming no Python interpreter): :class:`_NotPython` keeps it."""
+
+    __slots__ = ()
+
+
+_NOT_A_PYTHON_COMMAND = _ByContent("not a Python command")
+
+
+class _NotPython:
+    """Programs that :func:`plan` found to be no Python script: ``cat``, ``jq``, ``node`` —
+    most command hooks.
+
+    Finding that out costs the PATH lookup (a ``stat`` per directory until the program: 9
+    here for ``cat``) and a read of the file's first bytes, ~25 µs of the daemon's loop per
+    hook, every hook (docs/performance.md, "Fourth pass: row 5").  Kept per (program, PATH,
+    working directory): the file found, its identity (device, inode, mtime, size), and the
+    answer, re-validated with one ``stat`` of that file and trusted for ``_NOT_PYTHON_TTL``
+    at most.  What it can miss within that time, a new file of the same name earlier on
+    PATH, only makes a hook run cold that could have run warm: nothing is remembered of a
+    program found *to be* Python, and a cold run is the run the hook would have had without
+    hookd (the exec looks the program up on PATH itself)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, str | None, str], tuple[str, tuple[int, ...], float, str]] = {}
+
+    def get(self, key: tuple[str, str | None, str]) -> str | None:
+        entry = self._known.get(key)
+        if entry is None:
+            return None
+        program, identity, until, why = entry
+        if time.monotonic() < until and _file_identity(program) == identity:
+            return why
+        del self._known[key]
+        return None
+
+    def remember(self, key: tuple[str, str | None, str], program: str, why: str) -> None:
+        """``program`` (found for ``key``) runs cold, ``why``: a reason that depends on
+        its content alone, which its identity stands for."""
+        identity = _file_identity(program)
+        if identity is None:
+            return
+        if len(self._known) >= _NOT_PYTHON_MAX:
+            self._known.clear()  # many programs, PATHs or projects: start again
+        self._known[key] = (program, identity, time.monotonic() + _NOT_PYTHON_TTL, why)
+
+
+def _file_identity(path: str) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size, st.st_mode)
+
+
+_NOT_PYTHON_TTL = 1.0
+"""Seconds a program found to be no Python script is taken for one without a new lookup
+(a new file of its name earlier on PATH is seen within this time)."""
+_NOT_PYTHON_MAX = 256
+_NOT_PYTHON = _NotPython()
 
 
 def _interpreter_command(
@@ -262,29 +335,34 @@ def _script_command(
     cwd: str,
     launchers: LauncherResolver | None,
 ) -> WarmTarget | str:
-    """An executable script whose ``#!`` line names a Python interpreter."""
+    """An executable script whose ``#!`` line names a Python interpreter.  A reason that
+    depends on the file's first line alone is a :class:`_ByContent`."""
     shebang = _shebang(program)
     if shebang is None:
-        return "not a Python command"
+        return _NOT_A_PYTHON_COMMAND
     interpreter, argument = shebang
     # The kernel hands the interpreter the path the script was exec'd by.
     script, args = (argv[0] if "/" in argv[0] else program), tuple(argv[1:])
     if os.path.basename(interpreter) == "env":
         words = _env_words(argument)
         if words is None:
-            return f"#!{interpreter} {argument or ''}: not a plain `env python3` line"
+            return _ByContent(f"#!{interpreter} {argument or ''}: not a plain `env python3` line")
         if words == ["uv", "run", "--script"]:  # PEP 723's own executable-script line
             return _uv_shebang(launchers, [*words, script, *args], env, cwd)
         if len(words) > 2:
-            return f"#!{shebang[0]} {shebang[1]}: not a command a warm start reproduces"
+            why = f"#!{shebang[0]} {shebang[1]}: not a command a warm start reproduces"
+            return _ByContent(why)
         interpreter, argument = words[0], (words[1] if len(words) == 2 else None)
-        resolved = _which(interpreter, env, cwd)
+        named = _INTERPRETER_NAME.fullmatch(os.path.basename(interpreter)) is not None
+        resolved = _which(interpreter, env, cwd) if named else None  # `env bash`: no lookup
     else:
         resolved = interpreter if os.path.isabs(interpreter) else None
     if argument is not None and argument not in _SIMPLE_FLAGS:
-        return f"#! argument {argument!r} is not one a warm start reproduces"
+        return _ByContent(f"#! argument {argument!r} is not one a warm start reproduces")
     flags = (argument,) if argument is not None else ()
-    if resolved is None or not _INTERPRETER_NAME.fullmatch(os.path.basename(interpreter)):
+    if not _INTERPRETER_NAME.fullmatch(os.path.basename(interpreter)):
+        return _ByContent(f"#!{interpreter}: not a CPython interpreter hookd can find")
+    if resolved is None:
         return f"#!{interpreter}: not a CPython interpreter hookd can find"
     if launchers is not None and is_pyenv_shim(resolved):
         return _through_shim(launchers, resolved, env, cwd, flags, script, args)

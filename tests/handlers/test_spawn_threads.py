@@ -36,6 +36,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 import hookd.handlers.spawn as spawn_module
 from hookd.handlers.process import ProcessResult, run_process_capped
@@ -341,6 +342,38 @@ async def test_the_starts_of_one_pass_share_the_worker_thread_calls(
         finally:
             gate.open.set()
     assert [results[r].returncode for r in burst] == list(range(8))
+    assert SUBREAPER.starts_in_flight == 0
+
+
+async def test_passes_that_find_the_threads_busy_never_wait_for_each_other(
+    gate: Gate, subreaper: None
+) -> None:
+    """A pass holds its worker threads until its last call is back, so it must never wait
+    for more while holding some: three passes — two starts held in the threads, then four,
+    then four more — all finish once the gate opens (a pass that took the two free threads
+    and waited for a third, beside one that waited for its first, would wait for each
+    other for ever)."""
+    results: dict[str, ProcessResult] = {}
+    passes = [[f"busy-{gate.token}-{p}-{k}" for k in range(n)] for p, n in enumerate((2, 4, 4))]
+    everything = [run_id for runs in passes for run_id in runs]
+    async with trio.open_nursery() as nursery:
+        held = 0
+        for runs in passes:
+            for run_id in runs:
+                nursery.start_soon(_run, ["sh", "-c", f"exit 0 # {gate.token}"], run_id, results)
+            await trio.testing.wait_all_tasks_blocked()
+            if runs is passes[0]:
+                held = len(await gate.until_held(2))
+        assert held == 2
+        gate.open.set()
+        with trio.move_on_after(WAIT):
+            while len(results) < len(everything):
+                await trio.sleep(0.01)
+        stuck = len(results) < len(everything)
+        if stuck:  # let the stuck passes finish, so that the test fails rather than hangs
+            spawn_module._STARTS.get().threads.total_tokens = 100
+    assert not stuck, "passes waited for each other's worker threads"
+    assert [results[r].returncode for r in everything] == [0] * len(everything)
     assert SUBREAPER.starts_in_flight == 0
 
 

@@ -392,6 +392,30 @@ def test_a_launcher_script_is_not_an_interpreter(tmp_path: Path) -> None:
     assert shim.exists()
 
 
+@pytest.mark.parametrize("how", ["rewritten", "replaced"])
+def test_a_program_that_becomes_a_python_script_is_planned_anew(tmp_path: Path, how: str) -> None:
+    """A program found to be no Python script is remembered (its PATH lookup is skipped on
+    later hooks), but only while it is the same file: rewritten in place or replaced by
+    another file, it is planned again at once."""
+    interpreter = os.path.realpath(sys.executable)
+    env = {"PATH": str(tmp_path)}
+    hook = _executable(tmp_path / "guard", "#!/bin/sh\nexit 0\n")
+    assert (
+        plan(["guard"], env, str(tmp_path)) == "#!/bin/sh: not a CPython interpreter hookd can find"
+    )
+    assert (
+        plan(["guard"], env, str(tmp_path)) == "#!/bin/sh: not a CPython interpreter hookd can find"
+    )
+    python_hook = f"#!{interpreter}\nimport sys\n"
+    if how == "rewritten":
+        hook.write_text(python_hook)
+    else:
+        _executable(tmp_path / "guard.new", python_hook).rename(hook)
+    target = plan(["guard"], env, str(tmp_path))
+    assert isinstance(target, warm_python.WarmTarget), target
+    assert target.script == str(hook)
+
+
 async def test_a_warm_runs_timeout_kills_its_whole_tree(
     pair: Pair, project: Path, tmp_path: Path
 ) -> None:
