@@ -20,8 +20,9 @@ Offline: the model is ``tests/e2e/fake_api.py`` (Anthropic Messages API) as a cu
 provider in the project's ``opencode.json``; ``OPENCODE_DISABLE_AUTOUPDATE``,
 ``OPENCODE_DISABLE_MODELS_FETCH`` and ``OPENCODE_DISABLE_DEFAULT_PLUGINS`` keep it off
 the network, and each config folder gets an empty ``node_modules`` and a lock naming
-``@opencode-ai/plugin``, without which opencode would ``npm install`` that package into
-the folder before loading a plugin from it (the plugins here import nothing).
+``@opencode-ai/plugin`` (Kilo's ``@kilocode/plugin``), without which opencode would ``npm
+install`` that package into the folder before loading a plugin from it (the plugins here import
+nothing).  ``KILO_TELEMETRY_LEVEL=off``: Kilo would wait 2 s at exit for PostHog.
 """
 
 from __future__ import annotations
