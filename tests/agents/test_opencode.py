@@ -20,8 +20,9 @@ Offline: the model is ``tests/e2e/fake_api.py`` (Anthropic Messages API) as a cu
 provider in the project's ``opencode.json``; ``OPENCODE_DISABLE_AUTOUPDATE``,
 ``OPENCODE_DISABLE_MODELS_FETCH`` and ``OPENCODE_DISABLE_DEFAULT_PLUGINS`` keep it off
 the network, and each config folder gets an empty ``node_modules`` and a lock naming
-``@opencode-ai/plugin``, without which opencode would ``npm install`` that package into
-the folder before loading a plugin from it (the plugins here import nothing).
+``@opencode-ai/plugin`` (Kilo's ``@kilocode/plugin``), without which opencode would ``npm
+install`` that package into the folder before loading a plugin from it (the plugins here import
+nothing).  ``KILO_TELEMETRY_LEVEL=off``: Kilo would wait 2 s at exit for PostHog.
 """
 
 from __future__ import annotations
@@ -171,9 +172,12 @@ def new_run(agent: Agent, turns: list[Turn]) -> Run:
 
 def _no_npm_install(folder: Path) -> None:
     """opencode ``npm install``s ``@opencode-ai/plugin`` into a config folder unless its
-    ``node_modules`` exists and its lock names every dependency (1.18.33's Npm.install)."""
+    ``node_modules`` exists and its lock names every dependency (1.18.33's Npm.install);
+    Kilo the same with ``@kilocode/plugin`` (without it, each run asks the npm registry for
+    ``@kilocode/plugin@7.7.9`` in the background, and fails: no such version)."""
     (folder / "node_modules").mkdir(parents=True, exist_ok=True)
-    lock = {"packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}
+    names = ("@opencode-ai/plugin", "@kilocode/plugin")
+    lock = {"packages": {"": {"dependencies": dict.fromkeys(names, "*")}}}
     (folder / "package-lock.json").write_text(json.dumps(lock))
 
 
@@ -228,6 +232,8 @@ async def run_opencode(run: Run, extra_env: dict[str, str]) -> None:
             "XDG_CACHE_HOME": str(home / ".cache"),
             "XDG_STATE_HOME": str(home / ".local" / "state"),
             **{f"{agent.env_prefix}_DISABLE_{what}": "1" for what in OFFLINE},
+            # Kilo's PostHog client: off, or Kilo waits 2 s at exit for a flush that fails.
+            "KILO_TELEMETRY_LEVEL": "off",
             **extra_env,
         }
         with trio.fail_after(240):

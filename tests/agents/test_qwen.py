@@ -243,6 +243,10 @@ async def run_qwen(run: Run, extra_env: dict[str, str]) -> None:
             "OPENAI_BASE_URL": run.api.base_url,
             "OPENAI_MODEL": "gpt-fake",
             "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
+            # qwen's cli.js otherwise starts a second node on itself (its memory settings)
+            # and waits for it: one CLI start-up's CPU per run for nothing the hooks see
+            # (test_gemini says the same with GEMINI_CLI_NO_RELAUNCH).
+            "QWEN_CODE_NO_RELAUNCH": "true",
             **extra_env,
         }
         argv = [
