@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import spawn_posix
 from parallel_spawns import EVENT, old_tree, pct, start_daemon
 
 from hookd_client.client import Client
@@ -44,35 +45,10 @@ def row5_hooks(path: Path) -> None:
 
 def floor(payload: bytes) -> Callable[[], None]:
     """Eight bare ``posix_spawn``s of ``/bin/cat`` (no new session: hooks share hookd's)."""
-    argv = ["/bin/cat"]
+    argvs = [["/bin/cat"]] * HOOKS
 
     def run() -> None:
-        started = []
-        for _ in range(HOOKS):
-            in_r, in_w = os.pipe()
-            out_r, out_w = os.pipe()
-            err_r, err_w = os.pipe()
-            pid = os.posix_spawn(
-                argv[0], argv, os.environ,
-                file_actions=[
-                    (os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
-                    (os.POSIX_SPAWN_DUP2, err_w, 2), (os.POSIX_SPAWN_CLOSE, in_w),
-                    (os.POSIX_SPAWN_CLOSE, out_r), (os.POSIX_SPAWN_CLOSE, err_r),
-                ],
-                setpgroup=0,
-            )  # fmt: skip
-            for fd in (in_r, out_w, err_w):
-                os.close(fd)
-            started.append((pid, in_w, out_r, err_r))
-        for _, in_w, _, _ in started:
-            os.write(in_w, payload)
-            os.close(in_w)
-        for pid, _, out_r, err_r in started:
-            for fd in (out_r, err_r):
-                while os.read(fd, 65536):
-                    pass
-                os.close(fd)
-            os.waitpid(pid, 0)
+        spawn_posix.run_argvs(argvs, payload, setsid=False, own_group=True)
 
     return run
 

@@ -24,9 +24,19 @@ import sys
 
 
 def run(commands: list[str], payload: bytes, setsid: bool = True) -> list[int]:
+    """Each command as ``/bin/sh -c CMD``, all at once: their exit codes."""
+    return run_argvs([["/bin/sh", "-c", command] for command in commands], payload, setsid=setsid)
+
+
+def run_argvs(
+    argvs: list[list[str]], payload: bytes, *, setsid: bool = True, own_group: bool = False
+) -> list[int]:
+    """Each argv started at once (``setsid``: in a new session; else ``own_group``: in a
+    process group of its own, as hookd starts hooks in its session; else neither), the
+    event written to each, both outputs read to EOF, all reaped: their exit codes."""
+    session = {"setsid": True} if setsid else {"setpgroup": 0} if own_group else {}
     started = []
-    for command in commands:
-        argv = ["/bin/sh", "-c", command]
+    for argv in argvs:
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -37,7 +47,7 @@ def run(commands: list[str], payload: bytes, setsid: bool = True) -> list[int]:
                 (os.POSIX_SPAWN_DUP2, err_w, 2), (os.POSIX_SPAWN_CLOSE, in_w),
                 (os.POSIX_SPAWN_CLOSE, out_r), (os.POSIX_SPAWN_CLOSE, err_r),
             ],
-            setsid=setsid,
+            **session,
         )  # fmt: skip
         for fd in (in_r, out_w, err_w):
             os.close(fd)
