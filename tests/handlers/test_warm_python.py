@@ -859,47 +859,30 @@ async def test_a_version_managers_shim_runs_warm_as_the_shim_would_run_it(
 UV = Path(sys.executable).parent / "uv"
 
 
+UV_SCRIPT = '# /// script\n# requires-python = ">=3.10"\n# dependencies = []\n# ///\n'
+
+
 @pytest.mark.skipif(not UV.exists(), reason="uv is a dev dependency: pip install -e '.[dev]'")
+@pytest.mark.parametrize("how", ["uv run --script", "uv's own #! line"])
 async def test_a_uv_script_runs_warm_in_its_own_environment(
-    pair: Pair, project: Path, tmp_path: Path
+    pair: Pair, project: Path, tmp_path: Path, how: str
 ) -> None:
     """``uv run --script`` (PEP 723): the script's environment is resolved once, then its
-    interpreter starts warm with uv's variables, as ``uv run`` would start it."""
-    (project / "hooks" / "uv_probe.py").write_text(
-        '# /// script\n# requires-python = ">=3.10"\n# dependencies = []\n# ///\n'
-        + PROBES["identity"]
-    )
+    interpreter starts warm with uv's variables, as ``uv run`` would start it.  The same
+    for an executable script whose first line is uv's own ``#!/usr/bin/env -S uv run
+    --script``: ``env`` runs ``uv run --script SCRIPT args``."""
+    if how == "uv run --script":
+        (project / "hooks" / "uv_probe.py").write_text(UV_SCRIPT + PROBES["identity"])
+        command = "uv run --script hooks/uv_probe.py an-argument"
+    else:
+        shebang = "#!/usr/bin/env -S uv run --script\n"
+        _executable(project / "hooks" / "uv_probe.py", shebang + UV_SCRIPT + PROBES["identity"])
+        command = "./hooks/uv_probe.py an-argument"
     env = {
         **_env(tmp_path),
         "PATH": f"{UV.parent}:{os.path.dirname(PYTHON)}:/usr/bin:/bin",
         "UV_NO_PROGRESS": "1",
     }
-    command = "uv run --script hooks/uv_probe.py an-argument"
-    settle = await pair.fire(pair.cold, command, project, env)  # uv makes the environment
-    assert settle.exit_code == 0, settle.stderr
-    warm = await _same(pair, command, project, env)
-    assert '"VIRTUAL_ENV"' in warm.stdout and "environments" in warm.stdout
-
-
-@pytest.mark.skipif(not UV.exists(), reason="uv is a dev dependency: pip install -e '.[dev]'")
-async def test_a_uv_scripts_own_shebang_runs_warm(
-    pair: Pair, project: Path, tmp_path: Path
-) -> None:
-    """An executable PEP 723 script whose first line is uv's own
-    ``#!/usr/bin/env -S uv run --script``: ``env`` runs ``uv run --script SCRIPT args``,
-    resolved and run warm as that command is."""
-    _executable(
-        project / "hooks" / "uv_shebang.py",
-        "#!/usr/bin/env -S uv run --script\n"
-        '# /// script\n# requires-python = ">=3.10"\n# dependencies = []\n# ///\n'
-        + PROBES["identity"],
-    )
-    env = {
-        **_env(tmp_path),
-        "PATH": f"{UV.parent}:{os.path.dirname(PYTHON)}:/usr/bin:/bin",
-        "UV_NO_PROGRESS": "1",
-    }
-    command = "./hooks/uv_shebang.py an-argument"
     settle = await pair.fire(pair.cold, command, project, env)  # uv makes the environment
     assert settle.exit_code == 0, settle.stderr
     first = await pair.fire(pair.warm, command, project, env)
