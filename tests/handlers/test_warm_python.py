@@ -961,18 +961,8 @@ async def _reaped_by_the_pool(pool: warm_python.WarmPool, pid: int) -> None:
             await trio.sleep(0.01)
 
 
-async def test_a_hook_that_reports_its_own_end_is_ended(
-    pair: Pair, project: Path, tmp_path: Path
-) -> None:
-    """The report is a datagram on an abstract socket, believed only from the run's own
-    process: a hook can send it itself and go on, and its run then ends with the status it
-    said (as an early ``_exit`` would end it), and its process is killed a grace later."""
-    pids = tmp_path / "pids"
-    (project / "hooks" / "liar.py").write_text(
-        f"""\
+LIAR = """\
 import os, socket, sys, time
-with open({str(pids)!r}, "a") as fh:
-    fh.write(f"{{os.getpid()}}\\n")
 print("said 5", flush=True)
 if b"-c" not in open("/proc/self/cmdline", "rb").read().split(b"\\0"):
     sys.exit(5)  # a cold run (a warm one is the spare's `python3 -c <bootstrap>`)
@@ -982,7 +972,19 @@ os.close(1)
 os.close(2)
 time.sleep(300)
 """
-    )
+"""A hook that says its own end (5) and goes on: its run ends there, on a pidfd or not."""
+
+
+async def test_a_hook_that_reports_its_own_end_is_ended(
+    pair: Pair, project: Path, tmp_path: Path
+) -> None:
+    """The report is a datagram on an abstract socket, believed only from the run's own
+    process: a hook can send it itself and go on, and its run then ends with the status it
+    said (as an early ``_exit`` would end it), and its process is killed a grace later."""
+    pids = tmp_path / "pids"
+    first, rest = LIAR.split("\n", 1)
+    note_pid = f"open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+    (project / "hooks" / "liar.py").write_text(f"{first}\n{note_pid}{rest}")
     env = _env(tmp_path)
     with trio.fail_after(60):
         while True:
@@ -1023,20 +1025,6 @@ sys.exit(3)
     )
     run = await pair.warm_run("python3 hooks/forger.py", project, _env(tmp_path))
     assert (run.exit_code, run.stdout) == (3, "sent\n")
-
-
-LIAR = """\
-import os, socket, sys, time
-print("said 5", flush=True)
-if b"-c" not in open("/proc/self/cmdline", "rb").read().split(b"\\0"):
-    sys.exit(5)  # a cold run (a warm one is the spare's `python3 -c <bootstrap>`)
-sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-sock.sendto(b"5", b"\\0hookd-exit-" + os.environ["HOOKD_RUN_ID"].encode())
-os.close(1)
-os.close(2)
-time.sleep(300)
-"""
-"""A hook that says its own end (5) and goes on: its run ends there, on a pidfd or not."""
 
 
 async def _warm_runs(tmp: Path, project: Path, commands: list[str]) -> list[tuple[Any, ...]]:
