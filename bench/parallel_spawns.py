@@ -250,6 +250,15 @@ def report(
             print(f"  x{n} / {agent} (p50): " + ", ".join(ratios))
 
 
+def stop_daemons(clients: dict[str, Client], daemons: dict[str, subprocess.Popen[bytes]]) -> None:
+    """Close the clients, then stop each daemon and wait for it."""
+    for client in clients.values():
+        client.close()
+    for daemon in daemons.values():
+        daemon.terminate()
+        daemon.wait(timeout=15)
+
+
 def old_tree(rev: str, dest: Path) -> str:
     dest.mkdir()
     archive = subprocess.run(
@@ -301,11 +310,7 @@ def main() -> int:
         finally:
             for agent in baselines.values():
                 agent.close()
-            for client in clients.values():
-                client.close()
-            for daemon in daemons.values():
-                daemon.terminate()
-                daemon.wait(timeout=15)
+            stop_daemons(clients, daemons)
     return 0
 
 

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import spawn_posix
-from parallel_spawns import EVENT, old_tree, pct, start_daemon
+from parallel_spawns import EVENT, old_tree, pct, start_daemon, stop_daemons
 
 from hookd_client.client import Client
 
@@ -148,11 +148,7 @@ def main() -> int:
                         line += f"  CPU {total:.2f} ms/event (main thread {main_thread:.2f})"
                     print(line, flush=True)
         finally:
-            for client in clients.values():
-                client.close()
-            for daemon in daemons.values():
-                daemon.terminate()
-                daemon.wait(timeout=15)
+            stop_daemons(clients, daemons)
     return 0
 
 
