@@ -259,6 +259,13 @@ def stop_daemons(clients: dict[str, Client], daemons: dict[str, subprocess.Popen
         daemon.wait(timeout=15)
 
 
+def old_code(spec: str, base: Path) -> tuple[str, str]:
+    """``--old NAME=REV`` or ``NAME=DIR``: the name, and a directory holding that code's
+    ``hookd/`` (DIR itself, or ``REV`` archived under ``base``) to put first on PYTHONPATH."""
+    name, _, rev = spec.partition("=")
+    return name, rev if Path(rev, "hookd").is_dir() else old_tree(rev, base / f"src-{name}")
+
+
 def old_tree(rev: str, dest: Path) -> str:
     dest.mkdir()
     archive = subprocess.run(
@@ -285,8 +292,7 @@ def main() -> int:
         payload = json.dumps({**EVENT, "cwd": str(project)}).encode() + b"\n"
         daemons = {"hookd": start_daemon(base, "hookd", None)}
         for alt in args.old:
-            name, _, rev = alt.partition("=")
-            tree = rev if Path(rev, "hookd").is_dir() else old_tree(rev, base / f"src-{name}")
+            name, tree = old_code(alt, base)
             daemons[name] = start_daemon(base, name, tree)
         clients = {name: Client(base / f"d-{name}" / "hookd.sock") for name in daemons}
         baselines = agents(base, payload)

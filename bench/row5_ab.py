@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import spawn_posix
-from parallel_spawns import EVENT, old_tree, pct, start_daemon, stop_daemons
+from parallel_spawns import EVENT, old_code, pct, start_daemon, stop_daemons
 
 from hookd_client.client import Client
 
@@ -123,8 +123,7 @@ def main() -> int:
         payload = json.dumps({**EVENT, "cwd": str(project)}).encode() + b"\n"
         daemons = {"hookd": start_daemon(base, "hookd", None, row5_hooks)}
         for alt in args.old:
-            name, _, rev = alt.partition("=")
-            tree = rev if Path(rev, "hookd").is_dir() else old_tree(rev, base / f"src-{name}")
+            name, tree = old_code(alt, base)
             daemons[name] = start_daemon(base, name, tree, row5_hooks)
         clients = {name: Client(base / f"d-{name}" / "hookd.sock") for name in daemons}
         try:

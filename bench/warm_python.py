@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from parallel_spawns import cpu_hogs, old_tree
+from parallel_spawns import cpu_hogs, old_code
 
 from hookd_client.client import Client
 
@@ -222,8 +222,7 @@ def main() -> int:
         daemons = {"warm": start_daemon(base, "warm", commands)}
         daemons["cold"] = start_daemon(base, "cold", commands, "--no-warm-python")
         for alt in args.old:
-            name, _, rev = alt.partition("=")
-            tree = rev if Path(rev, "hookd").is_dir() else old_tree(rev, base / f"src-{name}")
+            name, tree = old_code(alt, base)
             daemons[name] = start_daemon(base, name, commands, pythonpath=tree)
         warm_names = [
             "hookd warm",
